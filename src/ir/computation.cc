@@ -1,0 +1,73 @@
+#include "ir/computation.h"
+
+#include <unordered_set>
+
+namespace alpa::ir {
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+  instruction->set_parent(this);
+  instructions_.push_back(std::move(instruction));
+  return instructions_.back().get();
+}
+
+Instruction* Computation::GetInstruction(std::string_view name) const {
+  for (const auto& instruction : instructions_) {
+    if (instruction->name() == name) return instruction.get();
+  }
+  return nullptr;
+}
+
+std::vector<Instruction*> Computation::parameters() const {
+  std::vector<Instruction*> parameters;
+  for (const auto& instruction : instructions_) {
+    if (instruction->opcode() != Opcode::kParameter) continue;
+    int64_t number = instruction->attributes().parameter_number;
+    if (number < 0) continue;
+    if (static_cast<size_t>(number) >= parameters.size()) {
+      parameters.resize(static_cast<size_t>(number) + 1, nullptr);
+    }
+    parameters[static_cast<size_t>(number)] = instruction.get();
+  }
+  return parameters;
+}
+
+ProgramShape Computation::ComputeProgramShape() const {
+  ProgramShape program_shape;
+  for (const Instruction* parameter : parameters()) {
+    program_shape.parameters.push_back(parameter != nullptr ? parameter->shape() : Shape());
+  }
+  if (root_ != nullptr) program_shape.result = root_->shape();
+  return program_shape;
+}
+
+std::vector<Instruction*> Computation::MakePostOrder() const {
+  std::vector<Instruction*> order;
+  order.reserve(instructions_.size());
+  std::unordered_set<const Instruction*> visited;
+  // Iterative DFS: (instruction, next edge to follow). Edges are operands then control
+  // predecessors. A cycle cannot make this loop forever: a node is expanded once.
+  std::vector<std::pair<Instruction*, size_t>> stack;
+  auto visit = [&](Instruction* start) {
+    if (!visited.insert(start).second) return;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [node, edge] = stack.back();
+      const size_t operand_count = node->operands().size();
+      const size_t edge_count = operand_count + node->control_predecessors().size();
+      if (edge < edge_count) {
+        Instruction* next = edge < operand_count ? node->operands()[edge]
+                                                 : node->control_predecessors()[edge - operand_count];
+        ++edge;
+        if (visited.insert(next).second) stack.emplace_back(next, 0);
+        continue;
+      }
+      order.push_back(node);
+      stack.pop_back();
+    }
+  };
+  if (root_ != nullptr) visit(root_);
+  for (const auto& instruction : instructions_) visit(instruction.get());
+  return order;
+}
+
+}  // namespace alpa::ir

@@ -1,0 +1,62 @@
+// A computation: an SSA graph of instructions with parameters and one root.
+#ifndef ALPA_IR_COMPUTATION_H_
+#define ALPA_IR_COMPUTATION_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/instruction.h"
+
+namespace alpa::ir {
+
+class Module;
+
+class Computation {
+ public:
+  explicit Computation(std::string name) : name_(std::move(name)) {}
+  Computation(const Computation&) = delete;
+  Computation& operator=(const Computation&) = delete;
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // Takes ownership; the instruction's parent becomes this computation.
+  Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+  // Instructions in insertion order (the order of the HLO text).
+  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  Instruction* GetInstruction(std::string_view name) const;  // nullptr if absent
+
+  Instruction* root() const { return root_; }
+  void set_root(Instruction* root) { root_ = root; }
+
+  // parameter(i) at index i. The verifier checks that the numbers are exactly 0..n-1; before
+  // that, missing numbers are nullptr.
+  std::vector<Instruction*> parameters() const;
+  int64_t parameter_count() const { return static_cast<int64_t>(parameters().size()); }
+  ProgramShape ComputeProgramShape() const;
+
+  // Every instruction after its operands and control predecessors: depth-first post-order from
+  // the root, then the instructions the root does not reach, each in text order. Deterministic.
+  std::vector<Instruction*> MakePostOrder() const;
+
+  // `execution_thread="..."` after the body, empty when absent.
+  const std::string& execution_thread() const { return execution_thread_; }
+  void set_execution_thread(std::string thread) { execution_thread_ = std::move(thread); }
+
+  Module* parent() const { return parent_; }
+  void set_parent(Module* parent) { parent_ = parent; }
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<Instruction>> instructions_;
+  Instruction* root_ = nullptr;
+  std::string execution_thread_;
+  Module* parent_ = nullptr;
+};
+
+}  // namespace alpa::ir
+
+#endif  // ALPA_IR_COMPUTATION_H_
