@@ -23,11 +23,12 @@ Result<std::string> ReadGzip(const std::string& path) {
   char buffer[1 << 16];
   int n;
   while ((n = gzread(file, buffer, sizeof(buffer))) > 0) out.append(buffer, n);
-  int error = 0;
-  const char* message = gzerror(file, &error);
-  std::string error_text = (n < 0 && error != Z_OK) ? message : "";
+  // A truncated stream ends with n == 0 and Z_BUF_ERROR ("unexpected end of file"), so the error
+  // state, not just n, decides.
+  int error = Z_OK;
+  const std::string error_text = gzerror(file, &error);
   gzclose(file);
-  if (n < 0) {
+  if (n < 0 || error != Z_OK) {
     return InvalidArgument("{}: not a valid gzip file ({}); pass the uncompressed file instead", path,
                            error_text);
   }

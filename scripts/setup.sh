@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Prepares a fresh Debian/Ubuntu machine to build Alpa C++, then configures the build directory.
+#
+#   scripts/setup.sh
+#
+# 1. Installs the Debian packages the project needs, only those missing (dpkg-query first, so a
+#    second run does nothing and takes well under a second). Runs apt-get as root, or through sudo.
+# 2. Configures <repo>/build with Ninja, RelWithDebInfo and warnings as errors, unless it is
+#    already configured that way (ninja re-runs CMake by itself when a CMakeLists.txt changes).
+#
+# Progress goes to stderr, so wrappers can keep stdout for the program's own output.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${repo_root}/build"
+
+log() { echo "setup: $*" >&2; }
+
+# Compiler and build tools, the libraries of src/ (fmt, JSON, CLI11, oneDNN and the OpenCL loader
+# its CMake config needs, Eigen, zlib), the test and benchmark frameworks, clang for the fuzzer.
+packages=(
+  cmake ninja-build g++ pkg-config
+  libfmt-dev nlohmann-json3-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev libeigen3-dev
+  zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+)
+
+# One dpkg-query for all packages; a package it does not know is missing too.
+declare -A installed=()
+while read -r state name; do
+  if [[ "${state}" == ii ]]; then installed["${name%%:*}"]=1; fi
+done < <(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${packages[@]}" 2>/dev/null || true)
+missing=()
+for package in "${packages[@]}"; do
+  if [[ -z "${installed[${package}]+set}" ]]; then missing+=("${package}"); fi
+done
+
+if ((${#missing[@]} > 0)); then
+  log "installing missing packages: ${missing[*]}"
+  apt_get=(apt-get)
+  if [[ "$(id -u)" -ne 0 ]]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      log "error: not root and sudo is not available; install as root: apt-get install ${missing[*]}"
+      exit 1
+    fi
+    log "not running as root: using sudo for apt-get"
+    apt_get=(sudo apt-get)
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${apt_get[@]}" update -qq >&2
+  "${apt_get[@]}" install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+# Configure only when the build directory is missing or configured differently.
+cache="${build_dir}/CMakeCache.txt"
+if [[ -f "${cache}" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "${cache}"; then
+  log "error: ${build_dir} was configured with another generator than Ninja; remove it and rerun"
+  exit 1
+fi
+if [[ ! -f "${build_dir}/build.ninja" ]] ||
+   ! grep -qx 'CMAKE_BUILD_TYPE:STRING=RelWithDebInfo' "${cache}" ||
+   ! grep -qx 'ALPA_WERROR:BOOL=ON' "${cache}"; then
+  log "configuring ${build_dir}"
+  cmake -S "${repo_root}" -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DALPA_WERROR=ON >&2
+fi

@@ -1,0 +1,32 @@
+// The reference interpreter: exact single-device semantics of HLO modules.
+//
+// It is the oracle of every correctness test (sharded execution is compared against it), so it
+// favours clarity; dot and convolution go through the kernels layer, and elementwise loops are
+// templates over the element type. Collectives run with one participant (the identity), and
+// partition-id / replica-id are 0.
+#ifndef ALPA_INTERP_EVALUATOR_H_
+#define ALPA_INTERP_EVALUATOR_H_
+
+#include <vector>
+
+#include "ir/computation.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "support/status.h"
+
+namespace alpa::interp {
+
+// Runs the entry computation on `arguments`, one Literal per entry parameter whose shape must
+// match the parameter's (otherwise an error naming the parameter). Returns the root's value.
+// The arguments are taken by value: move them in when the caller no longer needs them, which
+// saves a copy of every parameter (gigabytes for a real model).
+// rng ops draw from a deterministic stream that starts afresh in every call.
+Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments);
+
+// Same for one computation (its called computations are followed through the instructions).
+Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,
+                                        std::vector<ir::Literal> arguments);
+
+}  // namespace alpa::interp
+
+#endif  // ALPA_INTERP_EVALUATOR_H_

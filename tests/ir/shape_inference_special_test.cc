@@ -1,0 +1,148 @@
+// Shape rules of rng, batch-norm, linear algebra, tokens, copies and the opaque ops
+// (shape_inference_special.cc, shape_inference.cc).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ir/shape_inference.h"
+#include "ir_test_util.h"
+
+namespace alpa::ir {
+namespace {
+
+using ::testing::HasSubstr;
+
+using SpecialShapeTest = IrTest;
+
+TEST_F(SpecialShapeTest, Rng) {
+  Instruction* lo = b_.ConstantScalar(DType::kF32, 0);
+  Instruction* hi = b_.ConstantScalar(DType::kF32, 1);
+  EXPECT_EQ(S(b_.Rng(lo, hi, {3, 4}, RandomDistribution::kUniform)), "f32[3,4]");
+  Instruction* a = b_.ConstantScalar(DType::kS32, 0);
+  Instruction* b = b_.ConstantScalar(DType::kS32, 9);
+  EXPECT_EQ(S(b_.Rng(a, b, {2}, RandomDistribution::kUniform)), "s32[2]");
+  EXPECT_EQ(b_.Rng(a, b, {2}, RandomDistribution::kNormal), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("rng %rng.3: parameters s32[] and s32[] must be scalars of one "
+                                 "floating-point type"));
+}
+
+TEST_F(SpecialShapeTest, RngBitGenerator) {
+  Instruction* state = Param(Shape::Array(DType::kU64, {2}));
+  EXPECT_EQ(S(b_.RngBitGenerator(state, Shape::Array(DType::kU32, {4, 4}))), "(u64[2], u32[4,4])");
+  EXPECT_EQ(b_.RngBitGenerator(Param(F32({2})), Shape::Array(DType::kU32, {4})), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("state f32[2] must be a rank-1 unsigned integer array"));
+}
+
+TEST_F(SpecialShapeTest, BatchNorm) {
+  Attributes attributes;
+  attributes.feature_index = 3;
+  attributes.epsilon = 1e-5;
+  Instruction* x = Param(F32({8, 5, 5, 16}));
+  Instruction* scale = Param(F32({16}));
+  Instruction* offset = Param(F32({16}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kBatchNormTraining, {x, scale, offset}, attributes)),
+            "(f32[8,5,5,16], f32[16], f32[16])");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kBatchNormInference, {x, scale, offset, scale, offset},
+                                attributes)),
+            "f32[8,5,5,16]");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kBatchNormGrad, {x, scale, scale, offset, x}, attributes)),
+            "(f32[8,5,5,16], f32[16], f32[16])");
+  attributes.feature_index = 1;
+  EXPECT_EQ(b_.AddInstruction(Opcode::kBatchNormTraining, {x, scale, offset}, attributes), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand 1 f32[16] must be the feature vector f32[5]"));
+}
+
+TEST_F(SpecialShapeTest, CholeskyAndTriangularSolve) {
+  Instruction* a = Param(F32({2, 4, 4}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCholesky, {a})), "f32[2,4,4]");
+  Attributes left;
+  left.opaque = {{"left_side", "true"}};
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kTriangularSolve, {a, Param(F32({2, 4, 7}))}, left)),
+            "f32[2,4,7]");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kTriangularSolve, {a, Param(F32({2, 7, 4}))})),
+            "f32[2,7,4]");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kCholesky, {Param(F32({4, 3}))}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand f32[4,3] must be floating-point square matrices"));
+  Reset();
+  EXPECT_EQ(b_.AddInstruction(Opcode::kTriangularSolve, {Param(F32({4, 4})), Param(F32({4, 7}))}),
+            nullptr);
+  EXPECT_THAT(Error(), HasSubstr("b f32[4,7] does not match a f32[4,4] (left_side=false)"));
+}
+
+TEST_F(SpecialShapeTest, TokensCopiesAndIdentities) {
+  Instruction* token = b_.AddInstruction(Opcode::kAfterAll, {});
+  EXPECT_EQ(S(token), "token[]");
+  Instruction* x = Param(F32({3}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kAddDependency, {x, token})), "f32[3]");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCopy, {x})), "f32[3]");
+  Instruction* tuple = b_.Tuple({x, token});
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kOptimizationBarrier, {tuple})), "(f32[3], token[])");
+  Instruction* start = b_.AddInstruction(Opcode::kCopyStart, {x});
+  EXPECT_EQ(S(start), "(f32[3], f32[3], u32[])");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCopyDone, {start})), "f32[3]");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kAfterAll, {token, x}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("after-all %after-all.2: operand 1 must be a token but has shape "
+                                 "f32[3]"));
+}
+
+TEST_F(SpecialShapeTest, OpaqueOpsKeepTheirDeclaredShape) {
+  Attributes attributes;
+  attributes.custom_call_target = "my_kernel";
+  Instruction* x = Param(F32({3}));
+  Shape declared = Shape::Tuple({F32({7}), S32({})});
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCustomCall, {x, x}, attributes, {}, declared)),
+            "(f32[7], s32[])");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kBitcast, {x}, {}, {}, S32({3, 1}))), "s32[3,1]");
+  EXPECT_FALSE(HasShapeRule(Opcode::kCustomCall));
+  EXPECT_TRUE(HasShapeRule(Opcode::kDot));
+}
+
+TEST_F(SpecialShapeTest, ConstantTakesTheLiteralShape) {
+  EXPECT_EQ(S(b_.Constant(Literal::FromInts(S32({2, 2}), {1, 2, 3, 4}))), "s32[2,2]");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kConstant, {}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("constant %constant.2: has no literal"));
+}
+
+TEST_F(SpecialShapeTest, FusionLikeCall) {
+  Computation* fused = Sub("fused", [](ComputationBuilder& c) {
+    Instruction* x = c.Parameter(0, F32({4}));
+    return c.Exp(c.Negate(x));
+  });
+  Instruction* x = Param(F32({4}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kFusion, {x}, {}, {fused})), "f32[4]");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kFusion, {x, x}, {}, {fused}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("fusion %fusion.2: callee %fused has signature (f32[4])->f32[4] "
+                                 "but is given (f32[4], f32[4])"));
+}
+
+TEST_F(SpecialShapeTest, StochasticConvertAndCollectiveBroadcast) {
+  Instruction* x = Param(F32({2}));
+  Instruction* bits = Param(Shape::Array(DType::kU32, {2}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kStochasticConvert, {x, bits}, {}, {},
+                                Shape::Scalar(DType::kBF16))),
+            "bf16[2]");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCollectiveBroadcast, {x})), "f32[2]");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kDomain, {x})), "f32[2]");
+  EXPECT_EQ(
+      b_.AddInstruction(Opcode::kStochasticConvert, {x, Param(Shape::Array(DType::kU16, {2}))}, {},
+                        {}, Shape::Scalar(DType::kBF16)),
+      nullptr);
+  EXPECT_THAT(Error(), HasSubstr("random operand u16[2] must be unsigned with the dims and bit "
+                                 "width of f32[2]"));
+}
+
+// Every opcode either has a rule or is opaque: no opcode reaches the dispatcher's fallback, even
+// with no operands at all (the rules report missing operands as ordinary errors).
+TEST(ShapeInferenceCoverageTest, EveryOpcodeHasARule) {
+  for (int i = 0; i < kOpcodeCount; ++i) {
+    const auto opcode = static_cast<Opcode>(i);
+    Instruction instruction("x", opcode, F32({1}));
+    Result<Shape> shape = InferShape(instruction);
+    if (!shape.ok()) {
+      EXPECT_EQ(shape.status().code(), StatusCode::kInvalidArgument)
+          << OpcodeName(opcode) << ": " << shape.status().ToString();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace alpa::ir

@@ -1,0 +1,28 @@
+// What every `alpa` sub-command shares: exit codes, error reporting, loading a model.
+#ifndef ALPA_TOOLS_ALPA_COMMAND_UTIL_H_
+#define ALPA_TOOLS_ALPA_COMMAND_UTIL_H_
+
+#include <memory>
+#include <string>
+
+#include "ir/module.h"
+#include "support/status.h"
+
+namespace alpa::tools {
+
+// Exit codes of the `alpa` command, the contract scripts rely on.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternalError = 1;  // a bug in alpa: please report it
+inline constexpr int kExitBadInput = 2;       // the input (file, flag, model) is at fault
+
+// Prints "alpa: error: <message>" on stderr and returns the exit code for the status: internal
+// errors 1, everything else (the user's input) 2.
+int ReportError(const Status& status);
+
+// Reads MODEL (HLO text, plain or .gz), parses and verifies it. Every failure names the file and,
+// for parse and verifier errors, the line:column or the instruction.
+Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path);
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_COMMAND_UTIL_H_

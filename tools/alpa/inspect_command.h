@@ -1,0 +1,25 @@
+// `alpa inspect MODEL [--json] [--print]`: what is in an HLO module, and what one execution costs.
+#ifndef ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_
+#define ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace alpa::tools {
+
+struct InspectOptions {
+  std::string model_path;
+  bool json = false;
+  bool print = false;
+};
+
+// Registers the sub-command on `app`; the options are filled in when it is parsed.
+CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options);
+
+// Runs it; returns the process exit code (command_util.h).
+int RunInspect(const InspectOptions& options);
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_

@@ -1,0 +1,47 @@
+// `alpa`: the command-line entry point. Each sub-command lives in its own file; this file only
+// wires them to CLI11 and turns every outcome into an exit code (command_util.h).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "tools/alpa/command_util.h"
+#include "tools/alpa/eval_command.h"
+#include "tools/alpa/inspect_command.h"
+
+#ifndef ALPA_VERSION
+#error "ALPA_VERSION is defined by tools/alpa/CMakeLists.txt"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace alpa::tools;
+  CLI::App app(
+      "Alpa C++: plans and runs the parallel execution of XLA HLO training steps.\n"
+      "MODEL arguments are XLA HLO text files (plain or .gz), as dumped by JAX, TensorFlow or "
+      "PyTorch/XLA.",
+      "alpa");
+  app.set_version_flag("--version", "alpa " ALPA_VERSION);
+  app.require_subcommand(1);
+
+  InspectOptions inspect;
+  EvalOptions eval;
+  CLI::App* inspect_command = AddInspectCommand(app, inspect);
+  CLI::App* eval_command = AddEvalCommand(app, eval);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own exit codes (105, 106, ...) mean nothing to scripts: a bad command line is bad
+    // input like any other.
+    app.exit(e);
+    return kExitBadInput;
+  }
+  if (inspect_command->parsed()) return RunInspect(inspect);
+  if (eval_command->parsed()) return RunEval(eval);
+  fmt::print(stderr, "alpa: error: no command given; see alpa --help\n");
+  return kExitBadInput;
+}
