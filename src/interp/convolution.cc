@@ -5,9 +5,10 @@
 // kernel computes [N / batch_group_count, C_out, output spatial...], and that is transposed back
 // to the result's labelled layout. Window attributes are per spatial dim, in dim_labels order.
 // As for dot, a result element type different from the operands' is applied before computing.
+#include "kernels/convolution.h"
+
 #include "interp/literal_util.h"
 #include "interp/ops.h"
-#include "kernels/convolution.h"
 
 namespace alpa::interp::internal {
 namespace {
@@ -53,6 +54,25 @@ Result<Literal> EvaluateConvolution(const ir::Instruction& instruction, const Op
         attributes.window.size(), input.shape().ToString(false), kernel.shape().ToString(false),
         shape.ToString(false));
   }
+  // XLA's shape rules, which the kernels layer cannot check: it sees only C_in and derives the
+  // kernel's strides from C_in / feature_group_count, and its taps from the kernel dims.
+  //   C_in = feature_group_count * kernel input features;  window size = kernel spatial size.
+  const int64_t groups = attributes.feature_group_count;
+  const int64_t input_features = input.shape().dim(dn.input_feature);
+  const int64_t kernel_input_features = kernel.shape().dim(dn.kernel_input_feature);
+  if (groups < 1 || input_features % groups != 0 ||
+      input_features / groups != kernel_input_features) {
+    return InvalidArgument(
+        "input has {} features, not feature_group_count {} x kernel input features {}",
+        input_features, groups, kernel_input_features);
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t kernel_size = kernel.shape().dim(dn.kernel_spatial[i]);
+    if (attributes.window[i].size != kernel_size) {
+      return InvalidArgument("window size {} of spatial dim {} is not the kernel's {}",
+                             attributes.window[i].size, i, kernel_size);
+    }
+  }
   const ir::DType dtype = shape.dtype();
   Literal in = Permute(input, input_order);
   Literal weights = Permute(kernel, kernel_order);
@@ -83,12 +103,13 @@ Result<Literal> EvaluateConvolution(const ir::Instruction& instruction, const Op
   // The kernel's canonical result [N / batch_group_count, C_out, output spatial...].
   std::vector<int64_t> canonical_dims = {shape.dim(dn.output_batch), shape.dim(dn.output_feature)};
   for (int64_t d : dn.output_spatial) canonical_dims.push_back(shape.dim(d));
-  if (params.batch_group_count < 1 || canonical_dims[0] * params.batch_group_count != params.batch ||
+  if (params.batch_group_count < 1 ||
+      canonical_dims[0] * params.batch_group_count != params.batch ||
       canonical_dims[1] != params.output_features) {
-    return InvalidArgument("result {} does not match batch {} / batch_group_count {} and {} "
-                           "output features",
-                           shape.ToString(false), params.batch, params.batch_group_count,
-                           params.output_features);
+    return InvalidArgument(
+        "result {} does not match batch {} / batch_group_count {} and {} "
+        "output features",
+        shape.ToString(false), params.batch, params.batch_group_count, params.output_features);
   }
   ALPA_RETURN_IF_ERROR(kernels::ValidateConvolutionParams(params));
   Literal canonical = Literal::CreateZeros(ir::Shape::Array(dtype, canonical_dims));

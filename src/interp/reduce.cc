@@ -109,10 +109,9 @@ Result<Literal> EvaluateReduce(const ir::Instruction& instruction, const Operand
   const size_t n = operands.size() / 2;
   const Operands inputs(operands.begin(), operands.begin() + static_cast<int64_t>(n));
   const ir::Shape& shape = instruction.shape();
-  std::vector<ir::Shape> result_shapes =
-      n == 1 && !shape.IsTuple() ? std::vector<ir::Shape>{shape}
-      : shape.IsTuple()          ? shape.tuple_shapes()
-                                 : std::vector<ir::Shape>{};
+  std::vector<ir::Shape> result_shapes = n == 1 && !shape.IsTuple() ? std::vector<ir::Shape>{shape}
+                                         : shape.IsTuple()          ? shape.tuple_shapes()
+                                                                    : std::vector<ir::Shape>{};
   const std::vector<int64_t>& reduced = instruction.attributes().dimensions;
   const std::vector<int64_t>& dims = inputs[0]->shape().dims();
   std::vector<int64_t> kept_dims;
@@ -121,10 +120,15 @@ Result<Literal> EvaluateReduce(const ir::Instruction& instruction, const Operand
     for (int64_t r : reduced) is_reduced |= r == d;
     if (!is_reduced) kept_dims.push_back(dims[static_cast<size_t>(d)]);
   }
-  for (int64_t r : reduced) {
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    const int64_t r = reduced[i];
     if (r < 0 || r >= static_cast<int64_t>(dims.size())) {
       return InvalidArgument("dimension {} is out of range for input {}", r,
                              inputs[0]->shape().ToString(false));
+    }
+    // XLA rejects a repeated dimension (dimensions={0,0}) as malformed.
+    for (size_t j = 0; j < i; ++j) {
+      if (reduced[j] == r) return InvalidArgument("dimension {} is repeated in dimensions", r);
     }
   }
   if (result_shapes.size() != n) {
@@ -135,8 +139,7 @@ Result<Literal> EvaluateReduce(const ir::Instruction& instruction, const Operand
     const Literal& init = *operands[n + k];
     if (inputs[k]->shape().dims() != dims || init.shape().rank() != 0 ||
         init.shape().dtype() != inputs[k]->shape().dtype() ||
-        result_shapes[k].dims() != kept_dims ||
-        result_shapes[k].dtype() != init.shape().dtype()) {
+        result_shapes[k].dims() != kept_dims || result_shapes[k].dtype() != init.shape().dtype()) {
       return InvalidArgument(
           "input {} ({}) with init {} does not reduce to {}; inputs must share dims and inits "
           "must be scalars of the input type",
@@ -155,9 +158,8 @@ Result<Literal> EvaluateReduce(const ir::Instruction& instruction, const Operand
   if (kind != ReducerKind::kGeneral) {
     ALPA_RETURN_IF_ERROR(VisitDType(dtype, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      return VisitReducer(kind, [&](auto op) {
-        return FastReduce<decltype(op), T>(*inputs[0], strides, outs[0]);
-      });
+      return VisitReducer(
+          kind, [&](auto op) { return FastReduce<decltype(op), T>(*inputs[0], strides, outs[0]); });
     }));
   } else {
     ALPA_RETURN_IF_ERROR(GeneralReduce(reducer, inputs, strides, outs, context));
