@@ -7,24 +7,31 @@
 namespace alpa::hlo {
 namespace {
 
-bool IsIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c) || c == '.' || c == '-'; }
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 }  // namespace
 
 std::string DescribeToken(const Token& token) {
   switch (token.kind) {
-    case TokenKind::kEof: return "end of input";
-    case TokenKind::kIdent: return fmt::format("identifier '{}'", token.text);
-    case TokenKind::kName: return fmt::format("name '%{}'", token.text);
-    case TokenKind::kInt: return fmt::format("integer {}", token.text);
-    case TokenKind::kFloat: return fmt::format("number {}", token.text);
-    case TokenKind::kString: return "a string";
-    default: return fmt::format("'{}'", token.text);
+    case TokenKind::kEof:
+      return "end of input";
+    case TokenKind::kIdent:
+      return fmt::format("identifier '{}'", token.text);
+    case TokenKind::kName:
+      return fmt::format("name '%{}'", token.text);
+    case TokenKind::kInt:
+      return fmt::format("integer {}", token.text);
+    case TokenKind::kFloat:
+      return fmt::format("number {}", token.text);
+    case TokenKind::kString:
+      return "a string";
+    default:
+      return fmt::format("'{}'", token.text);
   }
 }
 
@@ -65,17 +72,28 @@ Token Lexer::Next() {
     return Token{kind, text_.substr(start, 1), start, ""};
   };
   switch (c) {
-    case '{': return single(TokenKind::kLBrace);
-    case '}': return single(TokenKind::kRBrace);
-    case '(': return single(TokenKind::kLParen);
-    case ')': return single(TokenKind::kRParen);
-    case '[': return single(TokenKind::kLSquare);
-    case ']': return single(TokenKind::kRSquare);
-    case ',': return single(TokenKind::kComma);
-    case ':': return single(TokenKind::kColon);
-    case '=': return single(TokenKind::kEqual);
-    case '"': return LexString(start);
-    default: break;
+    case '{':
+      return single(TokenKind::kLBrace);
+    case '}':
+      return single(TokenKind::kRBrace);
+    case '(':
+      return single(TokenKind::kLParen);
+    case ')':
+      return single(TokenKind::kRParen);
+    case '[':
+      return single(TokenKind::kLSquare);
+    case ']':
+      return single(TokenKind::kRSquare);
+    case ',':
+      return single(TokenKind::kComma);
+    case ':':
+      return single(TokenKind::kColon);
+    case '=':
+      return single(TokenKind::kEqual);
+    case '"':
+      return LexString(start);
+    default:
+      break;
   }
   if (text_.substr(start, 3) == "...") {
     pos_ += 3;
@@ -90,11 +108,14 @@ Token Lexer::Next() {
     return Token{TokenKind::kLeq, text_.substr(start, 2), start, ""};
   }
   if (c == '%') {
+    // XLA's grammar: name ::= [a-zA-Z_][a-zA-Z0-9_.-]*. A digit first would print as a bare
+    // parameter name in a signature, where it lexes as a number.
     ++pos_;
-    while (pos_ < text_.size() && IsIdentChar(text_[pos_])) ++pos_;
-    if (pos_ == start + 1) {
-      return Token{TokenKind::kError, text_.substr(start, 1), start, "'%' must start a name"};
+    if (pos_ == text_.size() || !IsIdentStart(text_[pos_])) {
+      return Token{TokenKind::kError, text_.substr(start, 1), start,
+                   "'%' must start a name (a letter or '_', then letters, digits, '_', '.', '-')"};
     }
+    while (pos_ < text_.size() && IsIdentChar(text_[pos_])) ++pos_;
     return Token{TokenKind::kName, text_.substr(start + 1, pos_ - start - 1), start, ""};
   }
   if (IsDigit(c) || c == '-' || c == '.') return LexNumberOrSpecial(start);
@@ -113,8 +134,7 @@ Token Lexer::LexNumberOrSpecial(size_t start) {
   if (text_[p] == '-') {
     ++p;
     for (std::string_view special : {"inf", "nan"}) {
-      if (text_.substr(p, 3) == special &&
-          (p + 3 >= text_.size() || !IsIdentChar(text_[p + 3]))) {
+      if (text_.substr(p, 3) == special && (p + 3 >= text_.size() || !IsIdentChar(text_[p + 3]))) {
         pos_ = p + 3;
         return Token{TokenKind::kFloat, text_.substr(start, pos_ - start), start, ""};
       }
@@ -181,8 +201,8 @@ Result<std::string_view> Lexer::BalancedAt(size_t offset, size_t* end) const {
   while (p < text_.size()) {
     const char c = text_[p];
     if (open.empty() && (c == ',' || c == '\n' || c == ')' || c == '}' || c == ']')) break;
-    const bool comment = c == '/' && p + 1 < text_.size() &&
-                         (text_[p + 1] == '/' || text_[p + 1] == '*');
+    const bool comment =
+        c == '/' && p + 1 < text_.size() && (text_[p + 1] == '/' || text_[p + 1] == '*');
     if (comment && open.empty()) break;  // the value ends where a comment starts
     if (comment && text_[p + 1] == '/') {
       // Printed on one line, the value would swallow the rest of the instruction.
@@ -223,10 +243,18 @@ std::string UnescapeString(std::string_view quoted) {
     }
     char e = body[++i];
     switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      default: out += e; break;  // \" \\ \' and anything else: the character itself
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      default:
+        out += e;
+        break;  // \" \\ \' and anything else: the character itself
     }
   }
   return out;
@@ -236,12 +264,24 @@ std::string EscapeString(std::string_view raw) {
   std::string out = "\"";
   for (char c : raw) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
+        break;
     }
   }
   return out + "\"";

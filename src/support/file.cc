@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -38,6 +39,11 @@ Result<std::string> ReadGzip(const std::string& path) {
 }  // namespace
 
 Result<std::string> ReadFileToString(const std::string& path) {
+  // A directory opens as an empty stream on Linux, which would read as an empty file.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    return InvalidArgument("{}: is a directory; pass a file", path);
+  }
   if (EndsWith(path, ".gz")) return ReadGzip(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("{}: cannot open: {}", path, std::strerror(errno));

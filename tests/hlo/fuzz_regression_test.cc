@@ -18,5 +18,15 @@ TEST(FuzzRegressionTest, ErrorInsideSignature) {
             "test.hlo:1:11: error: found ':', expected a parameter name");
 }
 
+// crash-67923236: `%3calar_rhs` was accepted as a name, then printed bare in the signature, where
+// `3calar_rhs` lexes as a number, so print(parse(x)) did not parse. Names start as in XLA.
+TEST(FuzzRegressionTest, NameMayNotStartWithADigit) {
+  const std::string error = FirstErrorLine(
+      "ENTRY %e {\n  %3calar = f32[] parameter(0)\n  ROOT %r = f32[] copy(%3calar)\n}");
+  EXPECT_NE(error.find("test.hlo:2:3:"), std::string::npos) << error;
+  EXPECT_NE(error.find("'%' must start a name"), std::string::npos) << error;
+  EXPECT_EQ(FirstErrorLine("ENTRY %e {\n  ROOT %_scalar.1 = f32[] parameter(0)\n}"), "parsed");
+}
+
 }  // namespace
 }  // namespace alpa::hlo

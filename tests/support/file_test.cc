@@ -39,6 +39,14 @@ TEST(FileTest, MissingFileNamesPath) {
   EXPECT_NE(result.status().message().find("/nonexistent/model.hlo"), std::string::npos);
 }
 
+TEST(FileTest, DirectoryIsAnErrorNotAnEmptyFile) {
+  const std::string dir = TempPath("alpa_file_test_dir");
+  std::filesystem::create_directories(dir);
+  Result<std::string> result = ReadFileToString(dir);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.status().message().find("is a directory"), std::string::npos);
+}
+
 TEST(FileTest, CorruptGzipIsAnError) {
   const std::string gz = TempPath("alpa_file_test_corrupt.gz");
   std::ofstream(gz, std::ios::binary) << "\x1f\x8b\x08\x00garbage-not-deflate";

@@ -16,11 +16,13 @@ inline constexpr int kExitInternalError = 1;  // a bug in alpa: please report it
 inline constexpr int kExitBadInput = 2;       // the input (file, flag, model) is at fault
 
 // Prints "alpa: error: <message>" on stderr and returns the exit code for the status: internal
-// errors 1, everything else (the user's input) 2.
+// errors 1, everything else (the user's input) 2. A located parser message
+// ("FILE:L:C: error: what") loses its own "error: " so the word is not said twice.
 int ReportError(const Status& status);
 
 // Reads MODEL (HLO text, plain or .gz), parses and verifies it. Every failure names the file and,
-// for parse and verifier errors, the line:column or the instruction.
+// for parse and verifier errors, the line:column (for the verifier, of the rejected instruction's
+// definition, found by its name) and the instruction.
 Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path);
 
 }  // namespace alpa::tools

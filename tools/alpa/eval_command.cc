@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -32,8 +33,8 @@ void CollectLeaves(const ir::Literal& literal, std::vector<int64_t>& index,
     }
     return;
   }
-  leaves.push_back({index, literal.shape().ToString(/*print_layout=*/false),
-                    interp::ComputeChecksum(literal)});
+  leaves.push_back(
+      {index, literal.shape().ToString(/*print_layout=*/false), interp::ComputeChecksum(literal)});
 }
 
 std::string IndexText(const std::vector<int64_t>& index) {
@@ -46,9 +47,22 @@ CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options) {
   CLI::App* command = app.add_subcommand(
       "eval", "Run an HLO module in the reference interpreter and print output checksums");
   command->add_option("MODEL", options.model_path, "HLO text file (plain or .gz)")->required();
-  command->add_option("--seed", options.seed,
-                      "Seed of the random inputs (floats uniform in [-1,1), integers in [0,8))")
-      ->capture_default_str();
+  command
+      ->add_option("--seed", options.seed,
+                   "Seed of the random inputs (floats uniform in [-1,1), integers in [0,8))")
+      ->capture_default_str()
+      // CLI11 would wrap "-1" to 2^64-1 and saturate a too-large number; only a value that fits
+      // passes.
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            uint64_t seed = 0;
+            auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seed);
+            if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+              return "expected an integer from 0 to 2^64-1, found '" + value + "'";
+            }
+            return "";
+          },
+          ""));
   command->add_option("--inputs", options.inputs_path,
                       "JSON file with the arguments instead of random ones: "
                       "{\"arguments\": [{\"shape\": \"f32[2]\", \"values\": [1, 2]}, ...]}");
@@ -103,7 +117,9 @@ int RunEval(const EvalOptions& options) {
                                  {"abs_sum", leaf.checksum.abs_sum},
                                  {"hash", fmt::format("{:016x}", leaf.checksum.hash)}});
     }
-    fmt::print("{}\n", json.dump(2));
+    // A path (or a name taken from the file) need not be UTF-8; the default strict dump would throw
+    // on it, so invalid bytes become U+FFFD instead.
+    fmt::print("{}\n", json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
     return kExitOk;
   }
 
@@ -113,8 +129,8 @@ int RunEval(const EvalOptions& options) {
   fmt::print("evaluated {} (%{}) on {} in {}\n\n", (*module)->name(), entry.name(), inputs,
              FormatSeconds(seconds));
   Table table({"output", "shape", "count", "sum", "abs_sum", "hash"},
-              {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight,
-               Table::Align::kRight, Table::Align::kRight, Table::Align::kLeft});
+              {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight,
+               Table::Align::kRight, Table::Align::kLeft});
   for (const OutputLeaf& leaf : leaves) {
     table.AddRow({IndexText(leaf.index), leaf.shape, std::to_string(leaf.checksum.count),
                   fmt::format("{:.9g}", leaf.checksum.sum),

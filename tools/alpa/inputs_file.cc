@@ -1,6 +1,9 @@
 #include "tools/alpa/inputs_file.h"
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "hlo/parser.h"
 #include "support/file.h"
@@ -23,6 +26,56 @@ Result<double> ToDouble(const Json& value, const std::string& where) {
   if (value.is_boolean()) return value.get<bool>() ? 1.0 : 0.0;
   if (value.is_number()) return value.get<double>();
   return InvalidArgument("{}: expected a number, found {}", where, value.dump());
+}
+
+// The values an element of an integer dtype (or pred) can hold; u64 above 2^63-1 is handled
+// apart, as SetInt takes its bits through an int64_t.
+std::pair<int64_t, int64_t> IntegerRange(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kPred:
+      return {0, 1};
+    case ir::DType::kS4:
+      return {-8, 7};
+    case ir::DType::kS8:
+      return {-128, 127};
+    case ir::DType::kS16:
+      return {-32768, 32767};
+    case ir::DType::kS32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case ir::DType::kU4:
+      return {0, 15};
+    case ir::DType::kU8:
+      return {0, 255};
+    case ir::DType::kU16:
+      return {0, 65535};
+    case ir::DType::kU32:
+      return {0, std::numeric_limits<uint32_t>::max()};
+    case ir::DType::kU64:
+      return {0, std::numeric_limits<int64_t>::max()};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+// An integer (or boolean) element checked against the dtype's range: storing it would otherwise
+// wrap silently (300 in an s8 becomes 44), as the HLO parser refuses for literals.
+Result<int64_t> ToInteger(const Json& value, ir::DType dtype, const std::string& where) {
+  if (value.is_boolean()) return value.get<bool>() ? 1 : 0;
+  if (value.is_number_unsigned()) {
+    const uint64_t number = value.get<uint64_t>();
+    if (dtype == ir::DType::kU64) return static_cast<int64_t>(number);  // its bits, stored back
+    if (number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return InvalidArgument("{}: value {} is out of range for {}", where, number,
+                             ir::DTypeName(dtype));
+    }
+  }
+  const int64_t number = value.get<int64_t>();
+  auto [low, high] = IntegerRange(dtype);
+  if (number < low || number > high) {
+    return InvalidArgument("{}: value {} is out of range for {}, expected {}..{}", where, number,
+                           ir::DTypeName(dtype), low, high);
+  }
+  return number;
 }
 
 Result<ir::Literal> ArrayFromJson(const Json& json, const ir::Shape& shape,
@@ -59,7 +112,8 @@ Result<ir::Literal> ArrayFromJson(const Json& json, const ir::Shape& shape,
         return InvalidArgument("{}: expected an integer for {}, found {}", element_where,
                                ir::DTypeName(shape.dtype()), value.dump());
       }
-      literal.SetInt(i, value.is_boolean() ? value.get<bool>() : value.get<int64_t>());
+      ALPA_ASSIGN_OR_RETURN(int64_t number, ToInteger(value, shape.dtype(), element_where));
+      literal.SetInt(i, number);
     } else {
       ALPA_ASSIGN_OR_RETURN(double number, ToDouble(value, element_where));
       literal.SetDouble(i, number);

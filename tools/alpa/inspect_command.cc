@@ -53,7 +53,8 @@ Result<ModuleSummary> Summarize(const ir::Module& module) {
     }
   }
   const ir::Computation& entry = *module.entry();
-  for (const ir::Instruction* parameter : entry.parameters()) summary.parameters.push_back(parameter);
+  for (const ir::Instruction* parameter : entry.parameters())
+    summary.parameters.push_back(parameter);
   for (const ir::Instruction* parameter : summary.parameters) {
     summary.parameter_elements += ArrayElementCount(parameter->shape());
     summary.parameter_bytes += parameter->shape().ByteSize();
@@ -119,7 +120,8 @@ std::string ToText(const ModuleSummary& summary, const std::string& path) {
   out += fmt::format("parameters    {} ({} elements, {})\n", summary.parameters.size(),
                      summary.parameter_elements, FormatBytes(summary.parameter_bytes));
   out += fmt::format("result        {}\n", summary.root->shape().ToString(false));
-  out += fmt::format("flops         {} per execution\n", FormatDecimal(summary.flops.flops, "FLOP"));
+  out +=
+      fmt::format("flops         {} per execution\n", FormatDecimal(summary.flops.flops, "FLOP"));
   if (!summary.flops.unknown_trip_count_loops.empty()) {
     out += fmt::format("              ({} while loop(s) without a known trip count counted once)\n",
                        summary.flops.unknown_trip_count_loops.size());
@@ -127,13 +129,13 @@ std::string ToText(const ModuleSummary& summary, const std::string& path) {
   out += fmt::format("peak memory   {} (naive schedule, reached at %{})\n",
                      FormatBytes(summary.memory.peak_bytes), peak ? peak->name() : "-");
 
-  Table parameters({"#", "parameter", "shape", "bytes"},
-                   {Table::Align::kRight, Table::Align::kLeft, Table::Align::kLeft,
-                    Table::Align::kRight});
+  Table parameters(
+      {"#", "parameter", "shape", "bytes"},
+      {Table::Align::kRight, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight});
   for (size_t i = 0; i < summary.parameters.size() && i < kMaxParametersShown; ++i) {
     const ir::Instruction& parameter = *summary.parameters[i];
-    parameters.AddRow({std::to_string(i), "%" + parameter.name(),
-                       parameter.shape().ToString(false), FormatBytes(parameter.shape().ByteSize())});
+    parameters.AddRow({std::to_string(i), "%" + parameter.name(), parameter.shape().ToString(false),
+                       FormatBytes(parameter.shape().ByteSize())});
   }
   out += "\nentry parameters\n" + parameters.Render(2);
   if (summary.parameters.size() > kMaxParametersShown) {
@@ -145,9 +147,9 @@ std::string ToText(const ModuleSummary& summary, const std::string& path) {
                 {Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight});
   for (const auto& [opcode, count] : OpcodesByCount(summary)) {
     auto flops = summary.flops.by_opcode.find(opcode);
-    opcodes.AddRow({std::string(ir::OpcodeName(opcode)), std::to_string(count),
-                    flops == summary.flops.by_opcode.end() ? ""
-                                                           : FormatDecimal(flops->second, "FLOP")});
+    opcodes.AddRow(
+        {std::string(ir::OpcodeName(opcode)), std::to_string(count),
+         flops == summary.flops.by_opcode.end() ? "" : FormatDecimal(flops->second, "FLOP")});
   }
   out += "\ninstructions by opcode (all computations)\n" + opcodes.Render(2);
   return out;
@@ -177,7 +179,10 @@ int RunInspect(const InspectOptions& options) {
   Result<ModuleSummary> summary = Summarize(**module);
   if (!summary.ok()) return ReportError(summary.status());
   if (options.json) {
-    fmt::print("{}\n", ToJson(*summary, options.model_path).dump(2));
+    // A path (or a name taken from the file) need not be UTF-8; the default strict dump would throw
+    // on it, so invalid bytes become U+FFFD instead.
+    fmt::print("{}\n", ToJson(*summary, options.model_path)
+                           .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
   } else {
     fmt::print("{}", ToText(*summary, options.model_path));
   }

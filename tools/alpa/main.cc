@@ -1,7 +1,10 @@
 // `alpa`: the command-line entry point. Each sub-command lives in its own file; this file only
 // wires them to CLI11 and turns every outcome into an exit code (command_util.h).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <string>
 
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
@@ -36,12 +39,22 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11's own exit codes (105, 106, ...) mean nothing to scripts: a bad command line is bad
-    // input like any other.
-    app.exit(e);
+    // input like any other, reported in the same "alpa: error: " form as the rest.
+    std::string help = "alpa --help";
+    if (inspect_command->parsed()) help = "alpa inspect --help";
+    if (eval_command->parsed()) help = "alpa eval --help";
+    fmt::print(stderr, "alpa: error: {}\nRun '{}' for more information.\n", e.what(), help);
     return kExitBadInput;
   }
-  if (inspect_command->parsed()) return RunInspect(inspect);
-  if (eval_command->parsed()) return RunEval(eval);
+  try {
+    if (inspect_command->parsed()) return RunInspect(inspect);
+    if (eval_command->parsed()) return RunEval(eval);
+  } catch (const std::exception& e) {
+    // Errors a user can cause are Status values; an exception that gets here is a bug, reported as
+    // one (exit 1) rather than as an abort that looks like a crash.
+    fmt::print(stderr, "alpa: internal error: {}\nPlease report it.\n", e.what());
+    return kExitInternalError;
+  }
   fmt::print(stderr, "alpa: error: no command given; see alpa --help\n");
   return kExitBadInput;
 }
