@@ -9,7 +9,9 @@
 // Sums accumulate in f64 and results round once to the element type, a tighter bound than
 // XLA's expansion into element-type ops.
 #include <cmath>
+#include <initializer_list>
 
+#include "interp/literal_util.h"
 #include "interp/ops.h"
 
 namespace alpa::interp::internal {
@@ -24,7 +26,8 @@ struct FeatureLayout {
   int64_t count = 0;
 
   int64_t FeatureOf(int64_t i) const { return (i / inner) % features; }
-  double PerFeature() const { return static_cast<double>(count / features); }
+  // No features means no elements; 0 then, not a division by zero.
+  double PerFeature() const { return features == 0 ? 0.0 : static_cast<double>(count / features); }
 };
 
 Result<FeatureLayout> LayoutOf(const ir::Instruction& instruction, const Literal& operand) {
@@ -38,6 +41,26 @@ Result<FeatureLayout> LayoutOf(const ir::Instruction& instruction, const Literal
   layout.features = shape.dim(feature_index);
   for (int64_t d = feature_index + 1; d < shape.rank(); ++d) layout.inner *= shape.dim(d);
   layout.count = shape.ElementCount();
+  return layout;
+}
+
+// Checks the operand count, that operand 0 has a valid feature_index, and that the operands in
+// `per_feature` are [features] vectors; returns operand 0's layout.
+Result<FeatureLayout> CheckOperands(const ir::Instruction& instruction, const Operands& operands,
+                                    size_t count, std::initializer_list<size_t> per_feature) {
+  ALPA_RETURN_IF_ERROR(ExpectOperandCount(operands, count));
+  ALPA_RETURN_IF_ERROR(ExpectArrayOperands(operands));
+  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout, LayoutOf(instruction, *operands[0]));
+  for (size_t k : per_feature) {
+    const ir::Shape& shape = operands[k]->shape();
+    if (shape.rank() != 1 || shape.dim(0) != layout.features) {
+      return InvalidArgument(
+          "operand {} has shape {}, expected [{}] (the size of feature "
+          "dimension {} of {})",
+          k, shape.ToString(false), layout.features, instruction.attributes().feature_index,
+          operands[0]->shape().ToString(false));
+    }
+  }
   return layout;
 }
 
@@ -82,8 +105,9 @@ Literal Normalize(const FeatureLayout& layout, const Literal& operand, const std
 
 Result<Literal> EvaluateBatchNormTraining(const ir::Instruction& instruction,
                                           const Operands& operands) {
+  // (operand, scale, offset)
+  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout, CheckOperands(instruction, operands, 3, {1, 2}));
   const Literal& operand = *operands[0];
-  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout, LayoutOf(instruction, operand));
   const std::vector<double> x = Values(operand);
   std::vector<double> mean = SumPerFeature(layout, [&](int64_t i) { return x[size_t(i)]; });
   for (double& m : mean) m /= layout.PerFeature();
@@ -102,16 +126,23 @@ Result<Literal> EvaluateBatchNormTraining(const ir::Instruction& instruction,
 
 Result<Literal> EvaluateBatchNormInference(const ir::Instruction& instruction,
                                            const Operands& operands) {
+  // (operand, scale, offset, mean, variance)
+  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout,
+                        CheckOperands(instruction, operands, 5, {1, 2, 3, 4}));
   const Literal& operand = *operands[0];
-  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout, LayoutOf(instruction, operand));
   return Normalize(layout, operand, Values(operand), Values(*operands[3]), Values(*operands[4]),
                    *operands[1], *operands[2], instruction.attributes().epsilon);
 }
 
 Result<Literal> EvaluateBatchNormGrad(const ir::Instruction& instruction,
                                       const Operands& operands) {
+  // (operand, scale, mean, variance, grad_output)
+  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout, CheckOperands(instruction, operands, 5, {1, 2, 3}));
   const Literal& operand = *operands[0];
-  ALPA_ASSIGN_OR_RETURN(FeatureLayout layout, LayoutOf(instruction, operand));
+  if (operands[4]->shape().dims() != operand.shape().dims()) {
+    return InvalidArgument("grad_output {} must have the dims of the operand {}",
+                           operands[4]->shape().ToString(false), operand.shape().ToString(false));
+  }
   const std::vector<double> x = Values(operand);
   const std::vector<double> mean = Values(*operands[2]);
   const std::vector<double> var = Values(*operands[3]);

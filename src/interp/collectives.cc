@@ -3,13 +3,13 @@
 // The interpreter is one device (partition 0, replica 0). With one participant every collective
 // is the identity: all-reduce reduces one value, all-gather / reduce-scatter / all-to-all move a
 // single shard, collective-broadcast keeps its value. collective-permute delivers the device's
-// own value only with a (0,0) pair; otherwise nothing arrives and the result is zeros (XLA).
-// A collective whose replica groups have more than one member, or whose result shape shows
-// several shards, cannot run on one device and is an error.
+// own value with a (0,0) pair; with no pairs nothing arrives and the result is zeros (XLA).
+// A collective whose replica groups have more than one member, whose source_target_pairs name
+// another device, or whose result shape shows several shards, cannot run on one device and is
+// an error.
 //
 // -start/-done halves: a -start whose shape is a tuple holds (operands, result, context...); the
 // matching -done takes the result out of it. Non-tuple -start values are the result itself.
-#include <algorithm>
 #include <utility>
 
 #include "interp/literal_util.h"
@@ -70,9 +70,10 @@ Status CheckOneParticipant(const ir::Attributes& attributes) {
   if (!attributes.replica_groups.has_value()) return Status::Ok();
   for (const std::vector<int64_t>& group : attributes.replica_groups->groups) {
     if (group.size() > 1) {
-      return Unimplemented("replica group of {} devices; the interpreter runs one device, "
-                           "evaluate the unpartitioned program instead",
-                           group.size());
+      return Unimplemented(
+          "replica group of {} devices; the interpreter runs one device, "
+          "evaluate the unpartitioned program instead",
+          group.size());
     }
   }
   return Status::Ok();
@@ -92,10 +93,18 @@ Result<Literal> EvaluateCollective(const ir::Instruction& instruction, const Ope
   ALPA_RETURN_IF_ERROR(CheckOneParticipant(attributes));
   Literal value;
   if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
+    // A pair naming another device moves data the single device cannot produce (with (1,0),
+    // device 0 should receive device 1's value), so zeros would be a wrong answer, not XLA's.
     const auto& pairs = attributes.source_target_pairs;
-    const bool to_self = std::find(pairs.begin(), pairs.end(), std::pair<int64_t, int64_t>{0, 0}) !=
-                         pairs.end();
-    value = to_self ? *operands[0] : Literal::CreateZeros(operands[0]->shape());
+    for (const auto& [source, target] : pairs) {
+      if (source != 0 || target != 0) {
+        return Unimplemented(
+            "source_target_pairs name device {}; the interpreter runs one "
+            "device (0), evaluate the unpartitioned program instead",
+            source != 0 ? source : target);
+      }
+    }
+    value = pairs.empty() ? Literal::CreateZeros(operands[0]->shape()) : *operands[0];
   } else if (operands.size() == 1) {
     value = *operands[0];
   } else {
@@ -107,9 +116,10 @@ Result<Literal> EvaluateCollective(const ir::Instruction& instruction, const Ope
                         opcode == Opcode::kCollectivePermuteStart;
   if (is_start) return Started(instruction, operands, std::move(value));
   if (!value.shape().Compatible(instruction.shape())) {
-    return Unimplemented("result {} from operand {} needs several participants; the interpreter "
-                         "runs one device",
-                         instruction.shape().ToString(false), value.shape().ToString(false));
+    return Unimplemented(
+        "result {} from operand {} needs several participants; the interpreter "
+        "runs one device",
+        instruction.shape().ToString(false), value.shape().ToString(false));
   }
   return value;
 }
@@ -136,8 +146,8 @@ Result<Literal> EvaluateAsync(const ir::Instruction& instruction, const Operands
   }
   std::vector<Literal> arguments;
   for (const Literal* operand : operands) arguments.push_back(*operand);
-  ALPA_ASSIGN_OR_RETURN(Literal value, EvaluateComputationIn(*instruction.to_apply(),
-                                                             std::move(arguments), context));
+  ALPA_ASSIGN_OR_RETURN(
+      Literal value, EvaluateComputationIn(*instruction.to_apply(), std::move(arguments), context));
   return Started(instruction, operands, std::move(value));
 }
 

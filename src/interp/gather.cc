@@ -41,10 +41,10 @@ Result<Literal> EvaluateGather(const ir::Instruction& instruction, const Operand
       static_cast<int64_t>(slice_sizes.size()) != operand_rank || dn.index_vector_dim < 0 ||
       dn.index_vector_dim > indices_rank ||
       dn.operand_batching_dims.size() != dn.start_indices_batching_dims.size()) {
-    return InvalidArgument("gather of {} with indices {} into {}: inconsistent shapes or "
-                           "dimension numbers",
-                           operand.shape().ToString(false), indices.shape().ToString(false),
-                           shape.ToString(false));
+    return InvalidArgument(
+        "gather of {} with indices {} into {}: inconsistent shapes or "
+        "dimension numbers",
+        operand.shape().ToString(false), indices.shape().ToString(false), shape.ToString(false));
   }
   const int64_t index_vector_size =
       dn.index_vector_dim == indices_rank ? 1 : indices.shape().dim(dn.index_vector_dim);
@@ -60,14 +60,22 @@ Result<Literal> EvaluateGather(const ir::Instruction& instruction, const Operand
       return InvalidArgument("slice size {} exceeds operand dimension {}", slice_sizes[i], i);
     }
   }
+  // A collapsed or batching dim has no offset dim to hold more than one element (XLA).
+  for (const std::vector<int64_t>* dims : {&dn.collapsed_slice_dims, &dn.operand_batching_dims}) {
+    for (int64_t d : *dims) {
+      if (d < 0 || d >= operand_rank || slice_sizes[static_cast<size_t>(d)] != 1) {
+        return InvalidArgument("collapsed or batching dim {} needs slice size 1", d);
+      }
+    }
+  }
   for (int64_t d : dn.offset_dims) {
     if (d < 0 || d >= shape.rank()) return InvalidArgument("offset dim {} out of range", d);
   }
   for (size_t i = 0; i < dn.operand_batching_dims.size(); ++i) {
     const int64_t od = dn.operand_batching_dims[i];
     const int64_t id = dn.start_indices_batching_dims[i];
-    if (od < 0 || od >= operand_rank || id < 0 || id >= indices_rank ||
-        id == dn.index_vector_dim || operand.shape().dim(od) != indices.shape().dim(id)) {
+    if (od < 0 || od >= operand_rank || id < 0 || id >= indices_rank || id == dn.index_vector_dim ||
+        operand.shape().dim(od) != indices.shape().dim(id)) {
       return InvalidArgument("batching dims {} (operand) and {} (start_indices) do not match", od,
                              id);
     }
@@ -90,20 +98,17 @@ Result<Literal> EvaluateGather(const ir::Instruction& instruction, const Operand
   }
   if (batch_result_dims.size() != indices_batch_dims.size() ||
       window_operand_dims.size() != dn.offset_dims.size()) {
-    return InvalidArgument("result rank {} does not match the batch and offset dims",
-                           shape.rank());
+    return InvalidArgument("result rank {} does not match the batch and offset dims", shape.rank());
   }
   for (size_t j = 0; j < window_operand_dims.size(); ++j) {
-    if (shape.dim(dn.offset_dims[j]) !=
-        slice_sizes[static_cast<size_t>(window_operand_dims[j])]) {
+    if (shape.dim(dn.offset_dims[j]) != slice_sizes[static_cast<size_t>(window_operand_dims[j])]) {
       return InvalidArgument("offset dim {} has size {}, slice size is {}", dn.offset_dims[j],
                              shape.dim(dn.offset_dims[j]),
                              slice_sizes[static_cast<size_t>(window_operand_dims[j])]);
     }
   }
   for (size_t j = 0; j < batch_result_dims.size(); ++j) {
-    if (shape.dim(batch_result_dims[j]) !=
-        indices.shape().dim(indices_batch_dims[j])) {
+    if (shape.dim(batch_result_dims[j]) != indices.shape().dim(indices_batch_dims[j])) {
       return InvalidArgument("batch dim {} has size {}, start_indices dim {} has {}",
                              batch_result_dims[j], shape.dim(batch_result_dims[j]),
                              indices_batch_dims[j], indices.shape().dim(indices_batch_dims[j]));
@@ -136,9 +141,8 @@ Result<Literal> EvaluateGather(const ir::Instruction& instruction, const Operand
       // The result batch dim that is start_indices dim start_indices_batching_dims[i].
       const auto it = std::find(indices_batch_dims.begin(), indices_batch_dims.end(),
                                 dn.start_indices_batching_dims[i]);
-      start[static_cast<size_t>(dn.operand_batching_dims[i])] =
-          r[static_cast<size_t>(batch_result_dims[static_cast<size_t>(
-              it - indices_batch_dims.begin())])];
+      start[static_cast<size_t>(dn.operand_batching_dims[i])] = r[static_cast<size_t>(
+          batch_result_dims[static_cast<size_t>(it - indices_batch_dims.begin())])];
     }
     int64_t source = Dot(start, operand_strides);
     for (size_t j = 0; j < window_operand_dims.size(); ++j) {

@@ -8,7 +8,9 @@
 // rng: every executed rng op takes the next number of the evaluation's counter as its stream, so
 // two rng ops, or one op in two loop iterations, draw different values.
 //   uniform(a, b):  floats a + (b - a) * u with u in [0, 1) from 53 random bits (rounded to the
-//                   element type); integers a + (bits mod (b - a)), or a when b <= a.
+//                   element type, and moved one ulp down if that rounding reached b, which the
+//                   half-open range [a, b) excludes); integers a + (bits mod (b - a)), or a
+//                   when b <= a.
 //   normal(mu, sigma): mu + sigma * sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller), floats only.
 // rng-bit-generator(state): word i of the output is SplitMix64(s0 ^ SplitMix64(s_last + i)) over
 // the state words s; the new state is the old one with the last word advanced by the number of
@@ -34,6 +36,36 @@ uint64_t SplitMix64(uint64_t x) {
 
 // Uniform in [0, 1) from the top 53 bits.
 double ToUnit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
+
+// Replaces the IEEE float `U`-sized element i of `literal` by the next representable value below
+// it: magnitude - 1 ulp for x > 0, + 1 ulp for x < 0, and -(smallest subnormal) for x = +-0.
+template <typename U>
+void StepDownAs(Literal& literal, int64_t i) {
+  constexpr U kSign = static_cast<U>(U{1} << (8 * sizeof(U) - 1));
+  U bits;
+  std::memcpy(&bits, literal.data() + i * static_cast<int64_t>(sizeof(U)), sizeof(U));
+  if ((bits & static_cast<U>(~kSign)) == 0) {
+    bits = static_cast<U>(kSign | 1);
+  } else if ((bits & kSign) == 0) {
+    bits = static_cast<U>(bits - 1);
+  } else {
+    bits = static_cast<U>(bits + 1);
+  }
+  std::memcpy(literal.data() + i * static_cast<int64_t>(sizeof(U)), &bits, sizeof(U));
+}
+
+void StepDown(Literal& literal, int64_t i) {
+  switch (ir::DTypeByteSize(literal.shape().dtype())) {
+    case 1:
+      return StepDownAs<uint8_t>(literal, i);
+    case 2:
+      return StepDownAs<uint16_t>(literal, i);
+    case 4:
+      return StepDownAs<uint32_t>(literal, i);
+    default:
+      return StepDownAs<uint64_t>(literal, i);
+  }
+}
 
 }  // namespace
 
@@ -66,7 +98,11 @@ Result<Literal> EvaluateRng(const ir::Instruction& instruction, const Operands& 
       out.SetDouble(i, a.GetDouble(0) + b.GetDouble(0) * z);
     } else if (floating) {
       const double lo = a.GetDouble(0);
-      out.SetDouble(i, lo + (b.GetDouble(0) - lo) * ToUnit(bits));
+      const double hi = b.GetDouble(0);
+      out.SetDouble(i, lo + (hi - lo) * ToUnit(bits));
+      // lo + (hi - lo) u < hi in f64, but rounding to a narrower element type can reach hi
+      // (always, when hi is lo's neighbour and u >= 1/2); the range is [lo, hi), so step down.
+      if (hi > lo && out.GetDouble(i) >= hi) StepDown(out, i);
     } else {
       const int64_t lo = a.GetInt(0);
       const int64_t hi = b.GetInt(0);
@@ -94,8 +130,7 @@ Result<Literal> EvaluateRngBitGenerator(const ir::Instruction& instruction,
   const int64_t bytes = bits.size_bytes();
   const int64_t count = (bytes + 7) / 8;
   for (int64_t i = 0; i < count; ++i) {
-    const uint64_t word =
-        SplitMix64(words[0] ^ SplitMix64(words[last] + static_cast<uint64_t>(i)));
+    const uint64_t word = SplitMix64(words[0] ^ SplitMix64(words[last] + static_cast<uint64_t>(i)));
     const int64_t n = std::min<int64_t>(8, bytes - 8 * i);
     std::memcpy(bits.data() + 8 * i, &word, static_cast<size_t>(n));
   }

@@ -74,9 +74,8 @@ std::optional<FastComparator> MatchSortComparator(const ir::Computation& compara
     return i->opcode() == ir::Opcode::kParameter && i->attributes().parameter_number == number;
   };
   const ir::Attributes& a = root->attributes();
-  const bool ordered =
-      a.comparison_direction == ir::ComparisonDirection::kLt ||
-      a.comparison_direction == ir::ComparisonDirection::kGt;
+  const bool ordered = a.comparison_direction == ir::ComparisonDirection::kLt ||
+                       a.comparison_direction == ir::ComparisonDirection::kGt;
   const bool type_ok = a.comparison_type == ir::ComparisonType::kDefault ||
                        a.comparison_type == ir::ComparisonType::kTotalOrder;
   if (!ordered || !type_ok || !is_param(root->operand(0), 0) || !is_param(root->operand(1), 1)) {
@@ -143,19 +142,22 @@ Result<Literal> EvaluateSort(const ir::Instruction& instruction, const Operands&
           return InvalidArgument("complex values have no order");
         } else {
           const T* data = operands[0]->typed_data<T>();
-          auto key = [&](int64_t i) {
-            if constexpr (kIsFloat<T>) {
-              return fast->total_order
-                         ? static_cast<double>(TotalOrder(data[i]))
-                         : static_cast<double>(static_cast<ComputeType<T>>(data[i]));
-            } else {
-              return data[i];
-            }
-          };
           const bool less_than = fast->direction == ir::ComparisonDirection::kLt;
-          return MergeSort(order, [&](int64_t a, int64_t b) -> Result<bool> {
-            return less_than ? key(a) < key(b) : key(a) > key(b);
-          });
+          auto sort_by = [&](auto key) {
+            return MergeSort(order, [&](int64_t a, int64_t b) -> Result<bool> {
+              return less_than ? key(a) < key(b) : key(a) > key(b);
+            });
+          };
+          if constexpr (kIsFloat<T>) {
+            // Total-order keys are compared as integers: an f64 key converted to double would
+            // lose its low bits and merge neighbouring values (1 and 1 + 2^-52).
+            if (fast->total_order) {
+              return sort_by([&](int64_t i) { return TotalOrder(data[i]); });
+            }
+            return sort_by([&](int64_t i) { return static_cast<ComputeType<T>>(data[i]); });
+          } else {
+            return sort_by([&](int64_t i) { return data[i]; });
+          }
         }
       });
     } else {
