@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <vector>
 
 namespace alpa::hlo {
@@ -31,6 +32,9 @@ std::string DescribeToken(const Token& token) {
     case TokenKind::kString:
       return "a string";
     default:
+      if (token.text.size() == 1 && !std::isprint(static_cast<unsigned char>(token.text[0]))) {
+        return fmt::format("byte 0x{:02x}", static_cast<unsigned char>(token.text[0]));
+      }
       return fmt::format("'{}'", token.text);
   }
 }

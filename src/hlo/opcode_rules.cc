@@ -31,13 +31,24 @@ OpcodeRules MakeRules(Opcode opcode) {
     case Opcode::kConstant:
     case Opcode::kPartitionId:
     case Opcode::kReplicaId:
-    case Opcode::kRngGetAndUpdateState: return {0, 0, {}};
-    case Opcode::kIota: return {0, 0, {{"iota_dimension", kRequired}}};
-    case Opcode::kGetTupleElement: return {1, 1, {{"index", kRequired}}};
+    case Opcode::kRngGetAndUpdateState:
+      return {0, 0, {}};
+    case Opcode::kIota:
+      return {0, 0, {{"iota_dimension", kRequired}}};
+    case Opcode::kGetTupleElement:
+      return {1, 1, {{"index", kRequired}}};
     case Opcode::kBroadcast:
-    case Opcode::kTranspose: return {1, 1, {{"dimensions", kRequired}}};
-    case Opcode::kReverse: return {1, 1, {{"dimensions", kRequired}}};
-    case Opcode::kConcatenate: return {1, -1, {{"dimensions", kRequired}}};
+    case Opcode::kTranspose:
+      return {1, 1, {{"dimensions", kRequired}}};
+    case Opcode::kReverse:
+      return {1, 1, {{"dimensions", kRequired}}};
+    case Opcode::kConcatenate:
+      return {1, -1, {{"dimensions", kRequired}}};
+    // get-dimension-size(x), dimensions={d}; set-dimension-size(x, size), dimensions={d}.
+    case Opcode::kGetDimensionSize:
+      return {1, 1, {{"dimensions", kRequired}}};
+    case Opcode::kSetDimensionSize:
+      return {2, 2, {{"dimensions", kRequired}}};
     case Opcode::kReshape:
     case Opcode::kBitcast:
     case Opcode::kBitcastConvert:
@@ -50,26 +61,31 @@ OpcodeRules MakeRules(Opcode opcode) {
     case Opcode::kIsFinite:
     case Opcode::kCholesky:
     case Opcode::kFft:
-    case Opcode::kGetDimensionSize:
     case Opcode::kAllGatherDone:
     case Opcode::kAllReduceDone:
     case Opcode::kCollectivePermuteDone:
     case Opcode::kSendDone:
-    case Opcode::kRecvDone: return {1, 1, {}};
+    case Opcode::kRecvDone:
+      return {1, 1, {}};
     case Opcode::kClamp:
-    case Opcode::kSelect: return {3, 3, {}};
+    case Opcode::kSelect:
+      return {3, 3, {}};
     case Opcode::kComplex:
     case Opcode::kAddDependency:
-    case Opcode::kSetDimensionSize:
     case Opcode::kStochasticConvert:
     case Opcode::kTriangularSolve:
-    case Opcode::kDynamicReshape: return {2, 2, {}};
+    case Opcode::kDynamicReshape:
+      return {2, 2, {}};
     case Opcode::kCompare:
       return {2, 2, {{"direction", kRequired}, {"type", kOptional}}};
-    case Opcode::kSlice: return {1, 1, {{"slice", kRequired}}};
-    case Opcode::kDynamicSlice: return {1, -1, {{"dynamic_slice_sizes", kRequired}}};
-    case Opcode::kDynamicUpdateSlice: return {2, -1, {}};
-    case Opcode::kPad: return {2, 2, {{"padding", kRequired}}};
+    case Opcode::kSlice:
+      return {1, 1, {{"slice", kRequired}}};
+    case Opcode::kDynamicSlice:
+      return {1, -1, {{"dynamic_slice_sizes", kRequired}}};
+    case Opcode::kDynamicUpdateSlice:
+      return {2, -1, {}};
+    case Opcode::kPad:
+      return {2, 2, {{"padding", kRequired}}};
     case Opcode::kDot:
       return {2,
               2,
@@ -84,16 +100,19 @@ OpcodeRules MakeRules(Opcode opcode) {
                {"dim_labels", kRequired},
                {"feature_group_count", kOptional},
                {"batch_group_count", kOptional}}};
-    case Opcode::kReduce: return {2, -1, {{"dimensions", kRequired}, {"to_apply", kRequired}}};
-    case Opcode::kReduceWindow: return {2, -1, {{"window", kRequired}, {"to_apply", kRequired}}};
+    case Opcode::kReduce:
+      return {2, -1, {{"dimensions", kRequired}, {"to_apply", kRequired}}};
+    case Opcode::kReduceWindow:
+      return {2, -1, {{"window", kRequired}, {"to_apply", kRequired}}};
     case Opcode::kSelectAndScatter:
-      return {3,
-              3,
-              {{"window", kRequired}, {"select", kRequired}, {"scatter", kRequired}}};
-    case Opcode::kMap: return {1, -1, {{"dimensions", kOptional}, {"to_apply", kRequired}}};
+      return {3, 3, {{"window", kRequired}, {"select", kRequired}, {"scatter", kRequired}}};
+    case Opcode::kMap:
+      return {1, -1, {{"dimensions", kOptional}, {"to_apply", kRequired}}};
     case Opcode::kSort:
-      return {1, -1, {{"dimensions", kRequired}, {"is_stable", kOptional}, {"to_apply", kRequired}}};
-    case Opcode::kTopK: return {1, 1, {{"k", kRequired}, {"largest", kOptional}}};
+      return {
+          1, -1, {{"dimensions", kRequired}, {"is_stable", kOptional}, {"to_apply", kRequired}}};
+    case Opcode::kTopK:
+      return {1, 1, {{"k", kRequired}, {"largest", kOptional}}};
     case Opcode::kGather:
       return {2,
               2,
@@ -125,11 +144,16 @@ OpcodeRules MakeRules(Opcode opcode) {
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
       return {5, 5, {{"epsilon", kRequired}, {"feature_index", kRequired}}};
-    case Opcode::kRng: return {2, 2, {{"distribution", kRequired}}};
-    case Opcode::kRngBitGenerator: return {1, 1, {{"algorithm", kRequired}}};
-    case Opcode::kFusion: return {0, -1, {{"kind", kRequired}, {"calls", kRequired}}};
-    case Opcode::kCall: return {0, -1, {{"to_apply", kRequired}}};
-    case Opcode::kWhile: return {1, 1, {{"condition", kRequired}, {"body", kRequired}}};
+    case Opcode::kRng:
+      return {2, 2, {{"distribution", kRequired}}};
+    case Opcode::kRngBitGenerator:
+      return {1, 1, {{"algorithm", kRequired}}};
+    case Opcode::kFusion:
+      return {0, -1, {{"kind", kRequired}, {"calls", kRequired}}};
+    case Opcode::kCall:
+      return {0, -1, {{"to_apply", kRequired}}};
+    case Opcode::kWhile:
+      return {1, 1, {{"condition", kRequired}, {"body", kRequired}}};
     case Opcode::kConditional:
       return {1,
               -1,
@@ -147,30 +171,41 @@ OpcodeRules MakeRules(Opcode opcode) {
                {"dim_labels", kOptional},
                {"feature_group_count", kOptional},
                {"batch_group_count", kOptional}}};
-    case Opcode::kAsyncStart: return {0, -1, {{"calls", kRequired}}};
+    case Opcode::kAsyncStart:
+      return {0, -1, {{"calls", kRequired}}};
     case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone: return {1, 1, {{"calls", kOptional}}};
+    case Opcode::kAsyncDone:
+      return {1, 1, {{"calls", kOptional}}};
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
       return {1, -1, Join({{"to_apply", kRequired}}, kCollective)};
     case Opcode::kReduceScatter:
       return {1, -1, Join({{"dimensions", kRequired}, {"to_apply", kRequired}}, kCollective)};
     case Opcode::kAllGather:
-    case Opcode::kAllGatherStart: return {1, -1, Join({{"dimensions", kRequired}}, kCollective)};
-    case Opcode::kAllToAll: return {1, -1, Join({{"dimensions", kOptional}}, kCollective)};
-    case Opcode::kCollectiveBroadcast: return {1, -1, kCollective};
+    case Opcode::kAllGatherStart:
+      return {1, -1, Join({{"dimensions", kRequired}}, kCollective)};
+    case Opcode::kAllToAll:
+      return {1, -1, Join({{"dimensions", kOptional}}, kCollective)};
+    case Opcode::kCollectiveBroadcast:
+      return {1, -1, kCollective};
     case Opcode::kCollectivePermute:
     case Opcode::kCollectivePermuteStart:
       return {1, 4, {{"source_target_pairs", kRequired}, {"channel_id", kOptional}}};
-    case Opcode::kSend: return {2, 2, {{"channel_id", kOptional}}};
-    case Opcode::kRecv: return {1, 1, {{"channel_id", kOptional}}};
-    case Opcode::kInfeed: return {1, 1, {}};
-    case Opcode::kOutfeed: return {2, 2, {}};
+    case Opcode::kSend:
+      return {2, 2, {{"channel_id", kOptional}}};
+    case Opcode::kRecv:
+      return {1, 1, {{"channel_id", kOptional}}};
+    case Opcode::kInfeed:
+      return {1, 1, {}};
+    case Opcode::kOutfeed:
+      return {2, 2, {}};
     case Opcode::kAfterAll:
     case Opcode::kTuple:
     case Opcode::kOptimizationBarrier:
-    case Opcode::kDomain: return {0, -1, {}};
-    default: return {0, -1, {}};
+    case Opcode::kDomain:
+      return {0, -1, {}};
+    default:
+      return {0, -1, {}};
   }
 }
 

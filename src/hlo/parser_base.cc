@@ -28,15 +28,19 @@ void HloParser::ResumeAt(size_t offset) {
 std::pair<int, int> HloParser::LineColumn(size_t offset) const {
   std::string_view text = lexer_.text();
   offset = std::min(offset, text.size());
-  int line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < offset; ++i) {
+  if (offset < cursor_offset_) {  // behind the cursor: rescan from the start
+    cursor_offset_ = 0;
+    cursor_line_ = 1;
+    cursor_line_start_ = 0;
+  }
+  for (size_t i = cursor_offset_; i < offset; ++i) {
     if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
+      ++cursor_line_;
+      cursor_line_start_ = i + 1;
     }
   }
-  return {line, static_cast<int>(offset - line_start) + 1};
+  cursor_offset_ = offset;
+  return {cursor_line_, static_cast<int>(offset - cursor_line_start_) + 1};
 }
 
 std::string HloParser::Location(size_t offset) const {
@@ -56,11 +60,15 @@ Status HloParser::ErrorAt(size_t offset, std::string_view message) const {
   size_t column = offset - line_start;
   size_t shown_from = column > 120 ? column - 80 : 0;
   std::string shown(line_text.substr(shown_from, 200));
+  // Control bytes would garble the terminal; '?' keeps the caret under the right column.
+  for (char& c : shown) {
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == '\x7f') c = '?';
+  }
   std::string caret(column - shown_from, ' ');
   for (size_t i = 0; i < caret.size() && i < shown.size(); ++i) {
     if (shown[i] == '\t') caret[i] = '\t';
   }
-  return InvalidArgument("{}: error: {}\n{}\n{}^", Location(offset), message, shown, caret);
+  return InvalidArgument("{}: {}\n{}\n{}^", Location(offset), message, shown, caret);
 }
 
 Status HloParser::Expected(std::string_view expected) const {
@@ -91,7 +99,8 @@ Result<int64_t> HloParser::ParseInt(std::string_view what) {
   std::string_view text = token_.text;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) {
-    return ErrorAt(token_.offset, fmt::format("integer {} is out of range, expected {}", text, what));
+    return ErrorAt(token_.offset,
+                   fmt::format("integer {} is out of range, expected {}", text, what));
   }
   Advance();
   return value;

@@ -83,7 +83,8 @@ class HloParser {
   Result<std::string> ParseRawValue(std::string_view what);
   // Raw word (see Lexer::WordAt) at the current token; leaves the lexer after it.
   Result<std::string_view> ParseWord(std::string_view what);
-  // Line and column (1-based) of a byte offset.
+  // Line and column (1-based) of a byte offset. Offsets asked in increasing order (one per
+  // instruction) cost a scan of the text between them, so a whole module is located in one pass.
   std::pair<int, int> LineColumn(size_t offset) const;
   std::string Location(size_t offset) const;  // "<source>:<line>:<col>"
 
@@ -126,6 +127,11 @@ class HloParser {
 
   Lexer lexer_;
   std::string source_name_;
+  // LineColumn's cursor: the last offset it was asked for, its line and the offset that line
+  // starts.
+  mutable size_t cursor_offset_ = 0;
+  mutable int cursor_line_ = 1;
+  mutable size_t cursor_line_start_ = 0;
   Token token_;
   int depth_ = 0;
   // Attribute names already seen on the instruction being parsed.

@@ -17,7 +17,16 @@ bool IsTrailingTable(const Token& token) {
 }  // namespace
 
 Result<std::unique_ptr<ir::Module>> HloParser::ParseModule() {
+  // HLO text never holds a NUL byte; a file that does is most likely a binary HloProto dump.
+  if (const size_t nul = lexer_.text().find('\0'); nul != std::string_view::npos) {
+    const auto [line, column] = LineColumn(nul);
+    return InvalidArgument(
+        "{}:{}:{}: not HLO text (a NUL byte); binary HloProto dumps (.pb) are not read, pass the "
+        "text dump (XLA_FLAGS=--xla_dump_hlo_as_text)",
+        source_name_, line, column);
+  }
   auto module = std::make_unique<ir::Module>("");
+  module->set_source_file(source_name_);
   bool has_header = false;
   if (IsIdent("HloModule")) {
     has_header = true;
@@ -85,10 +94,10 @@ Status HloParser::ParseComputation(ir::Module& module) {
   ALPA_ASSIGN_OR_RETURN(std::string name, ParseName(is_entry ? "the entry computation's name"
                                                              : "a computation name or ENTRY"));
   if (computations_by_name_.count(name) > 0) {
-    return ErrorAt(offset, fmt::format("computation '{}' is defined twice (first at {}), expected "
-                                       "unique computation names",
-                                       name,
-                                       Location(computation_offsets_[computations_by_name_[name]])));
+    return ErrorAt(offset,
+                   fmt::format("computation '{}' is defined twice (first at {}), expected "
+                               "unique computation names",
+                               name, Location(computation_offsets_[computations_by_name_[name]])));
   }
   if (is_entry && entry_ != nullptr) {
     return ErrorAt(offset, fmt::format("second ENTRY computation '{}' (the entry is already '{}' "
@@ -97,8 +106,8 @@ Status HloParser::ParseComputation(ir::Module& module) {
   }
   if (token_.kind == TokenKind::kLParen) ALPA_RETURN_IF_ERROR(ParseSignature());
   const size_t open_offset = token_.offset;
-  ALPA_RETURN_IF_ERROR(Expect(TokenKind::kLBrace,
-                              fmt::format("'{{' to start the body of computation '{}'", name)));
+  ALPA_RETURN_IF_ERROR(
+      Expect(TokenKind::kLBrace, fmt::format("'{{' to start the body of computation '{}'", name)));
   auto computation = std::make_unique<ir::Computation>(name);
   instructions_by_name_.clear();
   std::vector<PendingInstruction> pending;
@@ -106,8 +115,8 @@ Status HloParser::ParseComputation(ir::Module& module) {
   size_t root_offset = 0;
   while (token_.kind != TokenKind::kRBrace) {
     if (token_.kind == TokenKind::kEof) {
-      return Expected(fmt::format("'}}' to close computation '{}' opened at {}", name,
-                                  Location(open_offset)));
+      return Expected(
+          fmt::format("'}}' to close computation '{}' opened at {}", name, Location(open_offset)));
     }
     bool is_root = false;
     const size_t instruction_offset = token_.offset;
@@ -180,18 +189,20 @@ Status HloParser::ParseInstruction(ir::Computation& computation,
   }
   ir::Instruction* instruction = computation.AddInstruction(
       std::make_unique<ir::Instruction>(name, *opcode, std::move(shape)));
+  const auto [line, column] = LineColumn(offset);
+  instruction->set_location({line, column});
   instructions_by_name_.emplace(std::move(name), instruction);
   pending.push_back({instruction, offset, {}, {}, {}});
   PendingInstruction& current = pending.back();
 
-  ALPA_RETURN_IF_ERROR(Expect(TokenKind::kLParen, fmt::format("'(' after the opcode of '{}'",
-                                                              instruction->name())));
+  ALPA_RETURN_IF_ERROR(
+      Expect(TokenKind::kLParen, fmt::format("'(' after the opcode of '{}'", instruction->name())));
   if (*opcode == ir::Opcode::kParameter) {
     const size_t number_offset = token_.offset;
     ALPA_ASSIGN_OR_RETURN(int64_t number, ParseInt("the parameter number"));
     if (number < 0) {
-      return ErrorAt(number_offset, fmt::format("parameter number {} is negative, expected >= 0",
-                                                number));
+      return ErrorAt(number_offset,
+                     fmt::format("parameter number {} is negative, expected >= 0", number));
     }
     instruction->mutable_attributes().parameter_number = number;
     ALPA_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')' after the parameter number"));
@@ -204,13 +215,14 @@ Status HloParser::ParseInstruction(ir::Computation& computation,
     const OpcodeRules& rules = RulesFor(*opcode);
     const auto count = static_cast<int>(current.operands.size());
     if (count < rules.min_operands || (rules.max_operands >= 0 && count > rules.max_operands)) {
-      std::string expected =
-          rules.max_operands == rules.min_operands ? fmt::format("{}", rules.min_operands)
-          : rules.max_operands < 0 ? fmt::format("at least {}", rules.min_operands)
-                                   : fmt::format("{} to {}", rules.min_operands, rules.max_operands);
-      return ErrorAt(offset, fmt::format("'{}' ({}) has {} operands, expected {}",
-                                         instruction->name(), ir::OpcodeName(*opcode), count,
-                                         expected));
+      std::string expected = rules.max_operands == rules.min_operands
+                                 ? fmt::format("{}", rules.min_operands)
+                             : rules.max_operands < 0
+                                 ? fmt::format("at least {}", rules.min_operands)
+                                 : fmt::format("{} to {}", rules.min_operands, rules.max_operands);
+      return ErrorAt(offset,
+                     fmt::format("'{}' ({}) has {} operands, expected {}", instruction->name(),
+                                 ir::OpcodeName(*opcode), count, expected));
     }
   }
   ALPA_RETURN_IF_ERROR(ParseAttributes(current));
@@ -230,8 +242,8 @@ Status HloParser::ParseOperands(PendingInstruction& pending) {
     ALPA_ASSIGN_OR_RETURN(std::string name, ParseName("an operand name"));
     pending.operands.push_back({std::move(name), offset});
   } while (Consume(TokenKind::kComma));
-  return Expect(TokenKind::kRParen, fmt::format("',' or ')' after the operands of '{}'",
-                                                pending.instruction->name()));
+  return Expect(TokenKind::kRParen,
+                fmt::format("',' or ')' after the operands of '{}'", pending.instruction->name()));
 }
 
 Status HloParser::CheckRequiredAttributes(const PendingInstruction& pending) {
@@ -244,8 +256,8 @@ Status HloParser::CheckRequiredAttributes(const PendingInstruction& pending) {
     }
     return ErrorAt(pending.offset, fmt::format("'{}' ({}) is missing attribute '{}', expected "
                                                "{}=...",
-                                               pending.instruction->name(),
-                                               ir::OpcodeName(opcode), rule.name, rule.name));
+                                               pending.instruction->name(), ir::OpcodeName(opcode),
+                                               rule.name, rule.name));
   }
   return Status::Ok();
 }
@@ -256,11 +268,11 @@ Status HloParser::ResolveOperands(ir::Computation& computation,
                     std::string_view role) -> Result<ir::Instruction*> {
     auto it = instructions_by_name_.find(ref.name);
     if (it != instructions_by_name_.end()) return it->second;
-    return ErrorAt(ref.offset, fmt::format("use of undefined instruction '%{}' as {} of '{}' in "
-                                           "computation '{}', expected an instruction of the "
-                                           "same computation",
-                                           ref.name, role, user.instruction->name(),
-                                           computation.name()));
+    return ErrorAt(ref.offset,
+                   fmt::format("use of undefined instruction '%{}' as {} of '{}' in "
+                               "computation '{}', expected an instruction of the "
+                               "same computation",
+                               ref.name, role, user.instruction->name(), computation.name()));
   };
   for (PendingInstruction& user : pending) {
     for (size_t i = 0; i < user.operands.size(); ++i) {
@@ -289,7 +301,9 @@ Status HloParser::ResolveCalls() {
     // The order of called_computations() is the role order of ir/instruction.h.
     std::vector<const CallRef*> ordered;
     switch (instruction.opcode()) {
-      case ir::Opcode::kWhile: ordered = {find_role("condition"), find_role("body")}; break;
+      case ir::Opcode::kWhile:
+        ordered = {find_role("condition"), find_role("body")};
+        break;
       case ir::Opcode::kSelectAndScatter:
         ordered = {find_role("select"), find_role("scatter")};
         break;

@@ -14,6 +14,15 @@ namespace alpa::ir {
 
 class Computation;
 
+// Where an instruction was defined in the text it was parsed from, 1-based; line 0 for one built in
+// C++. Diagnostics print it as FILE:LINE:COLUMN with the module's source_file() (MLIR's
+// FileLineColLoc), so an error found after parsing still points into the user's file.
+struct SourceLocation {
+  int64_t line = 0;
+  int64_t column = 0;
+  bool known() const { return line > 0; }
+};
+
 class Instruction {
  public:
   Instruction(std::string name, Opcode opcode, Shape shape)
@@ -32,7 +41,9 @@ class Instruction {
   Instruction* operand(int64_t i) const { return operands_[static_cast<size_t>(i)]; }
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
   void AppendOperand(Instruction* operand) { operands_.push_back(operand); }
-  void ReplaceOperand(int64_t i, Instruction* operand) { operands_[static_cast<size_t>(i)] = operand; }
+  void ReplaceOperand(int64_t i, Instruction* operand) {
+    operands_[static_cast<size_t>(i)] = operand;
+  }
 
   // Called computations, in the order of the roles below.
   //   reduce, reduce-window, map, sort, scatter, all-reduce(-start), reduce-scatter, call,
@@ -64,6 +75,9 @@ class Instruction {
   const Attributes& attributes() const { return attributes_; }
   Attributes& mutable_attributes() { return attributes_; }
 
+  const SourceLocation& location() const { return location_; }
+  void set_location(SourceLocation location) { location_ = location; }
+
   // The computation that owns this instruction.
   Computation* parent() const { return parent_; }
   void set_parent(Computation* parent) { parent_ = parent; }
@@ -76,6 +90,7 @@ class Instruction {
   std::vector<Computation*> called_computations_;
   std::vector<Instruction*> control_predecessors_;
   Attributes attributes_;
+  SourceLocation location_;
   Computation* parent_ = nullptr;
 };
 

@@ -30,6 +30,9 @@ class Module {
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
+  // The file (or other source name) the module was parsed from; empty for one built in C++.
+  const std::string& source_file() const { return source_file_; }
+  void set_source_file(std::string source_file) { source_file_ = std::move(source_file); }
 
   // Takes ownership; the computation's parent becomes this module.
   Computation* AddComputation(std::unique_ptr<Computation> computation);
@@ -50,6 +53,7 @@ class Module {
 
  private:
   std::string name_;
+  std::string source_file_;
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
   ModuleConfig config_;

@@ -22,6 +22,9 @@ struct UnaryTypeRule {
 bool FloatingOrComplex(DType dtype) { return IsFloating(dtype) || IsComplex(dtype); }
 bool PredOrInteger(DType dtype) { return dtype == DType::kPred || IsInteger(dtype); }
 bool Numeric(DType dtype) { return dtype != DType::kPred && IsArrayDType(dtype); }
+bool SignedOrComplex(DType dtype) {
+  return IsSignedInteger(dtype) || IsFloating(dtype) || IsComplex(dtype);
+}
 
 UnaryTypeRule UnaryRule(Opcode opcode) {
   switch (opcode) {
@@ -37,9 +40,12 @@ UnaryTypeRule UnaryRule(Opcode opcode) {
     case Opcode::kClz:
     case Opcode::kPopulationCount:
       return {IsInteger, "an integer"};
+    // XLA rejects abs and sign of unsigned integers (there is no sign bit to act on); negate
+    // wraps them around.
     case Opcode::kAbs:
-    case Opcode::kNegate:
     case Opcode::kSign:
+      return {SignedOrComplex, "a signed or complex"};
+    case Opcode::kNegate:
       return {Numeric, "a numeric"};
     default:  // exponential, log, sqrt, tanh, real, imag, ...
       return {FloatingOrComplex, "a floating-point or complex"};

@@ -106,33 +106,33 @@ bool HasNegativeDim(const Shape& shape) {
   return false;
 }
 
-Status CheckShapes(const Computation& computation) {
-  for (const Instruction* instruction : computation.MakePostOrder()) {
-    if (HasNegativeDim(instruction->shape())) {
-      return InvalidArgument("%{}: shape {} has a negative dimension", instruction->name(),
-                             Str(instruction->shape()));
-    }
-    ALPA_ASSIGN_OR_RETURN(Shape inferred, InferShape(*instruction));
-    if (!inferred.Compatible(instruction->shape())) {
-      return InvalidArgument("{} %{}: declared shape {} does not match the inferred shape {}",
-                             OpcodeName(instruction->opcode()), instruction->name(),
-                             Str(instruction->shape()), Str(inferred));
-    }
+Status CheckShape(const Instruction& instruction) {
+  if (HasNegativeDim(instruction.shape())) {
+    return InvalidArgument("%{}: shape {} has a negative dimension", instruction.name(),
+                           Str(instruction.shape()));
+  }
+  ALPA_ASSIGN_OR_RETURN(Shape inferred, InferShape(instruction));
+  if (!inferred.Compatible(instruction.shape())) {
+    return InvalidArgument("{} %{}: declared shape {} does not match the inferred shape {}",
+                           OpcodeName(instruction.opcode()), instruction.name(),
+                           Str(instruction.shape()), Str(inferred));
   }
   return Status::Ok();
 }
 
-Status VerifyComputationRules(const Computation& computation) {
-  if (computation.root() == nullptr) return InvalidArgument("has no root instruction");
-  if (computation.root()->parent() != &computation) {
-    return InvalidArgument("root %{} belongs to another computation", computation.root()->name());
+// Diagnostics start with the place: "FILE:LINE:COLUMN" of the instruction when it was parsed from
+// text, else "FILE" of the module, else nothing (a module built in C++).
+std::string Place(const Module* module, const Instruction* instruction) {
+  const std::string file = module != nullptr ? module->source_file() : "";
+  if (instruction != nullptr && instruction->location().known()) {
+    return fmt::format("{}:{}:{}", file.empty() ? "<input>" : file, instruction->location().line,
+                       instruction->location().column);
   }
-  ALPA_RETURN_IF_ERROR(CheckParameterNumbers(computation));
-  for (const auto& instruction : computation.instructions()) {
-    ALPA_RETURN_IF_ERROR(CheckEdges(computation, *instruction));
-  }
-  ALPA_RETURN_IF_ERROR(CheckAcyclic(computation));
-  return CheckShapes(computation);
+  return file;
+}
+
+Status At(const std::string& place, const Status& status) {
+  return place.empty() ? status : status.WithContext(place);
 }
 
 // Computation names are unique in the module, instruction names within their computation: XLA's
@@ -201,20 +201,46 @@ Status CheckCallGraph(const Module& module) {
 }  // namespace
 
 Status VerifyComputation(const Computation& computation) {
-  return VerifyComputationRules(computation)
-      .WithContext(fmt::format("computation %{}", computation.name()));
+  const Module* module = computation.parent();
+  const std::string context = fmt::format("computation %{}", computation.name());
+  auto fail = [&](const Instruction* instruction, const Status& status) {
+    return At(Place(module, instruction), status.WithContext(context));
+  };
+  if (computation.root() == nullptr) {
+    return fail(nullptr, InvalidArgument("has no root instruction"));
+  }
+  if (computation.root()->parent() != &computation) {
+    return fail(nullptr, InvalidArgument("root %{} belongs to another computation",
+                                         computation.root()->name()));
+  }
+  if (Status status = CheckParameterNumbers(computation); !status.ok()) {
+    return fail(nullptr, status);
+  }
+  for (const auto& instruction : computation.instructions()) {
+    if (Status status = CheckEdges(computation, *instruction); !status.ok()) {
+      return fail(instruction.get(), status);
+    }
+  }
+  if (Status status = CheckAcyclic(computation); !status.ok()) return fail(nullptr, status);
+  for (const Instruction* instruction : computation.MakePostOrder()) {
+    if (Status status = CheckShape(*instruction); !status.ok()) return fail(instruction, status);
+  }
+  return Status::Ok();
 }
 
 Status VerifyModule(const Module& module) {
+  const std::string place = Place(&module, nullptr);
+  const std::string context = fmt::format("module {}", module.name());
   const Computation* entry = module.entry();
-  if (entry == nullptr)
-    return InvalidArgument("module {}: has no entry computation", module.name());
-  if (entry->parent() != &module) {
-    return InvalidArgument("module {}: entry computation %{} is not in the module", module.name(),
-                           entry->name());
+  if (entry == nullptr) {
+    return At(place, InvalidArgument("has no entry computation").WithContext(context));
   }
-  ALPA_RETURN_IF_ERROR(CheckNames(module).WithContext(fmt::format("module {}", module.name())));
-  ALPA_RETURN_IF_ERROR(CheckCallGraph(module).WithContext(fmt::format("module {}", module.name())));
+  if (entry->parent() != &module) {
+    return At(place, InvalidArgument("entry computation %{} is not in the module", entry->name())
+                         .WithContext(context));
+  }
+  ALPA_RETURN_IF_ERROR(At(place, CheckNames(module).WithContext(context)));
+  ALPA_RETURN_IF_ERROR(At(place, CheckCallGraph(module).WithContext(context)));
   for (const auto& computation : module.computations()) {
     ALPA_RETURN_IF_ERROR(VerifyComputation(*computation));
   }

@@ -9,8 +9,10 @@
 
 namespace alpa::ir {
 
-// Checks one computation and returns the first broken rule as
-// "computation %c: <rule>" (the rule names the instruction):
+// Checks one computation and returns the first broken rule as "PLACE: computation %c: <rule>"
+// (the rule names the instruction). PLACE is FILE:LINE:COLUMN of the offending instruction when
+// the module was parsed from text (Instruction::location, Module::source_file), else the file,
+// else absent:
 //   - it has a root, owned by it;
 //   - parameter numbers are exactly 0..n-1, once each;
 //   - operands and control predecessors are present and belong to it; called computations are
@@ -25,7 +27,7 @@ Status VerifyComputation(const Computation& computation);
 // Checks a module: an entry exists and is one of its computations; computation names are unique
 // in the module, instruction names in their computation; called computations belong to it and
 // the call graph has no cycle; then VerifyComputation on each computation in module order.
-// Returns the first broken rule.
+// Returns the first broken rule, as "FILE: module m: <rule>" for the module-wide ones.
 Status VerifyModule(const Module& module);
 
 }  // namespace alpa::ir

@@ -13,9 +13,9 @@ using testing::FirstErrorLine;
 // a destroyed temporary (ALPA_RETURN_IF_ERROR(f().status())); ASan: stack-use-after-scope.
 TEST(FuzzRegressionTest, ErrorInsideSignature) {
   EXPECT_EQ(FirstErrorLine("ENTRY %e (p0.1: f32[4096,102->, p1: f32[]) -> f32[] {\n}"),
-            "test.hlo:1:29: error: found '->', expected ',' or ']' in the dimensions");
+            "test.hlo:1:29: found '->', expected ',' or ']' in the dimensions");
   EXPECT_EQ(FirstErrorLine("ENTRY %e (: f32[]) -> f32[] {\n}"),
-            "test.hlo:1:11: error: found ':', expected a parameter name");
+            "test.hlo:1:11: found ':', expected a parameter name");
 }
 
 // crash-67923236: `%3calar_rhs` was accepted as a name, then printed bare in the signature, where

@@ -12,7 +12,8 @@ using testing::Get;
 using testing::ParseOk;
 
 // The example module of shared/reference/hlo-text-and-sharding.md.
-constexpr std::string_view kReferenceExample = R"(HloModule mlp, entry_computation_layout={(f32[8,16]{1,0}, f32[16,32]{1,0})->f32[8,32]{1,0}}
+constexpr std::string_view kReferenceExample =
+    R"(HloModule mlp, entry_computation_layout={(f32[8,16]{1,0}, f32[16,32]{1,0})->f32[8,32]{1,0}}
 
 %add.f32 (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -52,7 +53,8 @@ TEST(ModuleTest, ReferenceExample) {
   EXPECT_EQ(r.to_apply()->name(), "add.f32");
   EXPECT_EQ(r.operand(1)->name(), "zero");
 
-  const std::string expected = R"(HloModule mlp, entry_computation_layout={(f32[8,16]{1,0}, f32[16,32]{1,0})->f32[8,32]{1,0}}
+  const std::string expected =
+      R"(HloModule mlp, entry_computation_layout={(f32[8,16]{1,0}, f32[16,32]{1,0})->f32[8,32]{1,0}}
 
 %add.f32 (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -76,7 +78,8 @@ ENTRY %main (x: f32[8,16], w: f32[16,32]) -> f32[8,32] {
 }
 
 TEST(ModuleTest, HeaderAttributes) {
-  auto module = ParseOk(R"(HloModule m, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }, num_partitions=4, replica_count=2, frontend_attributes={fingerprint_before_lhs="ab"}
+  auto module = ParseOk(
+      R"(HloModule m, is_scheduled=true, input_output_alias={ {0}: (0, {}, may-alias) }, num_partitions=4, replica_count=2, frontend_attributes={fingerprint_before_lhs="ab"}
 ENTRY e { ROOT p = f32[] parameter(0) })");
   ASSERT_NE(module, nullptr);
   const ir::ModuleConfig& config = module->config();
@@ -216,6 +219,17 @@ TEST(ModuleTest, OpcodeAliasAndEmptyOperandLists) {
   EXPECT_EQ(Get(*module, "o").opcode(), ir::Opcode::kOptimizationBarrier);
   EXPECT_EQ(Get(*module, "t").operand_count(), 0);
   EXPECT_EQ(PrintInstruction(Get(*module, "o")), "%o = (f32[2]) opt-barrier(%a)");
+}
+
+// Each instruction records where its name stands (after ROOT), for diagnostics after parsing.
+TEST(ModuleTest, InstructionsRecordTheirSourceLocation) {
+  auto module = ParseOk(
+      "HloModule m\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] negate(p)\n}\n");
+  EXPECT_EQ(module->source_file(), "test.hlo");
+  EXPECT_EQ(Get(*module, "p").location().line, 4);
+  EXPECT_EQ(Get(*module, "p").location().column, 3);
+  EXPECT_EQ(Get(*module, "r").location().line, 5);
+  EXPECT_EQ(Get(*module, "r").location().column, 8);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Shapes (ParseShape) and constant literals.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,11 +14,12 @@ namespace {
 using testing::FirstErrorLine;
 using testing::Get;
 using testing::ParseOk;
+using ::testing::StartsWith;
 
 TEST(ShapeTest, ArraysLayoutsAndTuples) {
   auto shape = ParseShape("f32[8,16]{1,0}");
   ASSERT_TRUE(shape.ok());
-  EXPECT_EQ(shape->dtype(), ir::DType::kF32);
+  EXPECT_THAT(shape->dtype(), ir::DType::kF32);
   EXPECT_EQ(shape->dims(), (std::vector<int64_t>{8, 16}));
   ASSERT_TRUE(shape->layout().has_value());
   EXPECT_EQ(shape->layout()->minor_to_major, (std::vector<int64_t>{1, 0}));
@@ -52,20 +54,20 @@ TEST(ShapeTest, ArraysLayoutsAndTuples) {
 }
 
 TEST(ShapeTest, Errors) {
-  EXPECT_EQ(ParseShape("f33[2]").status().message().substr(0, 50),
-            "<shape>:1:1: error: unknown element type 'f33', ex");
-  EXPECT_EQ(ParseShape("f32[2").status().message().substr(0, 63),
-            "<shape>:1:6: error: found end of input, expected ',' or ']' in ");
-  EXPECT_EQ(ParseShape("f32[-1]").status().message().substr(0, 47),
-            "<shape>:1:5: error: dimension size -1 is negati");
+  EXPECT_THAT(ParseShape("f33[2]").status().message(),
+              StartsWith("<shape>:1:1: unknown element type 'f33', ex"));
+  EXPECT_THAT(ParseShape("f32[2").status().message(),
+              StartsWith("<shape>:1:6: found end of input, expected ',' or ']' in "));
+  EXPECT_THAT(ParseShape("f32[-1]").status().message(),
+              StartsWith("<shape>:1:5: dimension size -1 is negati"));
   EXPECT_EQ(ParseShape("f32[?]").status().code(), StatusCode::kUnimplemented);
-  EXPECT_EQ(ParseShape("f32[4294967296,4294967296]").status().message().substr(0, 51),
-            "<shape>:1:1: error: shape has more than 2^63 elemen");
-  EXPECT_EQ(ParseShape("f32[2] x").status().message().substr(0, 60),
-            "<shape>:1:8: error: found identifier 'x', expected end of in");
+  EXPECT_THAT(ParseShape("f32[4294967296,4294967296]").status().message(),
+              StartsWith("<shape>:1:1: shape has more than 2^63 elemen"));
+  EXPECT_THAT(ParseShape("f32[2] x").status().message(),
+              StartsWith("<shape>:1:8: found identifier 'x', expected end of in"));
   std::string deep(300, '(');
-  EXPECT_EQ(ParseShape(deep).status().message().substr(0, 54),
-            "<shape>:1:257: error: shape nested deeper than 256 lev");
+  EXPECT_THAT(ParseShape(deep).status().message(),
+              StartsWith("<shape>:1:257: shape nested deeper than 256 lev"));
 }
 
 // Wraps constants into a module and returns it parsed.
@@ -118,23 +120,23 @@ TEST(LiteralTest, ElidedConstantOfAnySize) {
 
 TEST(LiteralTest, ElementCountMustMatchTheShape) {
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}"),
-            "test.hlo:2:28: error: found 2 elements in dimension 0 of a f32[3] literal, expected 3");
+            "test.hlo:2:28: found 2 elements in dimension 0 of a f32[3] literal, expected 3");
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = f32[1] constant({1, 2})\n}"),
-            "test.hlo:2:32: error: too many elements in dimension 0 of a f32[1] literal, "
+            "test.hlo:2:32: too many elements in dimension 0 of a f32[1] literal, "
             "expected 1");
   // The size comes from the shape, but only elements actually written are ever stored.
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = f32[99999999999] constant({1})\n}"),
-            "test.hlo:2:38: error: found 1 elements in dimension 0 of a f32[99999999999] literal, "
+            "test.hlo:2:38: found 1 elements in dimension 0 of a f32[99999999999] literal, "
             "expected 99999999999");
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = f32[2,2] constant({1, 2})\n}"),
-            "test.hlo:2:31: error: found integer 1, expected '{' for dimension 1 of a f32[2,2] "
+            "test.hlo:2:31: found integer 1, expected '{' for dimension 1 of a f32[2,2] "
             "literal");
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = s8[] constant(300)\n}"),
-            "test.hlo:2:26: error: value 300 is out of range for s8, expected -128..127");
+            "test.hlo:2:26: value 300 is out of range for s8, expected -128..127");
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = s32[] constant(1.5)\n}"),
-            "test.hlo:2:27: error: found number 1.5, expected an integer for a s32 element");
+            "test.hlo:2:27: found number 1.5, expected an integer for a s32 element");
   EXPECT_EQ(FirstErrorLine("ENTRY e {\n  ROOT c = (f32[], f32[]) constant((1))\n}"),
-            "test.hlo:2:38: error: found ')', expected ',' between tuple elements");
+            "test.hlo:2:38: found ')', expected ',' between tuple elements");
 }
 
 TEST(LiteralTest, PrintsShortestRoundTrippingFloats) {

@@ -22,7 +22,7 @@ inline std::unique_ptr<ir::Module> ParseOk(std::string_view text) {
   return std::move(module).value();
 }
 
-// The first line of the parse error ("test.hlo:3:7: error: ..."), or "parsed" on success.
+// The first line of the parse error ("test.hlo:3:7: ..."), or "parsed" on success.
 inline std::string FirstErrorLine(std::string_view text) {
   auto module = ParseHloModule(text, "test.hlo");
   if (module.ok()) return "parsed";

@@ -26,6 +26,37 @@ TEST_F(CollectiveShapeTest, AllReduceKeepsShapes) {
                                  "(f32[], f32[])->f32[]"));
 }
 
+TEST_F(CollectiveShapeTest, AsyncHalvesOfAllReduceCheckTheirOperands) {
+  Computation* add_s32 = mb_.ScalarReducer(Opcode::kAdd, DType::kS32);
+  // all-reduce-start checks its reducer as all-reduce does.
+  EXPECT_EQ(b_.AddInstruction(Opcode::kAllReduceStart, {Param(F32({2}))}, {}, {add_s32}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("all-reduce-start %all-reduce-start.1: reducer %add.s32 has "
+                                 "signature (s32[], s32[])->s32[] but must be (f32[], "
+                                 "f32[])->f32[]"));
+  Reset();
+  Instruction* x = Param(F32({2}));
+  EXPECT_EQ(b_.AddInstruction(Opcode::kAllReduceDone, {x, x}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("all-reduce-done %all-reduce-done.1: expects 1 operand(s) but "
+                                 "has 2"));
+}
+
+TEST_F(CollectiveShapeTest, BroadcastAndPermuteKeepShapesButNeedAnOperand) {
+  Instruction* x = Param(F32({2, 0}));
+  Instruction* y = Param(S32({}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCollectiveBroadcast, {x, y})), "(f32[2,0], s32[])");
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kCollectivePermute, {x})), "f32[2,0]");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kCollectiveBroadcast, {}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("collective-broadcast %collective-broadcast.2: expects at least "
+                                 "1 operand(s) but has 0"));
+  Reset();
+  EXPECT_EQ(b_.AddInstruction(Opcode::kCollectivePermute, {}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("expects at least 1 operand(s) but has 0"));
+  Reset();
+  // collective-permute-done takes element 1 (the received buffer) of the start tuple.
+  EXPECT_EQ(b_.AddInstruction(Opcode::kCollectivePermuteDone, {Param(F32({2}))}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand must be the tuple of a -start op but has shape f32[2]"));
+}
+
 TEST_F(CollectiveShapeTest, AllGatherGrowsByGroupSize) {
   Instruction* x = Param(F32({4, 8}));
   EXPECT_EQ(S(b_.AllGather(x, 1, {{0, 1, 2, 3}})), "f32[4,32]");
@@ -69,6 +100,18 @@ TEST_F(CollectiveShapeTest, AllGatherStartAndDone) {
   EXPECT_EQ(S(b_.AddInstruction(Opcode::kAllGatherDone, {start})), "f32[8]");
   EXPECT_EQ(b_.AddInstruction(Opcode::kAllGatherDone, {x}), nullptr);
   EXPECT_THAT(Error(), HasSubstr("operand must be the tuple of a -start op but has shape f32[4]"));
+}
+
+TEST_F(CollectiveShapeTest, AllGatherStartNeedsADimensionToGather) {
+  Attributes attributes;
+  attributes.replica_groups = ReplicaGroups{{{0, 1, 2}}, std::nullopt};
+  attributes.dimensions = {1};
+  // Gathering dimension 1 of 3 devices: 2 -> 6.
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kAllGatherStart, {Param(F32({4, 2}))}, attributes)),
+            "(f32[4,2], f32[4,6])");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kAllGatherStart, {Param(F32({4}))}, attributes), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("all-gather-start %all-gather-start.2: dimensions entry 1 is out "
+                                 "of range [0, 1)"));
 }
 
 TEST_F(CollectiveShapeTest, ReduceScatterShrinksByGroupSize) {

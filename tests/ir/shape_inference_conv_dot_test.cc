@@ -32,6 +32,19 @@ TEST_F(ConvDotShapeTest, DotWithSeveralBatchAndContractingDims) {
   EXPECT_EQ(S(b_.Dot(a, b, DotDims({}, {}, {1}, {0}), DType::kF32)), "f32[2]");
 }
 
+TEST_F(ConvDotShapeTest, DotWithEmptyDimensions) {
+  // An empty contraction still gives the free dims; an empty free dim gives an empty result.
+  EXPECT_EQ(S(b_.MatMul(Param(F32({2, 0})), Param(F32({0, 5})))), "f32[2,5]");
+  EXPECT_EQ(S(b_.MatMul(Param(F32({0, 3})), Param(F32({3, 4})))), "f32[0,4]");
+  // An empty batch dim pairs with an empty batch dim only.
+  EXPECT_EQ(S(b_.Dot(Param(F32({0, 2, 3})), Param(F32({0, 3, 4})), DotDims({0}, {0}, {2}, {1}))),
+            "f32[0,2,4]");
+  EXPECT_EQ(b_.Dot(Param(F32({0, 2, 3})), Param(F32({1, 3, 4})), DotDims({0}, {0}, {2}, {1})),
+            nullptr);
+  EXPECT_THAT(Error(), HasSubstr("lhs batch dimension 0 has size 0 but rhs batch dimension 0 has "
+                                 "size 1"));
+}
+
 TEST_F(ConvDotShapeTest, DotContractingSizeMismatchNamesBothDimensions) {
   Instruction* lhs = Param(F32({4, 16}));
   Instruction* rhs = Param(F32({8, 5}));
@@ -108,6 +121,16 @@ TEST_F(ConvDotShapeTest, ConvolutionWithBatchGroups) {
   EXPECT_EQ(b_.Convolution(input, kernel, {Window(2), Window(2)}, Nhwc(), 1, 4), nullptr);
   EXPECT_THAT(Error(), HasSubstr("input batch 6 and kernel output features 3 must be divisible by "
                                  "batch_group_count 4"));
+}
+
+TEST_F(ConvDotShapeTest, ConvolutionWithEmptyBatchOrWindowLargerThanInput) {
+  EXPECT_EQ(S(b_.Convolution(Param(F32({0, 5, 5, 2})), Param(F32({3, 3, 2, 4})),
+                             {Window(3), Window(3)}, Nhwc())),
+            "f32[0,3,3,4]");
+  // A 3-wide window over 2 inputs fits nowhere: (2 - 3) < 0 gives 0 outputs, not an error.
+  EXPECT_EQ(S(b_.Convolution(Param(F32({1, 2, 5, 2})), Param(F32({3, 3, 2, 4})),
+                             {Window(3), Window(3)}, Nhwc())),
+            "f32[1,0,3,4]");
 }
 
 TEST_F(ConvDotShapeTest, ConvolutionWindowMustMatchKernel) {

@@ -120,5 +120,20 @@ TEST_F(DataMovementShapeTest, DimensionSizeQueries) {
   EXPECT_THAT(Error(), HasSubstr("dimensions entry 2 is out of range [0, 2)"));
 }
 
+TEST_F(DataMovementShapeTest, SetDimensionSizeNeedsAnIntegerScalarSizeAndOneDimension) {
+  Instruction* x = Param(F32({2, 3}));
+  Attributes attributes;
+  attributes.dimensions = {0};
+  EXPECT_EQ(b_.AddInstruction(Opcode::kSetDimensionSize, {x, Param(F32({}))}, attributes), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("set-dimension-size %set-dimension-size.1: index operand 1 "
+                                 "(%parameter.2) must be an integer scalar but has shape f32[]"));
+  Reset();
+  attributes.dimensions = {0, 1};
+  EXPECT_EQ(b_.AddInstruction(Opcode::kSetDimensionSize, {Param(F32({2, 3})), Param(S32({}))},
+                              attributes),
+            nullptr);
+  EXPECT_THAT(Error(), HasSubstr("dimensions must have exactly one entry but has 2"));
+}
+
 }  // namespace
 }  // namespace alpa::ir

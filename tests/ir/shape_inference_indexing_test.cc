@@ -36,6 +36,9 @@ TEST_F(IndexingShapeTest, EmbeddingGatherWithImplicitIndexVector) {
   Instruction* table = Param(F32({1000, 64}));
   Instruction* ids = Param(S32({8, 16}));
   EXPECT_EQ(S(b_.Gather(table, ids, GatherDims({2}, {0}, {0}, 2), {1, 64})), "f32[8,16,64]");
+  // No ids: the batch dims are empty and so is the result.
+  EXPECT_EQ(S(b_.Gather(table, Param(S32({0})), GatherDims({1}, {0}, {0}, 1), {1, 64})),
+            "f32[0,64]");
 }
 
 TEST_F(IndexingShapeTest, GatherWithIndexVectorDimInTheMiddle) {

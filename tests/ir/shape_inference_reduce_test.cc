@@ -32,8 +32,11 @@ TEST_F(ReduceShapeTest, ReduceRemovesDimensions) {
   EXPECT_EQ(S(b_.Reduce(x, zero, {0, 2}, add)), "f32[3]");
   EXPECT_EQ(S(b_.Reduce(x, zero, {0, 1, 2}, add)), "f32[]");
   EXPECT_EQ(S(b_.Reduce(x, zero, {}, add)), "f32[2,3,4]");
+  // Reducing an empty dimension is fine (the result is the init value); the others survive.
+  EXPECT_EQ(S(b_.Reduce(Param(F32({0, 3})), zero, {0}, add)), "f32[3]");
+  EXPECT_EQ(S(b_.Reduce(Param(F32({0, 3})), zero, {1}, add)), "f32[0]");
   EXPECT_EQ(b_.Reduce(x, zero, {3}, add), nullptr);
-  EXPECT_THAT(Error(), HasSubstr("reduce %reduce.4: dimensions entry 3 is out of range [0, 3)"));
+  EXPECT_THAT(Error(), HasSubstr("reduce %reduce.6: dimensions entry 3 is out of range [0, 3)"));
 }
 
 TEST_F(ReduceShapeTest, VariadicReduceGivesATuple) {

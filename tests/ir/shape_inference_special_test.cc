@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "ir/shape_inference.h"
 #include "ir_test_util.h"
 
@@ -94,6 +97,103 @@ TEST_F(SpecialShapeTest, OpaqueOpsKeepTheirDeclaredShape) {
   EXPECT_EQ(S(b_.AddInstruction(Opcode::kBitcast, {x}, {}, {}, S32({3, 1}))), "s32[3,1]");
   EXPECT_FALSE(HasShapeRule(Opcode::kCustomCall));
   EXPECT_TRUE(HasShapeRule(Opcode::kDot));
+}
+
+// The ops without a rule (their result depends on a target, a device or runtime data) keep
+// whatever shape they are declared with, operands or not.
+TEST(OpaqueShapeTest, EveryOpaqueOpKeepsItsDeclaredShape) {
+  const std::vector<Opcode> opaque = {
+      Opcode::kParameter, Opcode::kCustomCall,     Opcode::kBitcast,
+      Opcode::kFft,       Opcode::kSend,           Opcode::kSendDone,
+      Opcode::kRecv,      Opcode::kRecvDone,       Opcode::kInfeed,
+      Opcode::kOutfeed,   Opcode::kAsyncStart,     Opcode::kAsyncUpdate,
+      Opcode::kAsyncDone, Opcode::kDynamicReshape, Opcode::kRngGetAndUpdateState};
+  const Shape declared = Shape::Tuple({F32({2, 0}), Shape::Token()});
+  int without_rule = 0;
+  for (int i = 0; i < kOpcodeCount; ++i) without_rule += !HasShapeRule(static_cast<Opcode>(i));
+  EXPECT_EQ(without_rule, static_cast<int>(opaque.size()));
+  for (Opcode opcode : opaque) {
+    SCOPED_TRACE(std::string(OpcodeName(opcode)));
+    EXPECT_FALSE(HasShapeRule(opcode));
+    Instruction operand("operand", Opcode::kParameter, S32({7}));
+    Instruction instruction("x", opcode, declared);
+    instruction.AppendOperand(&operand);
+    Result<Shape> shape = InferShape(instruction);
+    ASSERT_TRUE(shape.ok()) << shape.status().ToString();
+    EXPECT_EQ(shape->ToString(false), "(f32[2,0], token[])");
+  }
+}
+
+TEST_F(SpecialShapeTest, IdentityOpsTakeExactlyOneOperand) {
+  Instruction* x = Param(F32({3}));
+  Instruction* y = Param(S32({}));
+  for (Opcode opcode : {Opcode::kCopy, Opcode::kDomain, Opcode::kOptimizationBarrier}) {
+    SCOPED_TRACE(std::string(OpcodeName(opcode)));
+    EXPECT_EQ(S(b_.AddInstruction(opcode, {y})), "s32[]");
+    EXPECT_EQ(b_.AddInstruction(opcode, {x, y}), nullptr);
+    EXPECT_THAT(Error(), HasSubstr("expects 1 operand(s) but has 2"));
+    Reset();
+    x = Param(F32({3}));
+    y = Param(S32({}));
+  }
+}
+
+TEST_F(SpecialShapeTest, TokenAndAsyncCopyOpsRejectMalformedOperands) {
+  Instruction* x = Param(F32({3}));
+  // add-dependency orders its first operand after a token; a second array is no token.
+  EXPECT_EQ(b_.AddInstruction(Opcode::kAddDependency, {x, x}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("add-dependency %add-dependency.1: operand 1 must be a token but "
+                                 "has shape f32[3]"));
+  Reset();
+  // after-all of nothing is a token too.
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kAfterAll, {})), "token[]");
+  EXPECT_EQ(b_.AddInstruction(Opcode::kCopyStart, {Param(F32({3})), Param(F32({3}))}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("copy-start %copy-start.1: expects 1 operand(s) but has 2"));
+  Reset();
+  EXPECT_EQ(b_.AddInstruction(Opcode::kCopyDone, {Param(F32({3}))}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand must be the tuple of a copy-start but has shape f32[3]"));
+  Reset();
+  // partition-id and replica-id read the device, not an operand.
+  EXPECT_EQ(b_.AddInstruction(Opcode::kPartitionId, {Param(F32({3}))}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("partition-id %partition-id.1: expects 0 operand(s) but has 1"));
+  Reset();
+  EXPECT_EQ(b_.AddInstruction(Opcode::kReplicaId, {Param(F32({3}))}), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("expects 0 operand(s) but has 1"));
+}
+
+TEST_F(SpecialShapeTest, BatchNormInferenceAndGradCheckEveryOperand) {
+  Attributes attributes;
+  attributes.feature_index = 1;
+  attributes.epsilon = 1e-3;
+  // feature_index 1 of f32[4,3,2]: the feature vectors are f32[3].
+  Instruction* x = Param(F32({4, 3, 2}));
+  Instruction* v = Param(F32({3}));
+  Instruction* wrong = Param(F32({4}));
+  EXPECT_EQ(S(b_.AddInstruction(Opcode::kBatchNormInference, {x, v, v, v, v}, attributes)),
+            "f32[4,3,2]");
+  // The variance (operand 4) is the wrong length.
+  EXPECT_EQ(b_.AddInstruction(Opcode::kBatchNormInference, {x, v, v, v, wrong}, attributes),
+            nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand 4 f32[4] must be the feature vector f32[3]"));
+  Reset();
+  x = Param(F32({4, 3, 2}));
+  v = Param(F32({3}));
+  // grad_output (operand 4) must have the operand's shape.
+  EXPECT_EQ(
+      b_.AddInstruction(Opcode::kBatchNormGrad, {x, v, v, v, Param(F32({4, 3, 1}))}, attributes),
+      nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand 4 f32[4,3,1] must be the operand's shape f32[4,3,2]"));
+  Reset();
+  attributes.feature_index = 3;
+  x = Param(F32({4, 3, 2}));
+  v = Param(F32({3}));
+  EXPECT_EQ(b_.AddInstruction(Opcode::kBatchNormGrad, {x, v, v, v, x}, attributes), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("feature_index 3 is out of range [0, 3)"));
+  Reset();
+  attributes.feature_index = 0;
+  Instruction* ints = Param(S32({2}));
+  EXPECT_EQ(b_.AddInstruction(Opcode::kBatchNormTraining, {ints, ints, ints}, attributes), nullptr);
+  EXPECT_THAT(Error(), HasSubstr("operand s32[2] must be floating-point"));
 }
 
 TEST_F(SpecialShapeTest, ConstantTakesTheLiteralShape) {

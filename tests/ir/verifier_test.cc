@@ -156,5 +156,21 @@ TEST_F(VerifierTest, NoRecursion) {
   EXPECT_EQ(Verify(), "module m: computation %twice calls itself (recursion is not allowed)");
 }
 
+// A module parsed from text knows where each instruction was defined: errors start there.
+TEST_F(VerifierTest, ErrorsStartWithTheInstructionsSourceLocation) {
+  module_->set_source_file("model.hlo");
+  Get("neg")->set_location({7, 3});
+  Get("neg")->set_shape(F32({5}));
+  EXPECT_EQ(Verify(),
+            "model.hlo:7:3: computation %main: negate %neg: declared shape f32[5] does not match "
+            "the inferred shape f32[4]");
+}
+
+TEST_F(VerifierTest, ModuleWideErrorsStartWithTheFile) {
+  module_->set_source_file("model.hlo");
+  module_->set_entry(nullptr);
+  EXPECT_EQ(Verify(), "model.hlo: module m: has no entry computation");
+}
+
 }  // namespace
 }  // namespace alpa::ir
