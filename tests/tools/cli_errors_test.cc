@@ -42,7 +42,8 @@ TEST_F(AlpaCliTest, TextThatIsNotHlo) {
 TEST_F(AlpaCliTest, BinaryFileThatIsNotHlo) {
   const std::string path =
       Write("image.hlo", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe", 18));
-  ExpectBadModelEverywhere(path, path + ":1:1:");
+  // The first NUL byte starts line 3 (after "\r\n" and "\x1a\n").
+  ExpectBadModelEverywhere(path, path + ":3:1: not HLO text");
 }
 
 TEST_F(AlpaCliTest, EmptyFile) {
