@@ -10,14 +10,12 @@
 #include <vector>
 
 #include "ir/dtype.h"
+#include "ir/element_type.h"
 #include "support/status.h"
 
 namespace alpa::kernels::internal {
 
-template <typename T>
-struct TypeTag {
-  using type = T;
-};
+using ir::TypeTag;
 
 // Accumulator of a dot or convolution over elements of T:
 // - f16/bf16 accumulate in f32 and round once on store (XLA's CPU backend does the same);
@@ -59,42 +57,22 @@ Accumulator<T> Widen(T value) {
 // `dtype` and `what` (the kernel) otherwise.
 template <typename Fn>
 Status VisitKernelDType(ir::DType dtype, const char* what, Fn&& fn) {
-  using ir::DType;
-  switch (dtype) {
-    case DType::kS8:
-      return fn(TypeTag<int8_t>{});
-    case DType::kS16:
-      return fn(TypeTag<int16_t>{});
-    case DType::kS32:
-      return fn(TypeTag<int32_t>{});
-    case DType::kS64:
-      return fn(TypeTag<int64_t>{});
-    case DType::kU8:
-      return fn(TypeTag<uint8_t>{});
-    case DType::kU16:
-      return fn(TypeTag<uint16_t>{});
-    case DType::kU32:
-      return fn(TypeTag<uint32_t>{});
-    case DType::kU64:
-      return fn(TypeTag<uint64_t>{});
-    case DType::kF16:
-      return fn(TypeTag<Eigen::half>{});
-    case DType::kBF16:
-      return fn(TypeTag<Eigen::bfloat16>{});
-    case DType::kF32:
-      return fn(TypeTag<float>{});
-    case DType::kF64:
-      return fn(TypeTag<double>{});
-    case DType::kC64:
-      return fn(TypeTag<std::complex<float>>{});
-    case DType::kC128:
-      return fn(TypeTag<std::complex<double>>{});
-    default:
-      return Unimplemented(
-          "{} does not support element type {}; supported: f16, bf16, f32, f64, c64, c128, "
-          "s8-s64, u8-u64 (convert the operands first)",
-          what, ir::DTypeName(dtype));
-  }
+  auto unsupported = [dtype, what] {
+    return Unimplemented(
+        "{} does not support element type {}; supported: f16, bf16, f32, f64, c64, c128, "
+        "s8-s64, u8-u64 (convert the operands first)",
+        what, ir::DTypeName(dtype));
+  };
+  return ir::VisitElementType(
+      dtype,
+      [&](auto tag) -> Status {
+        if constexpr (std::is_same_v<typename decltype(tag)::type, bool>) {
+          return unsupported();
+        } else {
+          return fn(tag);
+        }
+      },
+      unsupported);
 }
 
 // f16/bf16 buffer of `count` elements widened to f32.
