@@ -151,6 +151,7 @@ TEST_F(AlpaCliTest, BadCommandLines) {
            {"eval", "--seed", "-1", model},    // seeds are unsigned (not wrapped to 2^64-1)
            {"eval", "--seed=18446744073709551616", model},  // 2^64 does not fit (not saturated)
            {"eval", model, "--inputs"},                     // flag without its value
+           {"eval", "--seed", "3", "--inputs", "in.json", model},  // the seed would be ignored
        }) {
     std::string joined;
     for (const std::string& arg : args) joined += arg + " ";
@@ -243,6 +244,26 @@ ENTRY %main (x: s8[2], y: u64[1]) -> (s8[2], u64[1]) {
     ExpectBadInput(r, inputs + ": arguments[0].values[0]: value ");
     EXPECT_THAT(r.err, HasSubstr("out of range for s8"));
   }
+}
+
+// A finite JSON number that rounds to infinity in the element type is refused, not computed with.
+TEST_F(AlpaCliTest, InputsFileFloatRanges) {
+  const std::string model = Write("halves.hlo", R"(HloModule halves
+ENTRY %main (x: f16[1]) -> f16[1] {
+  ROOT %x = f16[1] parameter(0)
+}
+)");
+  // 65504 is f16's largest finite value; 65520 and above round to infinity.
+  const std::string largest =
+      Write("largest.json", R"({"arguments": [{"shape": "f16[1]", "values": [65504]}]})");
+  const RunResult ok = RunAlpa({"eval", "--json", "--inputs", largest, model});
+  ASSERT_EQ(ok.exit_code, 0) << Describe(ok);
+  EXPECT_EQ(ParseJson(ok)["outputs"][0]["sum"].get<double>(), 65504.0);
+  const std::string too_large =
+      Write("too_large.json", R"({"arguments": [{"shape": "f16[1]", "values": [1e5]}]})");
+  const RunResult r = RunAlpa({"eval", "--inputs", too_large, model});
+  ExpectBadInput(r, too_large + ": arguments[0].values[0]: ");
+  EXPECT_THAT(r.err, HasSubstr("out of range for f16"));
 }
 
 }  // namespace

@@ -58,25 +58,29 @@ CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options) {
   CLI::App* command = app.add_subcommand(
       "eval", "Run an HLO module in the reference interpreter and print output checksums");
   command->add_option("MODEL", options.model_path, "HLO text file (plain or .gz)")->required();
+  CLI::Option* seed =
+      command
+          ->add_option("--seed", options.seed,
+                       "Seed of the random inputs (floats uniform in [-1,1), integers in [0,8))")
+          ->capture_default_str()
+          // CLI11 would wrap "-1" to 2^64-1 and saturate a too-large number; only a value that fits
+          // passes.
+          ->check(CLI::Validator(
+              [](std::string& value) -> std::string {
+                uint64_t seed = 0;
+                auto [end, error] =
+                    std::from_chars(value.data(), value.data() + value.size(), seed);
+                if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+                  return "expected an integer from 0 to 2^64-1, found '" + value + "'";
+                }
+                return "";
+              },
+              ""));
   command
-      ->add_option("--seed", options.seed,
-                   "Seed of the random inputs (floats uniform in [-1,1), integers in [0,8))")
-      ->capture_default_str()
-      // CLI11 would wrap "-1" to 2^64-1 and saturate a too-large number; only a value that fits
-      // passes.
-      ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            uint64_t seed = 0;
-            auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seed);
-            if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
-              return "expected an integer from 0 to 2^64-1, found '" + value + "'";
-            }
-            return "";
-          },
-          ""));
-  command->add_option("--inputs", options.inputs_path,
-                      "JSON file with the arguments instead of random ones: "
-                      "{\"arguments\": [{\"shape\": \"f32[2]\", \"values\": [1, 2]}, ...]}");
+      ->add_option("--inputs", options.inputs_path,
+                   "JSON file with the arguments instead of random ones: "
+                   "{\"arguments\": [{\"shape\": \"f32[2]\", \"values\": [1, 2]}, ...]}")
+      ->excludes(seed);
   command->add_flag("--json", options.json, "Print the result as one JSON object");
   command->footer(
       "Each output array is fingerprinted by its element count, the sum and the sum of absolute "

@@ -1,5 +1,6 @@
 #include "tools/alpa/inputs_file.h"
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -117,6 +118,12 @@ Result<ir::Literal> ArrayFromJson(const Json& json, const ir::Shape& shape,
     } else {
       ALPA_ASSIGN_OR_RETURN(double number, ToDouble(value, element_where));
       literal.SetDouble(i, number);
+      // JSON numbers are finite; one that rounds to infinity in the element type is a typo or the
+      // wrong dtype, not a value to compute with.
+      if (std::isinf(literal.GetDouble(i))) {
+        return InvalidArgument("{}: {} is out of range for {}", element_where, value.dump(),
+                               ir::DTypeName(shape.dtype()));
+      }
     }
   }
   return literal;
@@ -134,10 +141,10 @@ Result<ir::Literal> ArgumentFromJson(const Json& json, const ir::Shape& expected
     }
     std::vector<ir::Literal> elements;
     for (int64_t i = 0; i < expected.tuple_size(); ++i) {
-      ALPA_ASSIGN_OR_RETURN(ir::Literal element,
-                            ArgumentFromJson(json["tuple"][static_cast<size_t>(i)],
-                                             expected.tuple_shape(i),
-                                             fmt::format("{}.tuple[{}]", where, i)));
+      ALPA_ASSIGN_OR_RETURN(
+          ir::Literal element,
+          ArgumentFromJson(json["tuple"][static_cast<size_t>(i)], expected.tuple_shape(i),
+                           fmt::format("{}.tuple[{}]", where, i)));
       elements.push_back(std::move(element));
     }
     return ir::Literal::CreateTuple(std::move(elements));
@@ -176,8 +183,8 @@ Result<std::vector<ir::Literal>> ReadInputsFile(const std::string& path,
   }
   std::vector<ir::Literal> arguments;
   for (size_t i = 0; i < parameters.size(); ++i) {
-    Result<ir::Literal> argument = ArgumentFromJson(
-        json["arguments"][i], parameters[i]->shape(), fmt::format("arguments[{}]", i));
+    Result<ir::Literal> argument = ArgumentFromJson(json["arguments"][i], parameters[i]->shape(),
+                                                    fmt::format("arguments[{}]", i));
     if (!argument.ok()) {
       return InvalidArgument("{}: {} (parameter {}, %{})", path, argument.status().message(), i,
                              parameters[i]->name());
