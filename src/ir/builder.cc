@@ -388,8 +388,9 @@ Computation* ModuleBuilder::ScalarReducer(Opcode opcode, DType dtype) {
 
 Result<std::unique_ptr<Module>> ModuleBuilder::Build(Computation* entry) {
   if (module_ == nullptr) return FailedPrecondition("the module was already built");
-  if (entry == nullptr)
+  if (entry == nullptr) {
     return InvalidArgument("module {}: the entry computation is null", module_->name());
+  }
   module_->set_entry(entry);
   ALPA_RETURN_IF_ERROR(VerifyModule(*module_));
   return std::move(module_);

@@ -161,8 +161,9 @@ Result<Shape> InferU32ScalarShape(const Instruction& instruction) {
 // Operands and called computations must be present before any rule looks at them.
 Status CheckPresent(const Instruction& instruction) {
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-    if (instruction.operand(i) == nullptr)
+    if (instruction.operand(i) == nullptr) {
       return RuleError(instruction, "operand {} is missing", i);
+    }
   }
   const auto& called = instruction.called_computations();
   for (size_t i = 0; i < called.size(); ++i) {

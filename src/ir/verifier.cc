@@ -39,8 +39,9 @@ Status CheckParameterNumbers(const Computation& computation) {
 Status CheckEdges(const Computation& computation, const Instruction& instruction) {
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
     const Instruction* operand = instruction.operand(i);
-    if (operand == nullptr)
+    if (operand == nullptr) {
       return InvalidArgument("%{}: operand {} is missing", instruction.name(), i);
+    }
     if (operand->parent() != &computation) {
       return InvalidArgument("%{}: operand {} (%{}) belongs to another computation",
                              instruction.name(), i, operand->name());

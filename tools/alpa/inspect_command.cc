@@ -53,8 +53,8 @@ Result<ModuleSummary> Summarize(const ir::Module& module) {
     }
   }
   const ir::Computation& entry = *module.entry();
-  for (const ir::Instruction* parameter : entry.parameters())
-    summary.parameters.push_back(parameter);
+  const std::vector<ir::Instruction*> parameters = entry.parameters();
+  summary.parameters.assign(parameters.begin(), parameters.end());
   for (const ir::Instruction* parameter : summary.parameters) {
     summary.parameter_elements += ArrayElementCount(parameter->shape());
     summary.parameter_bytes += parameter->shape().ByteSize();
