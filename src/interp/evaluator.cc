@@ -119,6 +119,7 @@ Result<Literal> Dispatch(const Instruction& instruction, const Operands& operand
     case Opcode::kClamp: return EvaluateClamp(instruction, operands);
     case Opcode::kConvert: return EvaluateConvert(instruction, operands);
     case Opcode::kBitcastConvert: return EvaluateBitcastConvert(instruction, operands);
+    case Opcode::kReducePrecision: return EvaluateReducePrecision(instruction, operands);
     case Opcode::kBroadcast: return EvaluateBroadcast(instruction, operands);
     // Every array is row-major here, so a bitcast is a reshape of the same bytes.
     case Opcode::kBitcast:
@@ -137,6 +138,7 @@ Result<Literal> Dispatch(const Instruction& instruction, const Operands& operand
     case Opcode::kGather: return EvaluateGather(instruction, operands);
     case Opcode::kScatter: return EvaluateScatter(instruction, operands, context);
     case Opcode::kSort: return EvaluateSort(instruction, operands, context);
+    case Opcode::kTopK: return EvaluateTopK(instruction, operands);
     case Opcode::kCall:
     case Opcode::kFusion: return EvaluateCall(instruction, operands, context);
     case Opcode::kWhile: return EvaluateWhile(instruction, operands, context);

@@ -76,6 +76,10 @@ Result<ir::Literal> EvaluateScatter(const ir::Instruction& instruction, const Op
 // sort.cc
 Result<ir::Literal> EvaluateSort(const ir::Instruction& instruction, const Operands& operands,
                                  EvalContext& context);
+Result<ir::Literal> EvaluateTopK(const ir::Instruction& instruction, const Operands& operands);
+// reduce_precision.cc
+Result<ir::Literal> EvaluateReducePrecision(const ir::Instruction& instruction,
+                                            const Operands& operands);
 // control_flow.cc: call, fusion, while, conditional, map.
 Result<ir::Literal> EvaluateCall(const ir::Instruction& instruction, const Operands& operands,
                                  EvalContext& context);

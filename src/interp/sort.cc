@@ -5,8 +5,16 @@
 // sort, which is stable (so is_stable always holds) and stays in bounds even if the comparator
 // is not a strict weak order. `compare(p0, p1), direction=LT|GT` (optionally TOTALORDER) is run
 // as a typed comparison of operand 0, without calling the computation.
+//
+// topk(x), k=K, largest=L: the K largest (smallest for L=false) elements of every 1-D slice along
+// the last dimension and their s32 indices. XLA defines it as a stable sort of (x, iota) with a
+// total-order GT (LT) comparator on x, sliced to K; so equal values keep the lower index first,
+// -0 < +0, and NaN orders by sign: +NaN above +inf, -NaN below -inf.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "interp/computation_call.h"
 #include "interp/element_type.h"
@@ -85,7 +93,80 @@ std::optional<FastComparator> MatchSortComparator(const ir::Computation& compara
                         a.comparison_type == ir::ComparisonType::kTotalOrder};
 }
 
+// Stable sort of the indices 0..n-1 of one slice by `key`, descending when `largest`; writes the
+// first k values and their indices to `values` and `indices`.
+template <typename T, typename Key>
+void TopKOfSlice(const T* slice, int64_t n, int64_t k, bool largest, Key key, T* values,
+                 int32_t* indices) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return largest ? key(slice[b]) < key(slice[a]) : key(slice[a]) < key(slice[b]);
+  });
+  for (int64_t i = 0; i < k; ++i) {
+    values[i] = slice[order[static_cast<size_t>(i)]];
+    indices[i] = static_cast<int32_t>(order[static_cast<size_t>(i)]);
+  }
+}
+
 }  // namespace
+
+Result<Literal> EvaluateTopK(const ir::Instruction& instruction, const Operands& operands) {
+  ALPA_RETURN_IF_ERROR(ExpectOperandCount(operands, 1));
+  ALPA_RETURN_IF_ERROR(ExpectArrayOperands(operands));
+  const Literal& in = *operands[0];
+  const std::vector<int64_t>& dims = in.shape().dims();
+  const int64_t k = instruction.attributes().k;
+  if (dims.empty() || k < 0 || k > dims.back()) {
+    return InvalidArgument("k={} must lie in [0, last dimension] of operand {}", k,
+                           in.shape().ToString(false));
+  }
+  if (dims.back() > INT32_MAX) {
+    return InvalidArgument("last dimension {} does not fit the s32 indices", dims.back());
+  }
+  std::vector<int64_t> out_dims = dims;
+  out_dims.back() = k;
+  const ir::Shape values_shape = ir::Shape::Array(in.shape().dtype(), out_dims);
+  const ir::Shape indices_shape = ir::Shape::Array(ir::DType::kS32, out_dims);
+  const ir::Shape& shape = instruction.shape();
+  if (!shape.IsTuple() || shape.tuple_size() != 2 ||
+      !shape.tuple_shape(0).Compatible(values_shape) ||
+      !shape.tuple_shape(1).Compatible(indices_shape)) {
+    return InvalidArgument("result {} must be ({}, {})", shape.ToString(false),
+                           values_shape.ToString(false), indices_shape.ToString(false));
+  }
+  Literal values = Literal::CreateZeros(values_shape);
+  Literal indices = Literal::CreateZeros(indices_shape);
+  const int64_t n = dims.back();
+  // Rows are contiguous: row r is elements [r * n, (r + 1) * n) of the row-major operand.
+  const int64_t rows = n == 0 ? 0 : in.element_count() / n;
+  const bool largest = instruction.attributes().largest;
+  ALPA_RETURN_IF_ERROR(VisitDType(in.shape().dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsComplex<T>) {
+      return InvalidArgument("complex values have no order");
+    } else {
+      const T* data = in.typed_data<T>();
+      T* out_values = values.typed_data<T>();
+      int32_t* out_indices = indices.typed_data<int32_t>();
+      for (int64_t r = 0; r < rows; ++r) {
+        auto run = [&](auto key) {
+          TopKOfSlice<T>(data + r * n, n, k, largest, key, out_values + r * k, out_indices + r * k);
+        };
+        if constexpr (kIsFloat<T>) {
+          run([](T x) { return TotalOrder(x); });
+        } else {
+          run([](T x) { return x; });
+        }
+      }
+      return Status::Ok();
+    }
+  }));
+  std::vector<Literal> elements;
+  elements.push_back(std::move(values));
+  elements.push_back(std::move(indices));
+  return Literal::CreateTuple(std::move(elements));
+}
 
 Result<Literal> EvaluateSort(const ir::Instruction& instruction, const Operands& operands,
                              EvalContext& context) {

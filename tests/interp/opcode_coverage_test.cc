@@ -391,10 +391,9 @@ ENTRY e {
 
 TEST(UnsupportedOpcodeTest, IsAnUnimplementedErrorNamingTheOpcode) {
   for (Opcode opcode :
-       {Opcode::kReducePrecision, Opcode::kStochasticConvert, Opcode::kTopK, Opcode::kCholesky,
-        Opcode::kTriangularSolve, Opcode::kFft, Opcode::kDynamicReshape, Opcode::kInfeed,
-        Opcode::kOutfeed, Opcode::kSend, Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone,
-        Opcode::kRngGetAndUpdateState}) {
+       {Opcode::kStochasticConvert, Opcode::kCholesky, Opcode::kTriangularSolve, Opcode::kFft,
+        Opcode::kDynamicReshape, Opcode::kInfeed, Opcode::kOutfeed, Opcode::kSend,
+        Opcode::kSendDone, Opcode::kRecv, Opcode::kRecvDone, Opcode::kRngGetAndUpdateState}) {
     const std::string name(ir::OpcodeName(opcode));
     SCOPED_TRACE(name);
     Result<ir::Literal> r = EvalOp(opcode, S(DType::kF32, {2}), {Vals(DType::kF32, {2}, {1, 2})});
