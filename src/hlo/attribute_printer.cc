@@ -103,7 +103,8 @@ std::string ReplicaGroups(const ir::ReplicaGroups& groups) {
     const ir::IotaReplicaGroups& iota = *groups.iota;
     std::string out = fmt::format("[{}]<=[{}]", fmt::join(iota.group_dims, ","),
                                   fmt::join(iota.reshape_dims, ","));
-    if (!iota.transpose_perm.empty()) out += fmt::format("T({})", fmt::join(iota.transpose_perm, ","));
+    if (!iota.transpose_perm.empty())
+      out += fmt::format("T({})", fmt::join(iota.transpose_perm, ","));
     return out;
   }
   std::string out = "{";
@@ -189,7 +190,8 @@ std::string TypedValue(const ir::Instruction& instruction, const AttributeRule& 
     std::string out = "{";
     for (size_t i = 0; i < a.source_target_pairs.size(); ++i) {
       if (i > 0) out += ",";
-      out += fmt::format("{{{},{}}}", a.source_target_pairs[i].first, a.source_target_pairs[i].second);
+      out +=
+          fmt::format("{{{},{}}}", a.source_target_pairs[i].first, a.source_target_pairs[i].second);
     }
     return out + "}";
   }
@@ -208,6 +210,12 @@ std::string TypedValue(const ir::Instruction& instruction, const AttributeRule& 
     return callee(0);
   }
   return "";
+}
+
+// A frontend attribute key as the parser reads it back: bare when it is a name, else quoted (the
+// parser takes either, and a key may be any string, even an empty one).
+std::string FrontendAttributeKey(const std::string& key) {
+  return IsName(key) ? key : EscapeString(key);
 }
 
 void AppendCalls(const ir::Instruction& instruction, std::string& out) {
@@ -242,7 +250,8 @@ void AppendAttributes(const ir::Instruction& instruction, std::string& out) {
     out += ", frontend_attributes={";
     for (size_t i = 0; i < a.frontend_attributes.size(); ++i) {
       if (i > 0) out += ",";
-      out += a.frontend_attributes[i].first + "=" + EscapeString(a.frontend_attributes[i].second);
+      out += FrontendAttributeKey(a.frontend_attributes[i].first) + "=" +
+             EscapeString(a.frontend_attributes[i].second);
     }
     out += "}";
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -16,6 +17,11 @@ bool IsSpace(char c) {
 }
 
 }  // namespace
+
+bool IsName(std::string_view text) {
+  return !text.empty() && IsIdentStart(text[0]) &&
+         std::all_of(text.begin(), text.end(), IsIdentChar);
+}
 
 std::string DescribeToken(const Token& token) {
   switch (token.kind) {

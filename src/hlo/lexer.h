@@ -1,9 +1,9 @@
 // Tokens of XLA's HLO text (the lexical rules of xla/hlo/parser/hlo_lexer.cc, re-implemented).
 //
 // The lexer is pulled one token at a time by the parser. A few attribute values have a syntax of
-// their own that does not split into ordinary tokens (`padding=0_0x1_2`, `dim_labels=b01f_01io->b01f`,
-// raw JSON in `backend_config={...}`); for those the parser asks for the raw text at an offset
-// (WordAt, BalancedAt) and then re-positions the lexer after it.
+// their own that does not split into ordinary tokens (`padding=0_0x1_2`,
+// `dim_labels=b01f_01io->b01f`, raw JSON in `backend_config={...}`); for those the parser asks for
+// the raw text at an offset (WordAt, BalancedAt) and then re-positions the lexer after it.
 #ifndef ALPA_HLO_LEXER_H_
 #define ALPA_HLO_LEXER_H_
 
@@ -83,6 +83,8 @@ class Lexer {
 std::string UnescapeString(std::string_view quoted);
 // The inverse: `a"b` -> `"a\"b"`.
 std::string EscapeString(std::string_view raw);
+// True when `text` lexes as one name: [a-zA-Z_][a-zA-Z0-9_.-]*, XLA's grammar.
+bool IsName(std::string_view text);
 
 }  // namespace alpa::hlo
 

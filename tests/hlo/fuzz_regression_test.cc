@@ -28,5 +28,21 @@ TEST(FuzzRegressionTest, NameMayNotStartWithADigit) {
   EXPECT_EQ(FirstErrorLine("ENTRY %e {\n  ROOT %_scalar.1 = f32[] parameter(0)\n}"), "parsed");
 }
 
+// crash-67b40302: a quoted frontend attribute key ("" here) was printed bare, so `,=` did not
+// parse again. Keys that are not names are printed quoted.
+TEST(FuzzRegressionTest, QuotedFrontendAttributeKeysRoundTrip) {
+  const std::string text =
+      "ENTRY %e {\n  ROOT %p = f32[] parameter(0), frontend_attributes={\"\"=\"a\", \"x y\"=\"b\", "
+      "k.1=\"c\"}\n}\n";
+  auto module = ParseHloModule(text, "test.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const std::string printed = PrintModule(**module);
+  EXPECT_NE(printed.find(R"(frontend_attributes={""="a","x y"="b",k.1="c"})"), std::string::npos)
+      << printed;
+  auto reparsed = ParseHloModule(printed, "printed");
+  ASSERT_TRUE(reparsed.ok()) << reparsed.status().message();
+  EXPECT_EQ(PrintModule(**reparsed), printed);
+}
+
 }  // namespace
 }  // namespace alpa::hlo
