@@ -61,6 +61,19 @@ class AlpaCliTest : public ::testing::Test {
 // "error" appears only once: the parser's own "error:" is not repeated after the location.
 void ExpectBadInput(const RunResult& result, const std::string& expected_place);
 
+// A dot of f32[2,3] x f32[3,4]. By hand: 3 instructions (2 parameters, 1 dot); parameters hold
+// 6 + 12 = 18 elements = 72 bytes; the dot costs 2 * |result| * contracted = 2 * 8 * 3 = 48 FLOPs
+// (src/cost/flop_count.cc); the naive peak is both parameters plus the 8-float result,
+// 72 + 32 = 104 bytes.
+inline constexpr char kTinyDot[] = R"(HloModule tiny_dot
+
+ENTRY %main (a: f32[2,3], b: f32[3,4]) -> f32[2,4] {
+  %a = f32[2,3]{1,0} parameter(0)
+  %b = f32[3,4]{1,0} parameter(1)
+  ROOT %dot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %a, f32[3,4]{1,0} %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)";
+
 }  // namespace alpa::tools::testing
 
 #endif  // ALPA_TESTS_TOOLS_ALPA_RUNNER_H_

@@ -11,15 +11,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kTinyDot[] = R"(HloModule tiny_dot
-
-ENTRY %main (a: f32[2,3], b: f32[3,4]) -> f32[2,4] {
-  %a = f32[2,3]{1,0} parameter(0)
-  %b = f32[3,4]{1,0} parameter(1)
-  ROOT %dot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %a, f32[3,4]{1,0} %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)";
-
 // Both commands, human and --json, must fail the same way on a bad model.
 void ExpectBadModelEverywhere(const std::string& path, const std::string& expected_place) {
   for (const std::vector<std::string>& args :

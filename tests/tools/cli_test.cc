@@ -12,19 +12,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// A dot of f32[2,3] x f32[3,4]. By hand: 3 instructions (2 parameters, 1 dot); parameters hold
-// 6 + 12 = 18 elements = 72 bytes; the dot costs 2 * |result| * contracted = 2 * 8 * 3 = 48 FLOPs
-// (src/cost/flop_count.cc); the naive peak is both parameters plus the 8-float result,
-// 72 + 32 = 104 bytes.
-constexpr char kTinyDot[] = R"(HloModule tiny_dot
-
-ENTRY %main (a: f32[2,3], b: f32[3,4]) -> f32[2,4] {
-  %a = f32[2,3]{1,0} parameter(0)
-  %b = f32[3,4]{1,0} parameter(1)
-  ROOT %dot = f32[2,4]{1,0} dot(f32[2,3]{1,0} %a, f32[3,4]{1,0} %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}
-)";
-
 TEST(AlpaCli, VersionPrintsTheProgramAndVersion) {
   RunResult r = RunAlpa({"--version"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
