@@ -141,6 +141,8 @@ class ComputationBuilder {
 
   // The first error so far (OK when none).
   const Status& status() const { return status_; }
+  // The module builder this computation belongs to (for reducers and other callees).
+  ModuleBuilder& module_builder() const { return *module_builder_; }
 
   // Sets the root, checks the computation (VerifyComputation) and hands it to the module. The
   // builder is empty afterwards; a second Build is an error.

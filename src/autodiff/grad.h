@@ -1,0 +1,29 @@
+// Reverse-mode automatic differentiation of a scalar loss (JAX's grad, on the IR).
+//
+//   Result<std::unique_ptr<ir::Module>> g = autodiff::Grad(loss_module, {0, 1});
+//   // entry of *g: same parameters as loss_module's; returns (loss, dloss/dp0, dloss/dp1)
+//
+// The forward instructions are copied, then cotangents flow from the loss back to the requested
+// parameters through the VJP rule of each instruction on the way (vjp.h); a value used several
+// times sums the cotangents of its uses. Only instructions that depend on a requested parameter
+// and feed the loss need a rule.
+#ifndef ALPA_AUTODIFF_GRAD_H_
+#define ALPA_AUTODIFF_GRAD_H_
+
+#include <memory>
+#include <vector>
+
+#include "ir/module.h"
+#include "support/status.h"
+
+namespace alpa::autodiff {
+
+// `forward`'s entry must return a scalar float (the loss); `wrt` lists parameter numbers of
+// floating type, each once. Errors name the instruction that has no gradient rule, or the bad
+// parameter. Called computations may only be scalar reducers (add, maximum, ...).
+Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
+                                         const std::vector<int64_t>& wrt);
+
+}  // namespace alpa::autodiff
+
+#endif  // ALPA_AUTODIFF_GRAD_H_

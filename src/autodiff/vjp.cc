@@ -1,0 +1,30 @@
+#include "autodiff/vjp.h"
+
+namespace alpa::autodiff {
+
+using ir::Instruction;
+using ir::Opcode;
+
+Result<std::vector<Instruction*>> Vjp(const VjpInputs& in, ir::ComputationBuilder& b) {
+  const Opcode opcode = in.forward.opcode();
+  if (ir::IsElementwiseUnary(opcode) || ir::IsElementwiseBinary(opcode) ||
+      opcode == Opcode::kSelect || opcode == Opcode::kConvert) {
+    return ElementwiseVjp(in, b);
+  }
+  if (opcode == Opcode::kDot) return DotVjp(in, b);
+  return ShapeVjp(in, b);
+}
+
+Instruction* Full(ir::ComputationBuilder& b, const Instruction* like, double value) {
+  const ir::Shape& shape = like->shape();
+  return b.Broadcast(b.ConstantScalar(shape.dtype(), value), shape.dims(), {});
+}
+
+Instruction* SumOver(ir::ComputationBuilder& b, Instruction* x, std::vector<int64_t> dimensions) {
+  if (dimensions.empty()) return x;
+  const ir::DType dtype = x->shape().dtype();
+  return b.Reduce(x, b.ConstantScalar(dtype, 0), std::move(dimensions),
+                  b.module_builder().ScalarReducer(Opcode::kAdd, dtype));
+}
+
+}  // namespace alpa::autodiff
