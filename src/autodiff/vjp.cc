@@ -11,8 +11,28 @@ Result<std::vector<Instruction*>> Vjp(const VjpInputs& in, ir::ComputationBuilde
       opcode == Opcode::kSelect || opcode == Opcode::kConvert) {
     return ElementwiseVjp(in, b);
   }
-  if (opcode == Opcode::kDot) return DotVjp(in, b);
-  return ShapeVjp(in, b);
+  switch (opcode) {
+    case Opcode::kDot:
+      return DotVjp(in, b);
+    case Opcode::kConvolution:
+      return ConvolutionVjp(in, b);
+    case Opcode::kReduceWindow:
+      return WindowVjp(in, b);
+    case Opcode::kPad:
+    case Opcode::kReverse:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kGather:
+    case Opcode::kScatter:
+      return IndexingVjp(in, b);
+    case Opcode::kReduce: {
+      const ir::Opcode reducer = in.forward.called_computations()[0]->root()->opcode();
+      if (reducer == Opcode::kMaximum || reducer == Opcode::kMinimum) return IndexingVjp(in, b);
+      return ShapeVjp(in, b);
+    }
+    default:
+      return ShapeVjp(in, b);
+  }
 }
 
 Instruction* Full(ir::ComputationBuilder& b, const Instruction* like, double value) {
