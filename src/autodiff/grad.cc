@@ -62,31 +62,29 @@ Status CheckArguments(const ir::Computation& entry, const std::vector<int64_t>& 
 
 }  // namespace
 
-Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
-                                         const std::vector<int64_t>& wrt) {
-  const ir::Computation* entry = forward.entry();
-  if (entry == nullptr || entry->root() == nullptr) {
-    return InvalidArgument("module {} has no entry computation to differentiate", forward.name());
+Result<std::vector<Instruction*>> EmitLossAndGradients(const ir::Computation& entry,
+                                                       const std::vector<Instruction*>& arguments,
+                                                       const std::vector<int64_t>& wrt,
+                                                       ir::ComputationBuilder& b) {
+  if (entry.root() == nullptr) {
+    return InvalidArgument("computation {} has no root to differentiate", entry.name());
   }
-  ALPA_RETURN_IF_ERROR(CheckArguments(*entry, wrt));
-  ir::ModuleBuilder mb(forward.name() + ".grad");
-  ir::ComputationBuilder b = mb.NewComputation(entry->name() + ".grad");
+  ALPA_RETURN_IF_ERROR(CheckArguments(entry, wrt));
+  const std::vector<Instruction*> parameters = entry.parameters();
+  if (arguments.size() != parameters.size()) {
+    return InvalidArgument("{} takes {} parameters but got {} arguments", entry.name(),
+                           parameters.size(), arguments.size());
+  }
 
-  // 1. The forward pass, copied (parameters first, all of them, under their own names).
-  // `active` marks the float values that depend on a requested parameter: only they carry
-  // cotangents (a compare's pred or an index does not).
+  // 1. The forward pass, copied onto `arguments`. `active` marks the float values that depend
+  // on a requested parameter: only they carry cotangents (a compare's pred or an index does not).
   std::map<const Instruction*, Instruction*> copy;
   std::set<const Instruction*> active;
-  const std::vector<Instruction*> parameters = entry->parameters();
-  for (const Instruction* parameter : parameters) {
-    copy[parameter] = b.Parameter(parameter->attributes().parameter_number, parameter->shape(),
-                                  parameter->name());
-  }
+  for (size_t i = 0; i < parameters.size(); ++i) copy[parameters[i]] = arguments[i];
   for (int64_t number : wrt) active.insert(parameters[number]);
-  const std::vector<Instruction*> order = entry->MakePostOrder();
+  const std::vector<Instruction*> order = entry.MakePostOrder();
   for (const Instruction* instruction : order) {
     if (instruction->opcode() == ir::Opcode::kParameter) continue;
-    const ir::Attributes& attributes = instruction->attributes();
     std::vector<Instruction*> operands;
     bool depends = false;
     for (const Instruction* operand : instruction->operands()) {
@@ -97,17 +95,18 @@ Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
     if (depends && shape.IsArray() && ir::IsFloating(shape.dtype())) active.insert(instruction);
     std::vector<ir::Computation*> callees;
     for (const ir::Computation* callee : instruction->called_computations()) {
-      ALPA_ASSIGN_OR_RETURN(ir::Computation * callee_copy, CopyCallee(*callee, *instruction, mb));
+      ALPA_ASSIGN_OR_RETURN(ir::Computation * callee_copy,
+                            CopyCallee(*callee, *instruction, b.module_builder()));
       callees.push_back(callee_copy);
     }
-    copy[instruction] = b.AddInstruction(instruction->opcode(), std::move(operands), attributes,
-                                         std::move(callees), instruction->shape());
+    copy[instruction] = b.AddInstruction(instruction->opcode(), std::move(operands),
+                                         instruction->attributes(), std::move(callees), shape);
   }
   ALPA_RETURN_IF_ERROR(b.status());
 
   // 2. Cotangents, from the loss (dL/dL = 1) back through the active instructions.
   std::map<const Instruction*, Instruction*> cotangent;
-  const Instruction* loss = entry->root();
+  const Instruction* loss = entry.root();
   cotangent[loss] = Full(b, copy.at(loss), 1);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* instruction = *it;
@@ -146,6 +145,24 @@ Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
     auto g = cotangent.find(parameter);
     results.push_back(g != cotangent.end() ? g->second : Full(b, copy.at(parameter), 0));
   }
+  return results;
+}
+
+Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
+                                         const std::vector<int64_t>& wrt) {
+  const ir::Computation* entry = forward.entry();
+  if (entry == nullptr) {
+    return InvalidArgument("module {} has no entry computation to differentiate", forward.name());
+  }
+  ir::ModuleBuilder mb(forward.name() + ".grad");
+  ir::ComputationBuilder b = mb.NewComputation(entry->name() + ".grad");
+  std::vector<Instruction*> arguments;
+  for (const Instruction* parameter : entry->parameters()) {
+    arguments.push_back(b.Parameter(parameter->attributes().parameter_number, parameter->shape(),
+                                    parameter->name()));
+  }
+  ALPA_ASSIGN_OR_RETURN(std::vector<Instruction*> results,
+                        EmitLossAndGradients(*entry, arguments, wrt, b));
   ALPA_ASSIGN_OR_RETURN(ir::Computation * gradient, b.Build(b.Tuple(std::move(results))));
   return mb.Build(gradient);
 }

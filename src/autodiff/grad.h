@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "ir/builder.h"
 #include "ir/module.h"
 #include "support/status.h"
 
@@ -23,6 +24,13 @@ namespace alpa::autodiff {
 // parameter. Called computations may only be scalar reducers (add, maximum, ...).
 Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
                                          const std::vector<int64_t>& wrt);
+
+// The same, emitted into `b` for builders of larger programs (a train step): `entry` is copied
+// onto `arguments` (one instruction per parameter, in parameter order) and the result is
+// {loss, dloss/d parameter wrt[0], ...}.
+Result<std::vector<ir::Instruction*>> EmitLossAndGradients(
+    const ir::Computation& entry, const std::vector<ir::Instruction*>& arguments,
+    const std::vector<int64_t>& wrt, ir::ComputationBuilder& b);
 
 }  // namespace alpa::autodiff
 

@@ -1,0 +1,159 @@
+// Train steps: one exact SGD and Adam update worked by hand, AdamW's decoupled decay, and
+// training that drives a solvable regression's loss down.
+#include "autodiff/train_step.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "interp/evaluator.h"
+
+namespace alpa::autodiff {
+namespace {
+
+using ir::DType;
+using ir::Instruction;
+using ir::Literal;
+using ::testing::HasSubstr;
+
+ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(DType::kF64, dims); }
+Literal Values(std::vector<int64_t> dims, std::vector<double> values) {
+  return Literal::FromDoubles(F64(std::move(dims)), values);
+}
+
+// loss(w f64[2], b f64[], x f64[4,2], y f64[4]) = mean((x w + b - y)^2).
+std::unique_ptr<ir::Module> Regression() {
+  ir::ModuleBuilder mb("regression");
+  ir::ComputationBuilder b = mb.NewComputation("loss");
+  Instruction* w = b.Parameter(0, F64({2}), "w");
+  Instruction* bias = b.Parameter(1, F64({}), "b");
+  Instruction* x = b.Parameter(2, F64({4, 2}), "x");
+  Instruction* y = b.Parameter(3, F64({4}), "y");
+  Instruction* error = b.Subtract(b.Add(b.MatMul(x, w), b.Broadcast(bias, {4}, {})), y);
+  Instruction* sum = b.Reduce(b.Multiply(error, error), b.ConstantScalar(DType::kF64, 0), {0},
+                              mb.ScalarReducer(ir::Opcode::kAdd, DType::kF64));
+  Result<ir::Computation*> entry = b.Build(b.Multiply(sum, b.ConstantScalar(DType::kF64, 0.25)));
+  EXPECT_TRUE(entry.ok()) << entry.status().ToString();
+  Result<std::unique_ptr<ir::Module>> module = mb.Build(*entry);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return std::move(module).value();
+}
+
+// y = x [1, 2] exactly, so the loss can reach 0.
+const Literal kX = Values({4, 2}, {1, 0, 0, 1, 1, 1, 2, 1});
+const Literal kY = Values({4}, {1, 2, 3, 4});
+
+std::vector<double> Doubles(const Literal& literal) {
+  std::vector<double> values;
+  for (int64_t i = 0; i < literal.element_count(); ++i) values.push_back(literal.GetDouble(i));
+  return values;
+}
+
+Literal Step(const ir::Module& step, std::vector<Literal> arguments) {
+  Result<Literal> result = interp::EvaluateModule(step, std::move(arguments));
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  return result.ok() ? std::move(result).value() : Literal();
+}
+
+TEST(TrainStepTest, SgdStepByHand) {
+  // At w = 0, b = 0: error = -y, loss = (1 + 4 + 9 + 16) / 4 = 7.5;
+  // dw = (2/4) sum_i error_i x_i = -0.5 [12, 9] = [-6, -4.5]; db = 0.5 sum error = -5.
+  // lr 0.1: w' = [0.6, 0.45], b' = 0.5, step 0 -> 1.
+  Result<std::unique_ptr<ir::Module>> step =
+      BuildTrainStep(*Regression(), {0, 1}, {.kind = OptimizerKind::kSgd, .learning_rate = 0.1});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  Literal r = Step(**step, {Values({2}, {0, 0}), Values({}, {0}), Values({}, {0}), kX, kY});
+  ASSERT_EQ(r.tuple_elements().size(), 4u);  // loss, w', b', step'
+  EXPECT_DOUBLE_EQ(r.tuple_element(0).GetDouble(0), 7.5);
+  EXPECT_THAT(Doubles(r.tuple_element(1)),
+              ::testing::ElementsAre(::testing::DoubleEq(0.6), ::testing::DoubleEq(0.45)));
+  EXPECT_DOUBLE_EQ(r.tuple_element(2).GetDouble(0), 0.5);
+  EXPECT_EQ(r.tuple_element(3).GetDouble(0), 1);
+}
+
+TEST(TrainStepTest, AdamFirstStepByHand) {
+  // First step, t = 1: m = 0.1 g, v = 0.001 g^2, m^ = g, v^ = g^2, so p' = p - lr g / (|g| + eps).
+  // With dw = [-6, -4.5], db = -5 and lr 0.1, every weight moves by +0.1 (to ~1e-9).
+  Result<std::unique_ptr<ir::Module>> step =
+      BuildTrainStep(*Regression(), {0, 1}, {.kind = OptimizerKind::kAdam, .learning_rate = 0.1});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  // Parameters: w, b, w.m, w.v, b.m, b.v, step, x, y.
+  Literal r =
+      Step(**step, {Values({2}, {0, 0}), Values({}, {0}), Values({2}, {0, 0}), Values({2}, {0, 0}),
+                    Values({}, {0}), Values({}, {0}), Values({}, {0}), kX, kY});
+  ASSERT_EQ(r.tuple_elements().size(), 8u);  // loss, w', b', w.m', w.v', b.m', b.v', step'
+  EXPECT_NEAR(r.tuple_element(1).GetDouble(0), 0.1, 1e-9);
+  EXPECT_NEAR(r.tuple_element(1).GetDouble(1), 0.1, 1e-9);
+  EXPECT_NEAR(r.tuple_element(2).GetDouble(0), 0.1, 1e-9);
+  EXPECT_THAT(Doubles(r.tuple_element(3)),
+              ::testing::Pointwise(::testing::DoubleNear(1e-12), std::vector<double>{-0.6, -0.45}));
+  EXPECT_THAT(
+      Doubles(r.tuple_element(4)),
+      ::testing::Pointwise(::testing::DoubleNear(1e-12), std::vector<double>{0.036, 0.02025}));
+  EXPECT_EQ(r.tuple_element(7).GetDouble(0), 1);
+}
+
+TEST(TrainStepTest, AdamWDecaysWeightsApartFromTheGradient) {
+  // Same state and gradient: AdamW's w' differs from Adam's by exactly lr * wd * w.
+  const OptimizerConfig adam = {.kind = OptimizerKind::kAdam, .learning_rate = 0.1};
+  OptimizerConfig adamw = adam;
+  adamw.kind = OptimizerKind::kAdamW;
+  adamw.weight_decay = 0.01;
+  std::vector<Literal> arguments = {Values({2}, {1, -2}),
+                                    Values({}, {0}),
+                                    Values({2}, {0, 0}),
+                                    Values({2}, {0, 0}),
+                                    Values({}, {0}),
+                                    Values({}, {0}),
+                                    Values({}, {0}),
+                                    kX,
+                                    kY};
+  Literal plain = Step(**BuildTrainStep(*Regression(), {0, 1}, adam), arguments);
+  Literal decayed = Step(**BuildTrainStep(*Regression(), {0, 1}, adamw), arguments);
+  EXPECT_NEAR(plain.tuple_element(1).GetDouble(0) - decayed.tuple_element(1).GetDouble(0),
+              0.1 * 0.01 * 1, 1e-12);
+  EXPECT_NEAR(plain.tuple_element(1).GetDouble(1) - decayed.tuple_element(1).GetDouble(1),
+              0.1 * 0.01 * -2, 1e-12);
+}
+
+TEST(TrainStepTest, TrainingDrivesTheLossDown) {
+  for (OptimizerConfig config :
+       {OptimizerConfig{.kind = OptimizerKind::kSgd, .learning_rate = 0.05, .momentum = 0.9},
+        OptimizerConfig{.kind = OptimizerKind::kAdam, .learning_rate = 0.05}}) {
+    SCOPED_TRACE(config.kind == OptimizerKind::kSgd ? "sgd" : "adam");
+    Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(*Regression(), {0, 1}, config);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    // Weights, then state (zeros, as many as the optimizer keeps), then the step count.
+    const int64_t slots = StatePerParameter(config);
+    std::vector<Literal> weights_state = {Values({2}, {0, 0}), Values({}, {0})};
+    for (int64_t s = 0; s < slots; ++s) weights_state.push_back(Values({2}, {0, 0}));
+    for (int64_t s = 0; s < slots; ++s) weights_state.push_back(Values({}, {0}));
+    double first_loss = 0, loss = 0;
+    Literal t = Values({}, {0});
+    for (int iteration = 0; iteration < 200; ++iteration) {
+      std::vector<Literal> arguments = weights_state;
+      arguments.push_back(t);
+      arguments.push_back(kX);
+      arguments.push_back(kY);
+      Literal r = Step(**step, std::move(arguments));
+      loss = r.tuple_element(0).GetDouble(0);
+      if (iteration == 0) first_loss = loss;
+      // Outputs: loss, then weights and state in the input order, then the step count.
+      for (size_t i = 0; i < weights_state.size(); ++i) {
+        weights_state[i] = r.tuple_element(static_cast<int64_t>(i) + 1);
+      }
+      t = r.tuple_element(static_cast<int64_t>(weights_state.size()) + 1);
+    }
+    EXPECT_LT(loss, 0.01 * first_loss);
+  }
+}
+
+TEST(TrainStepTest, BadWeightListsAreErrors) {
+  const OptimizerConfig sgd = {.kind = OptimizerKind::kSgd};
+  EXPECT_THAT(BuildTrainStep(*Regression(), {}, sgd).status().message(),
+              HasSubstr("at least one weight"));
+  EXPECT_THAT(BuildTrainStep(*Regression(), {9}, sgd).status().message(),
+              HasSubstr("no parameter 9"));
+}
+
+}  // namespace
+}  // namespace alpa::autodiff
