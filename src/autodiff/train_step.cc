@@ -3,6 +3,7 @@
 #include <set>
 
 #include "autodiff/grad.h"
+#include "autodiff/vjp.h"
 #include "ir/builder.h"
 
 namespace alpa::autodiff {
@@ -35,16 +36,62 @@ Result<ir::DType> CheckWeights(const ir::Computation& entry, const std::vector<i
   return *dtype;  // Grad checks that each weight is a float array.
 }
 
+Status CheckMicroBatches(const std::vector<Instruction*>& parameters,
+                         const std::set<int64_t>& is_weight, int64_t num_micro_batches) {
+  if (num_micro_batches < 1) {
+    return InvalidArgument("num_micro_batches is {}; it must be at least 1", num_micro_batches);
+  }
+  if (num_micro_batches == 1) return Status::Ok();
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    if (is_weight.count(static_cast<int64_t>(p)) > 0) continue;
+    const ir::Shape& shape = parameters[p]->shape();
+    if (!shape.IsArray() || shape.rank() == 0) {
+      return InvalidArgument(
+          "batch parameter %{} has shape {}: micro-batches stack along dimension 0, so it needs "
+          "one",
+          parameters[p]->name(), shape.ToString(false));
+    }
+  }
+  return Status::Ok();
+}
+
+// The step's shape of a batch parameter: M micro-batches stacked along dimension 0.
+ir::Shape StackedShape(const ir::Shape& micro_batch, int64_t num_micro_batches) {
+  std::vector<int64_t> dims = micro_batch.dims();
+  if (num_micro_batches > 1) dims[0] *= num_micro_batches;
+  return ir::Shape::Array(micro_batch.dtype(), dims);
+}
+
+// Micro-batch k of every batch argument: rows [k n / M, (k + 1) n / M) of dimension 0.
+std::vector<Instruction*> MicroBatch(const std::vector<Instruction*>& arguments,
+                                     const std::set<int64_t>& is_weight, int64_t k,
+                                     int64_t num_micro_batches, ir::ComputationBuilder& b) {
+  std::vector<Instruction*> micro = arguments;
+  if (num_micro_batches == 1) return micro;
+  for (size_t p = 0; p < arguments.size(); ++p) {
+    if (is_weight.count(static_cast<int64_t>(p)) > 0) continue;
+    const ir::Shape& shape = arguments[p]->shape();
+    std::vector<ir::SliceDim> slice;
+    for (int64_t d = 0; d < shape.rank(); ++d) slice.push_back({0, shape.dim(d), 1});
+    const int64_t rows = shape.dim(0) / num_micro_batches;
+    slice[0] = {k * rows, (k + 1) * rows, 1};
+    micro[p] = b.Slice(arguments[p], std::move(slice));
+  }
+  return micro;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
-                                                   const OptimizerConfig& optimizer) {
+                                                   const OptimizerConfig& optimizer,
+                                                   int64_t num_micro_batches) {
   const ir::Computation* entry = loss.entry();
   if (entry == nullptr) return InvalidArgument("module {} has no entry computation", loss.name());
   ALPA_ASSIGN_OR_RETURN(ir::DType dtype, CheckWeights(*entry, weights));
   const std::vector<Instruction*> parameters = entry->parameters();
   const std::set<int64_t> is_weight(weights.begin(), weights.end());
+  ALPA_RETURN_IF_ERROR(CheckMicroBatches(parameters, is_weight, num_micro_batches));
 
   ir::ModuleBuilder mb(loss.name() + ".train_step");
   ir::ComputationBuilder b = mb.NewComputation("train_step");
@@ -66,12 +113,33 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   Instruction* step = b.Parameter(number++, ir::Shape::Scalar(dtype), "step");
   for (size_t p = 0; p < parameters.size(); ++p) {
     if (is_weight.count(static_cast<int64_t>(p)) > 0) continue;
-    arguments[p] = b.Parameter(number++, parameters[p]->shape(), parameters[p]->name());
+    const ir::Shape& shape = parameters[p]->shape();
+    arguments[p] =
+        b.Parameter(number++, shape.IsArray() ? StackedShape(shape, num_micro_batches) : shape,
+                    parameters[p]->name());
   }
   ALPA_RETURN_IF_ERROR(b.status());
 
-  ALPA_ASSIGN_OR_RETURN(std::vector<Instruction*> loss_and_gradients,
-                        EmitLossAndGradients(*entry, arguments, weights, b));
+  // {loss, gradients...}, summed over the micro-batches and then divided by their number.
+  std::vector<Instruction*> loss_and_gradients;
+  for (int64_t k = 0; k < num_micro_batches; ++k) {
+    ALPA_ASSIGN_OR_RETURN(
+        std::vector<Instruction*> micro,
+        EmitLossAndGradients(*entry, MicroBatch(arguments, is_weight, k, num_micro_batches, b),
+                             weights, b));
+    if (loss_and_gradients.empty()) {
+      loss_and_gradients = std::move(micro);
+    } else {
+      for (size_t i = 0; i < micro.size(); ++i) {
+        loss_and_gradients[i] = b.Add(loss_and_gradients[i], micro[i]);
+      }
+    }
+  }
+  if (num_micro_batches > 1) {
+    for (Instruction*& sum : loss_and_gradients) {
+      sum = b.Divide(sum, Full(b, sum, static_cast<double>(num_micro_batches)));
+    }
+  }
   Instruction* next_step = b.Add(step, b.ConstantScalar(dtype, 1));
   std::vector<Instruction*> new_weights, new_state;
   for (size_t i = 0; i < weights.size(); ++i) {

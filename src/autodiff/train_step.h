@@ -4,8 +4,14 @@
 // Given loss(p_0, ..., p_n) and the parameter numbers of the model's weights W (the rest are the
 // batch B), the step's entry is
 //   step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1)
-// with the state of each weight in the order of W (StatePerParameter arrays each) and t an
-// f32 scalar counting the updates done so far (0 before the first).
+// with the state of each weight in the order of W (StatePerParameter arrays each) and t a
+// scalar of the weights' type counting the updates done so far (0 before the first).
+//
+// Gradient accumulation: with num_micro_batches = M > 1, `loss` is the loss of one micro-batch
+// (built at the micro-batch size, as JAX traces it) and each batch parameter of the step is M
+// micro-batches stacked along dimension 0. The forward and backward pass run once per
+// micro-batch (unrolled) and the update uses the means of their losses and gradients. For a loss
+// that is a mean over its batch this equals the step on the whole batch up to rounding.
 #ifndef ALPA_AUTODIFF_TRAIN_STEP_H_
 #define ALPA_AUTODIFF_TRAIN_STEP_H_
 
@@ -21,7 +27,8 @@ namespace alpa::autodiff {
 // Weights must be float arrays of one dtype (f32 or f64 today; mixed precision is not built yet).
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
-                                                   const OptimizerConfig& optimizer);
+                                                   const OptimizerConfig& optimizer,
+                                                   int64_t num_micro_batches = 1);
 
 }  // namespace alpa::autodiff
 

@@ -20,18 +20,19 @@ Literal Values(std::vector<int64_t> dims, std::vector<double> values) {
   return Literal::FromDoubles(F64(std::move(dims)), values);
 }
 
-// loss(w f64[2], b f64[], x f64[4,2], y f64[4]) = mean((x w + b - y)^2).
-std::unique_ptr<ir::Module> Regression() {
+// loss(w f64[2], b f64[], x f64[rows,2], y f64[rows]) = mean((x w + b - y)^2).
+std::unique_ptr<ir::Module> Regression(int64_t rows = 4) {
   ir::ModuleBuilder mb("regression");
   ir::ComputationBuilder b = mb.NewComputation("loss");
   Instruction* w = b.Parameter(0, F64({2}), "w");
   Instruction* bias = b.Parameter(1, F64({}), "b");
-  Instruction* x = b.Parameter(2, F64({4, 2}), "x");
-  Instruction* y = b.Parameter(3, F64({4}), "y");
-  Instruction* error = b.Subtract(b.Add(b.MatMul(x, w), b.Broadcast(bias, {4}, {})), y);
+  Instruction* x = b.Parameter(2, F64({rows, 2}), "x");
+  Instruction* y = b.Parameter(3, F64({rows}), "y");
+  Instruction* error = b.Subtract(b.Add(b.MatMul(x, w), b.Broadcast(bias, {rows}, {})), y);
   Instruction* sum = b.Reduce(b.Multiply(error, error), b.ConstantScalar(DType::kF64, 0), {0},
                               mb.ScalarReducer(ir::Opcode::kAdd, DType::kF64));
-  Result<ir::Computation*> entry = b.Build(b.Multiply(sum, b.ConstantScalar(DType::kF64, 0.25)));
+  Result<ir::Computation*> entry =
+      b.Build(b.Divide(sum, b.ConstantScalar(DType::kF64, static_cast<double>(rows))));
   EXPECT_TRUE(entry.ok()) << entry.status().ToString();
   Result<std::unique_ptr<ir::Module>> module = mb.Build(*entry);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
@@ -153,6 +154,46 @@ TEST(TrainStepTest, BadWeightListsAreErrors) {
               HasSubstr("at least one weight"));
   EXPECT_THAT(BuildTrainStep(*Regression(), {9}, sgd).status().message(),
               HasSubstr("no parameter 9"));
+}
+
+TEST(TrainStepTest, MicroBatchedStepEqualsTheUnsplitStep) {
+  // The loss is a mean over its rows, so the step on 2 micro-batches of 2 rows (or 4 of 1 row)
+  // gives the same loss and update as the step on all 4 rows.
+  const OptimizerConfig adam = {.kind = OptimizerKind::kAdam, .learning_rate = 0.1};
+  std::vector<Literal> arguments = {Values({2}, {0.3, -0.2}),
+                                    Values({}, {0.1}),
+                                    Values({2}, {0.01, 0.02}),
+                                    Values({2}, {0.001, 0.002}),
+                                    Values({}, {0.03}),
+                                    Values({}, {0.004}),
+                                    Values({}, {3}),
+                                    kX,
+                                    kY};
+  Literal whole = Step(**BuildTrainStep(*Regression(), {0, 1}, adam), arguments);
+  for (int64_t micro_batches : {2, 4}) {
+    SCOPED_TRACE(micro_batches);
+    Result<std::unique_ptr<ir::Module>> step =
+        BuildTrainStep(*Regression(4 / micro_batches), {0, 1}, adam, micro_batches);
+    ASSERT_TRUE(step.ok()) << step.status().ToString();
+    Literal split = Step(**step, arguments);
+    ASSERT_EQ(split.tuple_elements().size(), whole.tuple_elements().size());
+    for (size_t i = 0; i < whole.tuple_elements().size(); ++i) {
+      EXPECT_THAT(Doubles(split.tuple_element(static_cast<int64_t>(i))),
+                  ::testing::Pointwise(::testing::DoubleNear(1e-12),
+                                       Doubles(whole.tuple_element(static_cast<int64_t>(i)))))
+          << "output " << i;
+    }
+  }
+}
+
+TEST(TrainStepTest, MicroBatchesNeedABatchDimension) {
+  const OptimizerConfig sgd = {.kind = OptimizerKind::kSgd};
+  // Training only w leaves the scalar b as batch data, which cannot be split.
+  Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(*Regression(), {0}, sgd, 2);
+  ASSERT_FALSE(step.ok());
+  EXPECT_THAT(step.status().message(), HasSubstr("batch parameter %b has shape f64[]"));
+  EXPECT_THAT(BuildTrainStep(*Regression(), {0, 1}, sgd, 0).status().message(),
+              HasSubstr("at least 1"));
 }
 
 }  // namespace
