@@ -17,25 +17,12 @@ using ir::WindowDim;
 using ::testing::HasSubstr;
 using Params = std::vector<Instruction*>;
 
-ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(ir::DType::kF64, dims); }
-
 // b0f_0io->b0f
 ConvolutionDimensionNumbers Nwc() { return {0, 2, {1}, 1, 2, {0}, 0, 2, {1}}; }
 // b01f_01io->b01f
 ConvolutionDimensionNumbers Nhwc() { return {0, 3, {1, 2}, 2, 3, {0, 1}, 0, 3, {1, 2}}; }
 // bf01_oi01->bf01
 ConvolutionDimensionNumbers Nchw() { return {0, 1, {2, 3}, 1, 0, {2, 3}, 0, 1, {2, 3}}; }
-
-WindowDim Window(int64_t size, int64_t stride = 1, int64_t pad_low = 0, int64_t pad_high = 0,
-                 int64_t rhs_dilation = 1) {
-  WindowDim w;
-  w.size = size;
-  w.stride = stride;
-  w.pad_low = pad_low;
-  w.pad_high = pad_high;
-  w.rhs_dilation = rhs_dilation;
-  return w;
-}
 
 std::unique_ptr<ir::Module> ConvLoss(ir::Shape input, ir::Shape kernel,
                                      std::vector<WindowDim> window,

@@ -10,8 +10,6 @@ using ir::ComputationBuilder;
 using ir::Instruction;
 using Params = std::vector<Instruction*>;
 
-ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(ir::DType::kF64, dims); }
-
 void CheckDot(ir::Shape lhs, ir::Shape rhs, ir::DotDimensionNumbers numbers) {
   std::unique_ptr<ir::Module> forward = WeightedSumLoss(
       {lhs, rhs},

@@ -16,8 +16,6 @@ using ir::Opcode;
 using Params = std::vector<Instruction*>;
 using ::testing::HasSubstr;
 
-ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(ir::DType::kF64, dims); }
-
 void Check(const std::vector<ir::Shape>& shapes, const BodyFn& body, std::vector<int64_t> wrt,
            double tolerance = 1e-6) {
   std::unique_ptr<ir::Module> forward = WeightedSumLoss(shapes, body);

@@ -11,6 +11,22 @@
 
 namespace alpa::autodiff::testing {
 
+inline ir::Shape F64(std::vector<int64_t> dims) {
+  return ir::Shape::Array(ir::DType::kF64, std::move(dims));
+}
+
+// One window dimension of a convolution or reduce-window.
+inline ir::WindowDim Window(int64_t size, int64_t stride = 1, int64_t pad_low = 0,
+                            int64_t pad_high = 0, int64_t rhs_dilation = 1) {
+  ir::WindowDim w;
+  w.size = size;
+  w.stride = stride;
+  w.pad_low = pad_low;
+  w.pad_high = pad_high;
+  w.rhs_dilation = rhs_dilation;
+  return w;
+}
+
 // Builds the body of a loss from its parameters; returns an array of any shape.
 using BodyFn =
     std::function<ir::Instruction*(ir::ComputationBuilder&, const std::vector<ir::Instruction*>&)>;

@@ -16,8 +16,6 @@ using ir::Opcode;
 using Params = std::vector<Instruction*>;
 using ::testing::HasSubstr;
 
-ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(ir::DType::kF64, dims); }
-
 Instruction* Indices(ComputationBuilder& b, std::vector<int64_t> dims,
                      const std::vector<int64_t>& values) {
   return b.Constant(ir::Literal::FromInts(ir::Shape::Array(ir::DType::kS32, dims), values));

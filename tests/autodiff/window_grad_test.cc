@@ -19,19 +19,6 @@ using ir::WindowDim;
 using ::testing::HasSubstr;
 using Params = std::vector<Instruction*>;
 
-ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(ir::DType::kF64, dims); }
-
-WindowDim Window(int64_t size, int64_t stride = 1, int64_t pad_low = 0, int64_t pad_high = 0,
-                 int64_t rhs_dilation = 1) {
-  WindowDim w;
-  w.size = size;
-  w.stride = stride;
-  w.pad_low = pad_low;
-  w.pad_high = pad_high;
-  w.rhs_dilation = rhs_dilation;
-  return w;
-}
-
 // reduce-window(x, init) with `reducer`; init is parameter 1 when `init_is_parameter`, else the
 // constant `init`.
 std::unique_ptr<ir::Module> PoolLoss(ir::Shape input, std::vector<WindowDim> window, Opcode reducer,
