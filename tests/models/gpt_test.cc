@@ -1,0 +1,211 @@
+#include "models/gpt.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "autodiff/grad.h"
+#include "autodiff/train_step.h"
+#include "interp/evaluator.h"
+#include "interp/random_inputs.h"
+
+namespace alpa::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Alpa's compute_gpt_parameter_count.
+int64_t AlpaFormula(const GptConfig& c) {
+  const int64_t h = c.hidden;
+  return c.layers * (h * (3 * h + 1) + h * (h + 1) + h * (4 * h + 1) + 4 * h * (h + 1) + 4 * h) +
+         c.vocab * (h + 1);
+}
+
+// The formula plus what it leaves out (see gpt.h): the position embedding S*H, and 2H per layer
+// because it counts the fused qkv bias as H where it is 3H.
+int64_t ExpectedParameterCount(const GptConfig& c) {
+  return AlpaFormula(c) + c.seq * c.hidden + 2 * c.hidden * c.layers;
+}
+
+int64_t WeightCount(const Model& model) {
+  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
+  int64_t count = 0;
+  for (int64_t w : model.weights) count += parameters[w]->shape().ElementCount();
+  return count;
+}
+
+// Weights uniform in [-1, 1) * 0.02 (small logits at init), LayerNorm scales 1.
+std::vector<ir::Literal> InitWeights(const Model& model) {
+  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
+  std::vector<ir::Literal> weights;
+  for (int64_t w : model.weights) {
+    const ir::Shape& shape = parameters[w]->shape();
+    ir::Literal value = interp::RandomLiteral(shape, static_cast<uint64_t>(w));
+    const bool scale = parameters[w]->name().ends_with(".scale");
+    for (int64_t i = 0; i < value.element_count(); ++i) {
+      value.SetDouble(i, scale ? 1.0 : value.GetDouble(i) * 0.02);
+    }
+    weights.push_back(std::move(value));
+  }
+  return weights;
+}
+
+// A learnable batch: tokens[b, s] = (7 b + 3 s) mod V and each label is the next token of that
+// progression, (token + 3) mod V.
+std::pair<ir::Literal, ir::Literal> Batch(const GptConfig& c) {
+  const ir::Shape shape = ir::Shape::Array(ir::DType::kS32, {c.batch, c.seq});
+  std::vector<int64_t> tokens, labels;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t s = 0; s < c.seq; ++s) {
+      tokens.push_back((7 * b + 3 * s) % c.vocab);
+      labels.push_back((7 * b + 3 * (s + 1)) % c.vocab);
+    }
+  }
+  return {ir::Literal::FromInts(shape, tokens), ir::Literal::FromInts(shape, labels)};
+}
+
+TEST(GptTest, ParameterCountIsAlpasFormulaPlusWhatItOmits) {
+  for (const GptConfig& config :
+       {GptConfig{},
+        GptConfig{.batch = 2, .seq = 16, .hidden = 24, .layers = 3, .heads = 3, .vocab = 50}}) {
+    Result<Model> model = BuildGpt(config);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    EXPECT_EQ(WeightCount(*model), ExpectedParameterCount(config));
+    const std::vector<ir::Instruction*> parameters = model->loss->entry()->parameters();
+    const size_t n = 3 + 12 * static_cast<size_t>(config.layers);
+    ASSERT_EQ(model->weights.size(), n);
+    ASSERT_EQ(parameters.size(), n + 2);
+    EXPECT_EQ(parameters[0]->name(), "wte");
+    EXPECT_EQ(parameters[n]->name(), "tokens");
+    EXPECT_EQ(parameters[n + 1]->name(), "labels");
+    EXPECT_EQ(parameters[n + 1]->shape().dtype(), ir::DType::kS32);
+  }
+  // Tiny by hand: 2 (16*49 + 16*17 + 16*65 + 64*17 + 64) + 32*17 = 2*3248 + 544 = 7040 by the
+  // formula; the model has 7040 + 8*16 + 2*2*16 = 7232: per layer qkv 16*48 + 48, attention out
+  // 16*16 + 16, LayerNorms 4*16, fc1 16*64 + 64, fc2 64*16 + 16 = 3280; plus wte 512, wpe 128,
+  // lm_bias 32.
+  EXPECT_EQ(AlpaFormula({}), 7040);
+  EXPECT_EQ(2 * 3280 + 512 + 128 + 32, 7232);
+  EXPECT_EQ(ExpectedParameterCount({}), 7232);
+}
+
+TEST(GptTest, LossAtInitIsNearLogVocab) {
+  const GptConfig config;
+  Result<Model> model = BuildGpt(config);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::vector<ir::Literal> arguments = InitWeights(*model);
+  auto [tokens, labels] = Batch(config);
+  arguments.push_back(tokens);
+  arguments.push_back(labels);
+  Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, std::move(arguments));
+  ASSERT_TRUE(loss.ok()) << loss.status().ToString();
+  const double expected = std::log(static_cast<double>(config.vocab));
+  EXPECT_NEAR(loss->GetDouble(0), expected, 0.2 * expected);
+  std::printf("gpt-tiny: loss at init %.4f, ln(V) %.4f\n", loss->GetDouble(0), expected);
+}
+
+// The gradient of the whole model (every rule it uses: gather, dots with batch dims, the masked
+// softmax, LayerNorm, gelu, the one-hot cross-entropy) against central differences in f64, at
+// a few elements of every weight.
+TEST(GptTest, GradientMatchesFiniteDifferences) {
+  const GptConfig config{.batch = 2,
+                         .seq = 4,
+                         .hidden = 8,
+                         .layers = 1,
+                         .heads = 2,
+                         .vocab = 8,
+                         .dtype = ir::DType::kF64};
+  Result<Model> model = BuildGpt(config);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Result<std::unique_ptr<ir::Module>> grad = autodiff::Grad(*model->loss, model->weights);
+  ASSERT_TRUE(grad.ok()) << grad.status().ToString();
+  // Larger weights than at init (x 10) so that attention and gelu are away from linear.
+  std::vector<ir::Literal> inputs = InitWeights(*model);
+  for (ir::Literal& w : inputs) {
+    for (int64_t i = 0; i < w.element_count(); ++i) w.SetDouble(i, w.GetDouble(i) * 10);
+  }
+  auto [tokens, labels] = Batch(config);
+  inputs.push_back(tokens);
+  inputs.push_back(labels);
+  auto loss_at = [&](const std::vector<ir::Literal>& arguments) {
+    Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, arguments);
+    return loss.ok() ? loss->GetDouble(0) : std::nan("");
+  };
+  Result<ir::Literal> result = interp::EvaluateModule(**grad, inputs);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  const double h = 1e-6;
+  for (size_t k = 0; k < model->weights.size(); ++k) {
+    const ir::Literal& analytic = result->tuple_element(static_cast<int64_t>(k) + 1);
+    const int64_t n = analytic.element_count();
+    for (int64_t i : {int64_t{0}, n / 2, n - 1}) {
+      std::vector<ir::Literal> plus = inputs, minus = inputs;
+      plus[k].SetDouble(i, inputs[k].GetDouble(i) + h);
+      minus[k].SetDouble(i, inputs[k].GetDouble(i) - h);
+      const double numeric = (loss_at(plus) - loss_at(minus)) / (2 * h);
+      EXPECT_NEAR(analytic.GetDouble(i), numeric, 1e-6 + 1e-4 * std::abs(numeric))
+          << "weight " << k << " element " << i;
+    }
+  }
+}
+
+// gpt-tiny learns the next token of a progression with Adam: the loss falls below 70% of the
+// first step's in 30 steps.
+TEST(GptTest, TrainingLowersTheLoss) {
+  const GptConfig config{.batch = 4, .seq = 8, .hidden = 16, .layers = 2, .heads = 2, .vocab = 32};
+  Result<Model> model = BuildGpt(config);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Result<std::unique_ptr<ir::Module>> step =
+      autodiff::BuildTrainStep(*model->loss, model->weights,
+                               {.kind = autodiff::OptimizerKind::kAdam, .learning_rate = 0.01});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+
+  const std::vector<ir::Instruction*> parameters = model->loss->entry()->parameters();
+  std::vector<ir::Literal> weights = InitWeights(*model);
+  std::vector<ir::Literal> state;
+  for (int64_t w : model->weights) {
+    for (int slot = 0; slot < 2; ++slot)
+      state.push_back(ir::Literal::CreateZeros(parameters[w]->shape()));
+  }
+  auto [tokens, labels] = Batch(config);
+  ir::Literal t = ir::Literal::Scalar(ir::DType::kF32, 0);
+  double first_loss = 0, loss = 0;
+  for (int iteration = 0; iteration < 30; ++iteration) {
+    std::vector<ir::Literal> arguments = weights;
+    arguments.insert(arguments.end(), state.begin(), state.end());
+    arguments.push_back(t);
+    arguments.push_back(tokens);
+    arguments.push_back(labels);
+    Result<ir::Literal> result = interp::EvaluateModule(**step, std::move(arguments));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    loss = result->tuple_element(0).GetDouble(0);
+    ASSERT_TRUE(std::isfinite(loss)) << "iteration " << iteration;
+    if (iteration == 0) first_loss = loss;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      weights[i] = result->tuple_element(static_cast<int64_t>(1 + i));
+    }
+    for (size_t i = 0; i < state.size(); ++i) {
+      state[i] = result->tuple_element(static_cast<int64_t>(1 + weights.size() + i));
+    }
+    t = result->tuple_element(static_cast<int64_t>(1 + weights.size() + state.size()));
+  }
+  EXPECT_LT(loss, 0.7 * first_loss) << "first loss " << first_loss;
+  RecordProperty("first_loss", std::to_string(first_loss));
+  RecordProperty("last_loss", std::to_string(loss));
+  std::printf("gpt-tiny: first loss %.4f, loss after 30 steps %.4f\n", first_loss, loss);
+}
+
+TEST(GptTest, BadConfigsNameTheField) {
+  EXPECT_THAT(BuildGpt({.hidden = 0}).status().message(), HasSubstr("gpt: hidden is 0"));
+  EXPECT_THAT(BuildGpt({.layers = 0}).status().message(), HasSubstr("gpt: layers is 0"));
+  EXPECT_THAT(BuildGpt({.vocab = -1}).status().message(), HasSubstr("gpt: vocab is -1"));
+  EXPECT_THAT(BuildGpt({.hidden = 16, .heads = 3}).status().message(),
+              HasSubstr("gpt: heads is 3; it must divide hidden (16)"));
+  EXPECT_THAT(BuildGpt({.dtype = ir::DType::kS32}).status().message(),
+              HasSubstr("dtype s32 is not a float type"));
+}
+
+}  // namespace
+}  // namespace alpa::models
