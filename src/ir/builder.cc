@@ -16,7 +16,7 @@ ReplicaGroups MakeReplicaGroups(std::vector<std::vector<int64_t>> groups) {
   return replica_groups;
 }
 
-// Shapes whose element type no rule reads: only the dims of these placeholders matter.
+// Shapes whose element type no rule reads: only the dims of these stand-in shapes matter.
 Shape DimsOnly(std::vector<int64_t> dims) { return Shape::Array(DType::kF32, std::move(dims)); }
 
 }  // namespace

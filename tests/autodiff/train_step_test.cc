@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "interp/evaluator.h"
+#include "training_loop.h"
 
 namespace alpa::autodiff {
 namespace {
@@ -14,6 +15,8 @@ using ir::DType;
 using ir::Instruction;
 using ir::Literal;
 using ::testing::HasSubstr;
+using testing::RunSteps;
+using testing::StartTraining;
 
 ir::Shape F64(std::vector<int64_t> dims) { return ir::Shape::Array(DType::kF64, dims); }
 Literal Values(std::vector<int64_t> dims, std::vector<double> values) {
@@ -123,28 +126,10 @@ TEST(TrainStepTest, TrainingDrivesTheLossDown) {
     SCOPED_TRACE(config.kind == OptimizerKind::kSgd ? "sgd" : "adam");
     Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(*Regression(), {0, 1}, config);
     ASSERT_TRUE(step.ok()) << step.status().ToString();
-    // Weights, then state (zeros, as many as the optimizer keeps), then the step count.
-    const int64_t slots = StatePerParameter(config);
-    std::vector<Literal> weights_state = {Values({2}, {0, 0}), Values({}, {0})};
-    for (int64_t s = 0; s < slots; ++s) weights_state.push_back(Values({2}, {0, 0}));
-    for (int64_t s = 0; s < slots; ++s) weights_state.push_back(Values({}, {0}));
-    double first_loss = 0, loss = 0;
-    Literal t = Values({}, {0});
-    for (int iteration = 0; iteration < 200; ++iteration) {
-      std::vector<Literal> arguments = weights_state;
-      arguments.push_back(t);
-      arguments.push_back(kX);
-      arguments.push_back(kY);
-      Literal r = Step(**step, std::move(arguments));
-      loss = r.tuple_element(0).GetDouble(0);
-      if (iteration == 0) first_loss = loss;
-      // Outputs: loss, then weights and state in the input order, then the step count.
-      for (size_t i = 0; i < weights_state.size(); ++i) {
-        weights_state[i] = r.tuple_element(static_cast<int64_t>(i) + 1);
-      }
-      t = r.tuple_element(static_cast<int64_t>(weights_state.size()) + 1);
-    }
-    EXPECT_LT(loss, 0.01 * first_loss);
+    testing::Training training = StartTraining({Values({2}, {0, 0}), Values({}, {0})}, config);
+    const std::vector<double> losses = RunSteps(**step, training, {kX, kY}, 200);
+    ASSERT_EQ(losses.size(), 200u);
+    EXPECT_LT(losses.back(), 0.01 * losses.front());
   }
 }
 

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <string>
 
+#include "../autodiff/training_loop.h"
 #include "autodiff/grad.h"
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
@@ -104,7 +104,6 @@ TEST(GptTest, LossAtInitIsNearLogVocab) {
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   const double expected = std::log(static_cast<double>(config.vocab));
   EXPECT_NEAR(loss->GetDouble(0), expected, 0.2 * expected);
-  std::printf("gpt-tiny: loss at init %.4f, ln(V) %.4f\n", loss->GetDouble(0), expected);
 }
 
 // The gradient of the whole model (every rule it uses: gather, dots with batch dims, the masked
@@ -157,44 +156,23 @@ TEST(GptTest, TrainingLowersTheLoss) {
   const GptConfig config{.batch = 4, .seq = 8, .hidden = 16, .layers = 2, .heads = 2, .vocab = 32};
   Result<Model> model = BuildGpt(config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const autodiff::OptimizerConfig adam = {.kind = autodiff::OptimizerKind::kAdam,
+                                          .learning_rate = 0.01};
   Result<std::unique_ptr<ir::Module>> step =
-      autodiff::BuildTrainStep(*model->loss, model->weights,
-                               {.kind = autodiff::OptimizerKind::kAdam, .learning_rate = 0.01});
+      autodiff::BuildTrainStep(*model->loss, model->weights, adam);
   ASSERT_TRUE(step.ok()) << step.status().ToString();
 
-  const std::vector<ir::Instruction*> parameters = model->loss->entry()->parameters();
-  std::vector<ir::Literal> weights = InitWeights(*model);
-  std::vector<ir::Literal> state;
-  for (int64_t w : model->weights) {
-    for (int slot = 0; slot < 2; ++slot)
-      state.push_back(ir::Literal::CreateZeros(parameters[w]->shape()));
-  }
+  autodiff::testing::Training training =
+      autodiff::testing::StartTraining(InitWeights(*model), adam);
   auto [tokens, labels] = Batch(config);
-  ir::Literal t = ir::Literal::Scalar(ir::DType::kF32, 0);
-  double first_loss = 0, loss = 0;
-  for (int iteration = 0; iteration < 30; ++iteration) {
-    std::vector<ir::Literal> arguments = weights;
-    arguments.insert(arguments.end(), state.begin(), state.end());
-    arguments.push_back(t);
-    arguments.push_back(tokens);
-    arguments.push_back(labels);
-    Result<ir::Literal> result = interp::EvaluateModule(**step, std::move(arguments));
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    loss = result->tuple_element(0).GetDouble(0);
-    ASSERT_TRUE(std::isfinite(loss)) << "iteration " << iteration;
-    if (iteration == 0) first_loss = loss;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i] = result->tuple_element(static_cast<int64_t>(1 + i));
-    }
-    for (size_t i = 0; i < state.size(); ++i) {
-      state[i] = result->tuple_element(static_cast<int64_t>(1 + weights.size() + i));
-    }
-    t = result->tuple_element(static_cast<int64_t>(1 + weights.size() + state.size()));
-  }
+  const std::vector<double> losses =
+      autodiff::testing::RunSteps(**step, training, {tokens, labels}, 30);
+  ASSERT_EQ(losses.size(), 30u);
+  for (double value : losses) ASSERT_TRUE(std::isfinite(value));
+  const double first_loss = losses.front(), loss = losses.back();
   EXPECT_LT(loss, 0.7 * first_loss) << "first loss " << first_loss;
   RecordProperty("first_loss", std::to_string(first_loss));
   RecordProperty("last_loss", std::to_string(loss));
-  std::printf("gpt-tiny: first loss %.4f, loss after 30 steps %.4f\n", first_loss, loss);
 }
 
 TEST(GptTest, BadConfigsNameTheField) {

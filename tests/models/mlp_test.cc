@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "../autodiff/training_loop.h"
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
 #include "interp/random_inputs.h"
@@ -32,12 +33,13 @@ TEST(MlpTest, TrainingFitsALinearTeacher) {
   const MlpConfig config;
   Result<Model> model = BuildMlp(config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const autodiff::OptimizerConfig adam = {.kind = autodiff::OptimizerKind::kAdam,
+                                          .learning_rate = 0.01};
   Result<std::unique_ptr<ir::Module>> step =
-      autodiff::BuildTrainStep(*model->loss, model->weights,
-                               {.kind = autodiff::OptimizerKind::kAdam, .learning_rate = 0.01});
+      autodiff::BuildTrainStep(*model->loss, model->weights, adam);
   ASSERT_TRUE(step.ok()) << step.status().ToString();
 
-  // Weights uniform in [-1, 1) / sqrt(fan in), biases and Adam's state zero, t = 0.
+  // Weights uniform in [-1, 1) / sqrt(fan in), biases zero.
   const std::vector<ir::Instruction*> parameters = model->loss->entry()->parameters();
   std::vector<ir::Literal> weights;
   for (int64_t w : model->weights) {
@@ -50,11 +52,6 @@ TEST(MlpTest, TrainingFitsALinearTeacher) {
       }
     }
     weights.push_back(std::move(value));
-  }
-  std::vector<ir::Literal> state;
-  for (int64_t w : model->weights) {
-    for (int slot = 0; slot < 2; ++slot)
-      state.push_back(ir::Literal::CreateZeros(parameters[w]->shape()));
   }
   const ir::Shape x_shape = parameters[6]->shape(), y_shape = parameters[7]->shape();
   const ir::Literal x = interp::RandomLiteral(x_shape, 100);
@@ -71,28 +68,11 @@ TEST(MlpTest, TrainingFitsALinearTeacher) {
     }
   }
 
-  ir::Literal t = ir::Literal::Scalar(ir::DType::kF32, 0);
-  double first_loss = 0, loss = 0;
-  for (int iteration = 0; iteration < 100; ++iteration) {
-    std::vector<ir::Literal> arguments = weights;
-    arguments.insert(arguments.end(), state.begin(), state.end());
-    arguments.push_back(t);
-    arguments.push_back(x);
-    arguments.push_back(y);
-    Result<ir::Literal> result = interp::EvaluateModule(**step, std::move(arguments));
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    loss = result->tuple_element(0).GetDouble(0);
-    if (iteration == 0) first_loss = loss;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      weights[i] = result->tuple_element(static_cast<int64_t>(1 + i));
-    }
-    for (size_t i = 0; i < state.size(); ++i) {
-      state[i] = result->tuple_element(static_cast<int64_t>(1 + weights.size() + i));
-    }
-    t = result->tuple_element(static_cast<int64_t>(1 + weights.size() + state.size()));
-  }
-  EXPECT_GT(first_loss, 0.1);
-  EXPECT_LT(loss, 0.1 * first_loss) << "first loss " << first_loss;
+  autodiff::testing::Training training = autodiff::testing::StartTraining(std::move(weights), adam);
+  const std::vector<double> losses = autodiff::testing::RunSteps(**step, training, {x, y}, 100);
+  ASSERT_EQ(losses.size(), 100u);
+  EXPECT_GT(losses.front(), 0.1);
+  EXPECT_LT(losses.back(), 0.1 * losses.front()) << "first loss " << losses.front();
 }
 
 TEST(MlpTest, BadConfigsNameTheField) {
