@@ -65,7 +65,8 @@ Status CheckArguments(const ir::Computation& entry, const std::vector<int64_t>& 
 Result<std::vector<Instruction*>> EmitLossAndGradients(const ir::Computation& entry,
                                                        const std::vector<Instruction*>& arguments,
                                                        const std::vector<int64_t>& wrt,
-                                                       ir::ComputationBuilder& b) {
+                                                       ir::ComputationBuilder& b,
+                                                       const GradOptions& options) {
   if (entry.root() == nullptr) {
     return InvalidArgument("computation {} has no root to differentiate", entry.name());
   }
@@ -107,7 +108,7 @@ Result<std::vector<Instruction*>> EmitLossAndGradients(const ir::Computation& en
   // 2. Cotangents, from the loss (dL/dL = 1) back through the active instructions.
   std::map<const Instruction*, Instruction*> cotangent;
   const Instruction* loss = entry.root();
-  cotangent[loss] = Full(b, copy.at(loss), 1);
+  cotangent[loss] = Full(b, copy.at(loss), options.seed);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* instruction = *it;
     auto g = cotangent.find(instruction);

@@ -25,12 +25,25 @@ namespace alpa::autodiff {
 Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
                                          const std::vector<int64_t>& wrt);
 
+struct GradOptions {
+  // The cotangent the backward pass starts from, dseed/dloss: a loss scale for f16 training.
+  double seed = 1.0;
+  // Rematerialisation at layer granularity: the backward pass of each pipeline layer
+  // (ir/layer_boundary.h) but the last recomputes the layer's forward instructions from the
+  // values that enter it, so that only the values crossing layer boundaries stay alive between
+  // the forward and the backward pass. The last layer (the loss) is not recomputed: its backward
+  // pass starts right after its forward pass, so recomputing it would save nothing. A loss
+  // without boundaries is one layer, and remat changes nothing.
+  bool remat = false;
+};
+
 // The same, emitted into `b` for builders of larger programs (a train step): `entry` is copied
 // onto `arguments` (one instruction per parameter, in parameter order) and the result is
-// {loss, dloss/d parameter wrt[0], ...}.
+// {loss, dseed/d parameter wrt[0], ...}. Forward layer boundaries get backward twins on their
+// cotangents (ir/layer_boundary.h).
 Result<std::vector<ir::Instruction*>> EmitLossAndGradients(
     const ir::Computation& entry, const std::vector<ir::Instruction*>& arguments,
-    const std::vector<int64_t>& wrt, ir::ComputationBuilder& b);
+    const std::vector<int64_t>& wrt, ir::ComputationBuilder& b, const GradOptions& options = {});
 
 }  // namespace alpa::autodiff
 

@@ -17,6 +17,7 @@ std::string StateName(const OptimizerConfig& config, int64_t slot) {
   return slot == 0 ? "m" : "v";
 }
 
+// The weights' dtype in the loss: one float type for all of them.
 Result<ir::DType> CheckWeights(const ir::Computation& entry, const std::vector<int64_t>& weights) {
   const std::vector<Instruction*> parameters = entry.parameters();
   if (weights.empty()) return InvalidArgument("a train step needs at least one weight to train");
@@ -28,12 +29,23 @@ Result<ir::DType> CheckWeights(const ir::Computation& entry, const std::vector<i
     }
     const ir::Shape& shape = parameters[number]->shape();
     if (dtype.has_value() && shape.IsArray() && shape.dtype() != *dtype) {
-      return Unimplemented("weights of several types ({} and {}); mixed precision is not built yet",
-                           ir::DTypeName(*dtype), ir::DTypeName(shape.dtype()));
+      return InvalidArgument(
+          "weights of several types ({} and {}); a train step needs one type for all weights",
+          ir::DTypeName(*dtype), ir::DTypeName(shape.dtype()));
     }
     if (shape.IsArray()) dtype = shape.dtype();
   }
+  if (!dtype.has_value()) return InvalidArgument("the weights to train are not arrays");
   return *dtype;  // Grad checks that each weight is a float array.
+}
+
+// f16 and bf16 weights train on an f32 master copy; f32 and f64 weights are their own master.
+ir::DType MasterType(ir::DType compute) {
+  return compute == ir::DType::kF16 || compute == ir::DType::kBF16 ? ir::DType::kF32 : compute;
+}
+
+ir::Shape WithType(const ir::Shape& shape, ir::DType dtype) {
+  return ir::Shape::Array(dtype, shape.dims());
 }
 
 Status CheckMicroBatches(const std::vector<Instruction*>& parameters,
@@ -84,33 +96,43 @@ std::vector<Instruction*> MicroBatch(const std::vector<Instruction*>& arguments,
 
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
-                                                   const OptimizerConfig& optimizer,
-                                                   int64_t num_micro_batches) {
+                                                   const TrainStepOptions& options) {
   const ir::Computation* entry = loss.entry();
   if (entry == nullptr) return InvalidArgument("module {} has no entry computation", loss.name());
-  ALPA_ASSIGN_OR_RETURN(ir::DType dtype, CheckWeights(*entry, weights));
+  if (!(options.loss_scale > 0)) {
+    return InvalidArgument("loss_scale is {}; it must be positive", options.loss_scale);
+  }
+  const int64_t num_micro_batches = options.num_micro_batches;
+  const OptimizerConfig& optimizer = options.optimizer;
+  ALPA_ASSIGN_OR_RETURN(const ir::DType compute, CheckWeights(*entry, weights));
+  const ir::DType master = MasterType(compute);
   const std::vector<Instruction*> parameters = entry->parameters();
   const std::set<int64_t> is_weight(weights.begin(), weights.end());
   ALPA_RETURN_IF_ERROR(CheckMicroBatches(parameters, is_weight, num_micro_batches));
 
   ir::ModuleBuilder mb(loss.name() + ".train_step");
   ir::ComputationBuilder b = mb.NewComputation("train_step");
-  // Parameters in the documented order: weights, their state, the step count, the batch.
+  // Parameters in the documented order: (master) weights, their state, the step count, the
+  // batch. `arguments` are the loss's parameters: weights in the compute type.
   int64_t number = 0;
   std::vector<Instruction*> arguments(parameters.size(), nullptr);
+  std::vector<Instruction*> master_weights;
   for (int64_t w : weights) {
-    arguments[w] = b.Parameter(number++, parameters[w]->shape(), parameters[w]->name());
+    const Instruction* weight = parameters[w];
+    Instruction* value = b.Parameter(number++, WithType(weight->shape(), master), weight->name());
+    master_weights.push_back(value);
+    arguments[w] = compute == master ? value : b.Convert(value, compute);
   }
   const int64_t slots = StatePerParameter(optimizer);
   std::vector<std::vector<Instruction*>> state(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
     const Instruction* weight = parameters[weights[i]];
     for (int64_t slot = 0; slot < slots; ++slot) {
-      state[i].push_back(b.Parameter(number++, weight->shape(),
+      state[i].push_back(b.Parameter(number++, WithType(weight->shape(), master),
                                      weight->name() + "." + StateName(optimizer, slot)));
     }
   }
-  Instruction* step = b.Parameter(number++, ir::Shape::Scalar(dtype), "step");
+  Instruction* step = b.Parameter(number++, ir::Shape::Scalar(master), "step");
   for (size_t p = 0; p < parameters.size(); ++p) {
     if (is_weight.count(static_cast<int64_t>(p)) > 0) continue;
     const ir::Shape& shape = parameters[p]->shape();
@@ -120,13 +142,18 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   }
   ALPA_RETURN_IF_ERROR(b.status());
 
-  // {loss, gradients...}, summed over the micro-batches and then divided by their number.
+  // {loss, gradients...} in the master type, summed over the micro-batches and divided by their
+  // number times the loss scale.
+  const GradOptions grad_options{.seed = options.loss_scale, .remat = options.remat};
   std::vector<Instruction*> loss_and_gradients;
   for (int64_t k = 0; k < num_micro_batches; ++k) {
     ALPA_ASSIGN_OR_RETURN(
         std::vector<Instruction*> micro,
         EmitLossAndGradients(*entry, MicroBatch(arguments, is_weight, k, num_micro_batches, b),
-                             weights, b));
+                             weights, b, grad_options));
+    for (Instruction*& value : micro) {
+      if (value->shape().dtype() != master) value = b.Convert(value, master);
+    }
     if (loss_and_gradients.empty()) {
       loss_and_gradients = std::move(micro);
     } else {
@@ -135,15 +162,16 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
       }
     }
   }
-  if (num_micro_batches > 1) {
-    for (Instruction*& sum : loss_and_gradients) {
-      sum = b.Divide(sum, Full(b, sum, static_cast<double>(num_micro_batches)));
-    }
+  for (size_t i = 0; i < loss_and_gradients.size(); ++i) {
+    const double divisor =
+        static_cast<double>(num_micro_batches) * (i == 0 ? 1.0 : options.loss_scale);
+    Instruction*& sum = loss_and_gradients[i];
+    if (divisor != 1.0) sum = b.Divide(sum, Full(b, sum, divisor));
   }
-  Instruction* next_step = b.Add(step, b.ConstantScalar(dtype, 1));
+  Instruction* next_step = b.Add(step, b.ConstantScalar(master, 1));
   std::vector<Instruction*> new_weights, new_state;
   for (size_t i = 0; i < weights.size(); ++i) {
-    ParameterUpdate update = EmitParameterUpdate(optimizer, arguments[weights[i]],
+    ParameterUpdate update = EmitParameterUpdate(optimizer, master_weights[i],
                                                  loss_and_gradients[i + 1], state[i], next_step, b);
     new_weights.push_back(update.parameter);
     new_state.insert(new_state.end(), update.state.begin(), update.state.end());

@@ -4,14 +4,23 @@
 // Given loss(p_0, ..., p_n) and the parameter numbers of the model's weights W (the rest are the
 // batch B), the step's entry is
 //   step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1)
-// with the state of each weight in the order of W (StatePerParameter arrays each) and t a
-// scalar of the weights' type counting the updates done so far (0 before the first).
+// with the state of each weight in the order of W (StatePerParameter arrays each) and t a scalar
+// of the master weights' type counting the updates done so far (0 before the first).
+//
+// Mixed precision (Alpa's benchmarks: f16 parameters and activations, f32 master copy): when the
+// loss's weights are f16 or bf16, the step's W, state and update are f32 master weights; each
+// step converts them to the loss's type for the forward and backward pass and converts the
+// gradients back to f32. With loss_scale s the backward pass starts from ds/dloss = s instead of
+// 1 (keeping small f16 gradients from flushing to zero) and the gradients are divided by s in f32.
 //
 // Gradient accumulation: with num_micro_batches = M > 1, `loss` is the loss of one micro-batch
 // (built at the micro-batch size, as JAX traces it) and each batch parameter of the step is M
 // micro-batches stacked along dimension 0. The forward and backward pass run once per
 // micro-batch (unrolled) and the update uses the means of their losses and gradients. For a loss
 // that is a mean over its batch this equals the step on the whole batch up to rounding.
+//
+// Rematerialisation (remat): the backward pass recomputes each layer's activations from the
+// values that enter the layer instead of keeping the forward pass's (grad.h, GradOptions).
 #ifndef ALPA_AUTODIFF_TRAIN_STEP_H_
 #define ALPA_AUTODIFF_TRAIN_STEP_H_
 
@@ -24,11 +33,17 @@
 
 namespace alpa::autodiff {
 
-// Weights must be float arrays of one dtype (f32 or f64 today; mixed precision is not built yet).
+struct TrainStepOptions {
+  OptimizerConfig optimizer;
+  int64_t num_micro_batches = 1;
+  bool remat = false;
+  double loss_scale = 1.0;
+};
+
+// Weights must be float arrays of one dtype.
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
-                                                   const OptimizerConfig& optimizer,
-                                                   int64_t num_micro_batches = 1);
+                                                   const TrainStepOptions& options);
 
 }  // namespace alpa::autodiff
 

@@ -1,5 +1,7 @@
 #include "autodiff/vjp.h"
 
+#include "ir/layer_boundary.h"
+
 namespace alpa::autodiff {
 
 using ir::Instruction;
@@ -25,14 +27,23 @@ Result<std::vector<Instruction*>> Vjp(const VjpInputs& in, ir::ComputationBuilde
     case Opcode::kGather:
     case Opcode::kScatter:
       return IndexingVjp(in, b);
+    case Opcode::kCustomCall: {
+      // A forward layer boundary's cotangent leaves backward layer k + 1 for backward layer k:
+      // the twin marker ties the two passes of layer k together.
+      const std::optional<ir::LayerBoundary> boundary = ir::AsLayerBoundary(in.forward);
+      if (!boundary.has_value() || boundary->backward) break;
+      return std::vector<Instruction*>{
+          ir::EmitLayerBoundary(b, in.cotangent, {.layer = boundary->layer, .backward = true})};
+    }
     case Opcode::kReduce: {
       const ir::Opcode reducer = in.forward.called_computations()[0]->root()->opcode();
       if (reducer == Opcode::kMaximum || reducer == Opcode::kMinimum) return IndexingVjp(in, b);
       return ShapeVjp(in, b);
     }
     default:
-      return ShapeVjp(in, b);
+      break;
   }
+  return ShapeVjp(in, b);
 }
 
 Instruction* Full(ir::ComputationBuilder& b, const Instruction* like, double value) {

@@ -4,7 +4,7 @@
 // Identity (one operand, same shape): sharding annotations (Sharding, SPMDFullToShardShape,
 // SPMDShardToFullShape), host/device moves (MoveToHost, MoveToDevice) and AWS Neuron's weight
 // transfer marker (AwsNeuronTransferWithStaticRing: PyTorch/XLA on Trainium wraps every
-// parameter in one).
+// parameter in one), and our pipeline layer boundaries (ir/layer_boundary.h).
 //
 // Elementwise activations PyTorch/XLA emits for Neuron, on floats, computed in f64:
 //   AwsNeuronGelu(x)          = x * Phi(x) = x / 2 * (1 + erf(x / sqrt(2)))
@@ -22,6 +22,7 @@
 #include <string>
 
 #include "interp/ops.h"
+#include "ir/layer_boundary.h"
 
 namespace alpa::interp::internal {
 namespace {
@@ -51,7 +52,8 @@ const std::map<std::string, double (*)(double)>& Activations() {
 
 constexpr std::string_view kIdentityTargets[] = {
     "Sharding",   "SPMDFullToShardShape", "SPMDShardToFullShape",
-    "MoveToHost", "MoveToDevice",         "AwsNeuronTransferWithStaticRing"};
+    "MoveToHost", "MoveToDevice",         "AwsNeuronTransferWithStaticRing",
+    ir::kLayerBoundaryTarget};
 
 Status ExpectShapePreservingUnary(const ir::Instruction& instruction, const Operands& operands) {
   const std::string& target = instruction.attributes().custom_call_target;

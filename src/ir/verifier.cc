@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/layer_boundary.h"
 #include "ir/shape_inference.h"
 
 namespace alpa::ir {
@@ -225,6 +226,9 @@ Status VerifyComputation(const Computation& computation) {
   if (Status status = CheckAcyclic(computation); !status.ok()) return fail(nullptr, status);
   for (const Instruction* instruction : computation.MakePostOrder()) {
     if (Status status = CheckShape(*instruction); !status.ok()) return fail(instruction, status);
+    if (Status status = CheckLayerBoundary(*instruction); !status.ok()) {
+      return fail(instruction, status);
+    }
   }
   return Status::Ok();
 }

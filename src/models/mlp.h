@@ -2,6 +2,7 @@
 // trained by mean squared error:
 //   h_0 = x,  h_i = relu(h_{i-1} W_i + b_i) for i = 1..layers,  out = h_layers W_o + b_o
 //   loss(W_1, b_1, ..., W_o, b_o, x[batch, input], y[batch, output]) = mean((out - y)^2)
+// Each h_i leaves pipeline layer i - 1 (ir/layer_boundary.h): layers + 1 pipeline layers.
 #ifndef ALPA_MODELS_MLP_H_
 #define ALPA_MODELS_MLP_H_
 

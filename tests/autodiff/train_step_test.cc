@@ -62,8 +62,8 @@ TEST(TrainStepTest, SgdStepByHand) {
   // At w = 0, b = 0: error = -y, loss = (1 + 4 + 9 + 16) / 4 = 7.5;
   // dw = (2/4) sum_i error_i x_i = -0.5 [12, 9] = [-6, -4.5]; db = 0.5 sum error = -5.
   // lr 0.1: w' = [0.6, 0.45], b' = 0.5, step 0 -> 1.
-  Result<std::unique_ptr<ir::Module>> step =
-      BuildTrainStep(*Regression(), {0, 1}, {.kind = OptimizerKind::kSgd, .learning_rate = 0.1});
+  Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(
+      *Regression(), {0, 1}, {.optimizer = {.kind = OptimizerKind::kSgd, .learning_rate = 0.1}});
   ASSERT_TRUE(step.ok()) << step.status().ToString();
   Literal r = Step(**step, {Values({2}, {0, 0}), Values({}, {0}), Values({}, {0}), kX, kY});
   ASSERT_EQ(r.tuple_elements().size(), 4u);  // loss, w', b', step'
@@ -77,8 +77,8 @@ TEST(TrainStepTest, SgdStepByHand) {
 TEST(TrainStepTest, AdamFirstStepByHand) {
   // First step, t = 1: m = 0.1 g, v = 0.001 g^2, m^ = g, v^ = g^2, so p' = p - lr g / (|g| + eps).
   // With dw = [-6, -4.5], db = -5 and lr 0.1, every weight moves by +0.1 (to ~1e-9).
-  Result<std::unique_ptr<ir::Module>> step =
-      BuildTrainStep(*Regression(), {0, 1}, {.kind = OptimizerKind::kAdam, .learning_rate = 0.1});
+  Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(
+      *Regression(), {0, 1}, {.optimizer = {.kind = OptimizerKind::kAdam, .learning_rate = 0.1}});
   ASSERT_TRUE(step.ok()) << step.status().ToString();
   // Parameters: w, b, w.m, w.v, b.m, b.v, step, x, y.
   Literal r =
@@ -111,8 +111,8 @@ TEST(TrainStepTest, AdamWDecaysWeightsApartFromTheGradient) {
                                     Values({}, {0}),
                                     kX,
                                     kY};
-  Literal plain = Step(**BuildTrainStep(*Regression(), {0, 1}, adam), arguments);
-  Literal decayed = Step(**BuildTrainStep(*Regression(), {0, 1}, adamw), arguments);
+  Literal plain = Step(**BuildTrainStep(*Regression(), {0, 1}, {.optimizer = adam}), arguments);
+  Literal decayed = Step(**BuildTrainStep(*Regression(), {0, 1}, {.optimizer = adamw}), arguments);
   EXPECT_NEAR(plain.tuple_element(1).GetDouble(0) - decayed.tuple_element(1).GetDouble(0),
               0.1 * 0.01 * 1, 1e-12);
   EXPECT_NEAR(plain.tuple_element(1).GetDouble(1) - decayed.tuple_element(1).GetDouble(1),
@@ -124,7 +124,8 @@ TEST(TrainStepTest, TrainingDrivesTheLossDown) {
        {OptimizerConfig{.kind = OptimizerKind::kSgd, .learning_rate = 0.05, .momentum = 0.9},
         OptimizerConfig{.kind = OptimizerKind::kAdam, .learning_rate = 0.05}}) {
     SCOPED_TRACE(config.kind == OptimizerKind::kSgd ? "sgd" : "adam");
-    Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(*Regression(), {0, 1}, config);
+    Result<std::unique_ptr<ir::Module>> step =
+        BuildTrainStep(*Regression(), {0, 1}, {.optimizer = config});
     ASSERT_TRUE(step.ok()) << step.status().ToString();
     testing::Training training = StartTraining({Values({2}, {0, 0}), Values({}, {0})}, config);
     const std::vector<double> losses = RunSteps(**step, training, {kX, kY}, 200);
@@ -135,9 +136,9 @@ TEST(TrainStepTest, TrainingDrivesTheLossDown) {
 
 TEST(TrainStepTest, BadWeightListsAreErrors) {
   const OptimizerConfig sgd = {.kind = OptimizerKind::kSgd};
-  EXPECT_THAT(BuildTrainStep(*Regression(), {}, sgd).status().message(),
+  EXPECT_THAT(BuildTrainStep(*Regression(), {}, {.optimizer = sgd}).status().message(),
               HasSubstr("at least one weight"));
-  EXPECT_THAT(BuildTrainStep(*Regression(), {9}, sgd).status().message(),
+  EXPECT_THAT(BuildTrainStep(*Regression(), {9}, {.optimizer = sgd}).status().message(),
               HasSubstr("no parameter 9"));
 }
 
@@ -154,11 +155,12 @@ TEST(TrainStepTest, MicroBatchedStepEqualsTheUnsplitStep) {
                                     Values({}, {3}),
                                     kX,
                                     kY};
-  Literal whole = Step(**BuildTrainStep(*Regression(), {0, 1}, adam), arguments);
+  Literal whole = Step(**BuildTrainStep(*Regression(), {0, 1}, {.optimizer = adam}), arguments);
   for (int64_t micro_batches : {2, 4}) {
     SCOPED_TRACE(micro_batches);
     Result<std::unique_ptr<ir::Module>> step =
-        BuildTrainStep(*Regression(4 / micro_batches), {0, 1}, adam, micro_batches);
+        BuildTrainStep(*Regression(4 / micro_batches), {0, 1},
+                       {.optimizer = adam, .num_micro_batches = micro_batches});
     ASSERT_TRUE(step.ok()) << step.status().ToString();
     Literal split = Step(**step, arguments);
     ASSERT_EQ(split.tuple_elements().size(), whole.tuple_elements().size());
@@ -174,10 +176,13 @@ TEST(TrainStepTest, MicroBatchedStepEqualsTheUnsplitStep) {
 TEST(TrainStepTest, MicroBatchesNeedABatchDimension) {
   const OptimizerConfig sgd = {.kind = OptimizerKind::kSgd};
   // Training only w leaves the scalar b as batch data, which cannot be split.
-  Result<std::unique_ptr<ir::Module>> step = BuildTrainStep(*Regression(), {0}, sgd, 2);
+  Result<std::unique_ptr<ir::Module>> step =
+      BuildTrainStep(*Regression(), {0}, {.optimizer = sgd, .num_micro_batches = 2});
   ASSERT_FALSE(step.ok());
   EXPECT_THAT(step.status().message(), HasSubstr("batch parameter %b has shape f64[]"));
-  EXPECT_THAT(BuildTrainStep(*Regression(), {0, 1}, sgd, 0).status().message(),
+  EXPECT_THAT(BuildTrainStep(*Regression(), {0, 1}, {.optimizer = sgd, .num_micro_batches = 0})
+                  .status()
+                  .message(),
               HasSubstr("at least 1"));
 }
 

@@ -159,7 +159,7 @@ TEST(GptTest, TrainingLowersTheLoss) {
   const autodiff::OptimizerConfig adam = {.kind = autodiff::OptimizerKind::kAdam,
                                           .learning_rate = 0.01};
   Result<std::unique_ptr<ir::Module>> step =
-      autodiff::BuildTrainStep(*model->loss, model->weights, adam);
+      autodiff::BuildTrainStep(*model->loss, model->weights, {.optimizer = adam});
   ASSERT_TRUE(step.ok()) << step.status().ToString();
 
   autodiff::testing::Training training =

@@ -36,7 +36,7 @@ TEST(MlpTest, TrainingFitsALinearTeacher) {
   const autodiff::OptimizerConfig adam = {.kind = autodiff::OptimizerKind::kAdam,
                                           .learning_rate = 0.01};
   Result<std::unique_ptr<ir::Module>> step =
-      autodiff::BuildTrainStep(*model->loss, model->weights, adam);
+      autodiff::BuildTrainStep(*model->loss, model->weights, {.optimizer = adam});
   ASSERT_TRUE(step.ok()) << step.status().ToString();
 
   // Weights uniform in [-1, 1) / sqrt(fan in), biases zero.

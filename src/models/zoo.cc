@@ -1,0 +1,273 @@
+#include "models/zoo.h"
+
+#include <fmt/format.h>
+
+#include <variant>
+
+#include "models/gpt.h"
+#include "models/mlp.h"
+#include "models/moe.h"
+#include "models/wresnet.h"
+
+namespace alpa::models {
+namespace {
+
+using ir::DType;
+using Config = std::variant<GptConfig, MoeConfig, WResNetConfig, MlpConfig>;
+
+struct Recipe {
+  ZooEntry entry;
+  Config config;
+  autodiff::TrainStepOptions training;
+};
+
+// Alpa's benchmark training (reference "Benchmarks" 3.1): GPT and MoE in f16 with an f32 master
+// copy, AdamW (MoE uses Adafactor there, which we do not have: AdamW too), remat per layer;
+// Wide-ResNet in f32 with SGD momentum 0.9.
+autodiff::TrainStepOptions AlpaTransformerTraining() {
+  return {.optimizer = {.kind = autodiff::OptimizerKind::kAdamW, .learning_rate = 1e-2},
+          .remat = true};
+}
+autodiff::TrainStepOptions AlpaWResNetTraining() {
+  return {
+      .optimizer = {.kind = autodiff::OptimizerKind::kSgd, .learning_rate = 0.1, .momentum = 0.9},
+      .remat = true};
+}
+// Tiny models: f32, no remat, a learning rate that shows learning within 50 steps.
+autodiff::TrainStepOptions TinyTraining(autodiff::OptimizerKind kind, double learning_rate) {
+  return {.optimizer = {.kind = kind, .learning_rate = learning_rate, .momentum = 0.9}};
+}
+
+Recipe Gpt(const char* size, int64_t seq, int64_t hidden, int64_t layers, int64_t heads) {
+  return {{fmt::format("gpt-{}", size), "gpt",
+           fmt::format("GPT {}: S {}, H {}, L {}, {} heads, V 51200", size, seq, hidden, layers,
+                       heads)},
+          GptConfig{.batch = 8,
+                    .seq = seq,
+                    .hidden = hidden,
+                    .layers = layers,
+                    .heads = heads,
+                    .vocab = 51200,
+                    .dtype = DType::kF16},
+          AlpaTransformerTraining()};
+}
+
+Recipe Bert(const char* size, int64_t hidden, int64_t layers, int64_t heads) {
+  return {{fmt::format("bert-{}", size), "bert",
+           fmt::format("BERT-{} encoder, masked LM: S 512, H {}, L {}, {} heads, V 30522", size,
+                       hidden, layers, heads)},
+          GptConfig{.batch = 8,
+                    .seq = 512,
+                    .hidden = hidden,
+                    .layers = layers,
+                    .heads = heads,
+                    .vocab = 30522,
+                    .dtype = DType::kF16,
+                    .causal = false},
+          AlpaTransformerTraining()};
+}
+
+Recipe Moe(const char* size, int64_t hidden, int64_t layers, int64_t experts) {
+  return {{fmt::format("moe-{}", size), "moe",
+           fmt::format("MoE {}: S 1024, H {}, L {}, 16 heads, V 32000, {} experts, group 2048",
+                       size, hidden, layers, experts)},
+          MoeConfig{.batch = 8,
+                    .seq = 1024,
+                    .hidden = hidden,
+                    .layers = layers,
+                    .heads = 16,
+                    .vocab = 32000,
+                    .experts = experts,
+                    .expert_group_size = 2048,
+                    .dtype = DType::kF16},
+          AlpaTransformerTraining()};
+}
+
+Recipe WResNet(const char* size, int64_t layers, int64_t channels, int64_t width) {
+  return {{fmt::format("wresnet-{}", size), "wresnet",
+           fmt::format("Wide-ResNet {}: image 224, {} layers, {} channels, width x{}, 1024 classes",
+                       size, layers, channels, width)},
+          WResNetConfig{.batch = 32,
+                        .image = 224,
+                        .layers = layers,
+                        .channels = channels,
+                        .width_factor = width,
+                        .classes = 1024,
+                        .dtype = DType::kF32},
+          AlpaWResNetTraining()};
+}
+
+const std::vector<Recipe>& Recipes() {
+  using autodiff::OptimizerKind;
+  static const auto* recipes = new std::vector<Recipe>{
+      // GPT: the table of suite_manual_gpt.py.
+      Gpt("125m", 1024, 768, 12, 12),
+      Gpt("350m", 1024, 1024, 24, 16),
+      Gpt("760m", 1024, 1536, 24, 16),
+      Gpt("1.3b", 1024, 2048, 24, 32),
+      Gpt("2.6b", 1024, 2560, 32, 32),
+      Gpt("6.7b", 1024, 4096, 32, 32),
+      Gpt("15b", 1024, 5120, 48, 40),
+      Gpt("39b", 1024, 8192, 48, 64),
+      Gpt("76b", 1024, 10240, 60, 80),
+      {{"gpt-tiny", "gpt", "GPT tiny: S 16, H 32, L 2, 4 heads, V 64"},
+       GptConfig{.batch = 8, .seq = 16, .hidden = 32, .layers = 2, .heads = 4, .vocab = 64},
+       TinyTraining(OptimizerKind::kAdam, 1e-2)},
+      // BERT: the two sizes of the BERT paper.
+      Bert("base", 768, 12, 12),
+      Bert("large", 1024, 24, 16),
+      {{"bert-tiny", "bert", "BERT tiny encoder, masked LM: S 16, H 32, L 2, 4 heads, V 64"},
+       GptConfig{.batch = 8,
+                 .seq = 16,
+                 .hidden = 32,
+                 .layers = 2,
+                 .heads = 4,
+                 .vocab = 64,
+                 .causal = false},
+       TinyTraining(OptimizerKind::kAdam, 1e-2)},
+      // MoE: the table of suite_manual_moe.py.
+      Moe("380m", 768, 8, 8),
+      Moe("690m", 768, 8, 16),
+      Moe("1.3b", 768, 16, 16),
+      Moe("2.4b", 1024, 16, 16),
+      Moe("7.1b", 1280, 16, 32),
+      Moe("10b", 1536, 16, 32),
+      Moe("27b", 2048, 16, 48),
+      Moe("70b", 2048, 32, 64),
+      Moe("140b", 2048, 32, 128),
+      {{"moe-tiny", "moe", "MoE tiny: S 16, H 32, L 2, 4 heads, V 64, 4 experts, group 32"},
+       MoeConfig{.batch = 8,
+                 .seq = 16,
+                 .hidden = 32,
+                 .layers = 2,
+                 .heads = 4,
+                 .vocab = 64,
+                 .experts = 4,
+                 .expert_group_size = 32},
+       TinyTraining(OptimizerKind::kAdam, 1e-2)},
+      // Wide-ResNet: the table of suite_wresnet.py.
+      WResNet("250m", 50, 160, 2),
+      WResNet("500m", 50, 224, 2),
+      WResNet("1b", 50, 320, 2),
+      WResNet("2b", 50, 448, 2),
+      WResNet("4b", 50, 640, 2),
+      WResNet("6.8b", 50, 320, 16),
+      WResNet("13b", 101, 320, 16),
+      {{"wresnet-tiny", "wresnet",
+        "Wide-ResNet tiny: image 16, 14 layers, 8 channels, width x2, 10 classes"},
+       WResNetConfig{
+           .batch = 8, .image = 16, .layers = 14, .channels = 8, .width_factor = 2, .classes = 10},
+       TinyTraining(OptimizerKind::kSgd, 0.05)},
+      // MLP: ReLU layers trained by mean squared error.
+      {{"mlp-small", "mlp", "MLP small: batch 128, 4 layers of width 1024"},
+       MlpConfig{.batch = 128, .input = 1024, .hidden = 1024, .layers = 4, .output = 1024},
+       TinyTraining(OptimizerKind::kAdam, 1e-3)},
+      {{"mlp-large", "mlp", "MLP large: batch 1024, 8 layers of width 8192"},
+       MlpConfig{.batch = 1024, .input = 8192, .hidden = 8192, .layers = 8, .output = 8192},
+       TinyTraining(OptimizerKind::kAdam, 1e-3)},
+      {{"mlp-tiny", "mlp", "MLP tiny: batch 16, 2 layers of width 32"},
+       MlpConfig{.batch = 16, .input = 16, .hidden = 32, .layers = 2, .output = 4},
+       TinyTraining(OptimizerKind::kAdam, 1e-2)},
+  };
+  return *recipes;
+}
+
+// Sets `field` from `value` when given; an override the family has no field for is an error.
+template <typename T>
+void Set(std::optional<int64_t> value, T& field) {
+  if (value.has_value()) field = *value;
+}
+
+Status Reject(std::optional<int64_t> value, const char* flag, const ZooEntry& entry) {
+  if (!value.has_value()) return Status::Ok();
+  return InvalidArgument("{} is a {} model, which has no {} to override", entry.name, entry.family,
+                         flag);
+}
+
+Result<Model> Build(GptConfig config, const ZooOverrides& o, const ZooEntry& entry) {
+  ALPA_RETURN_IF_ERROR(Reject(o.experts, "--experts", entry));
+  Set(o.layers, config.layers);
+  Set(o.hidden, config.hidden);
+  Set(o.heads, config.heads);
+  Set(o.seq, config.seq);
+  Set(o.vocab, config.vocab);
+  Set(o.batch, config.batch);
+  if (o.dtype) config.dtype = *o.dtype;
+  return BuildGpt(config);
+}
+
+Result<Model> Build(MoeConfig config, const ZooOverrides& o, const ZooEntry&) {
+  Set(o.layers, config.layers);
+  Set(o.hidden, config.hidden);
+  Set(o.heads, config.heads);
+  Set(o.seq, config.seq);
+  Set(o.vocab, config.vocab);
+  Set(o.experts, config.experts);
+  Set(o.batch, config.batch);
+  if (o.dtype) config.dtype = *o.dtype;
+  return BuildMoe(config);
+}
+
+Result<Model> Build(WResNetConfig config, const ZooOverrides& o, const ZooEntry& entry) {
+  for (const auto& [value, flag] : {std::pair{o.heads, "--heads"},
+                                    {o.seq, "--seq"},
+                                    {o.vocab, "--vocab"},
+                                    {o.experts, "--experts"}}) {
+    ALPA_RETURN_IF_ERROR(Reject(value, flag, entry));
+  }
+  Set(o.layers, config.layers);
+  Set(o.hidden, config.channels);
+  Set(o.batch, config.batch);
+  if (o.dtype) config.dtype = *o.dtype;
+  return BuildWResNet(config);
+}
+
+Result<Model> Build(MlpConfig config, const ZooOverrides& o, const ZooEntry& entry) {
+  for (const auto& [value, flag] : {std::pair{o.heads, "--heads"},
+                                    {o.seq, "--seq"},
+                                    {o.vocab, "--vocab"},
+                                    {o.experts, "--experts"}}) {
+    ALPA_RETURN_IF_ERROR(Reject(value, flag, entry));
+  }
+  Set(o.layers, config.layers);
+  Set(o.hidden, config.hidden);
+  Set(o.batch, config.batch);
+  if (o.dtype) config.dtype = *o.dtype;
+  return BuildMlp(config);
+}
+
+}  // namespace
+
+const std::vector<ZooEntry>& ZooEntries() {
+  static const auto* entries = [] {
+    auto* list = new std::vector<ZooEntry>;
+    for (const Recipe& recipe : Recipes()) list->push_back(recipe.entry);
+    return list;
+  }();
+  return *entries;
+}
+
+const ZooEntry* FindZooEntry(std::string_view name) {
+  for (const ZooEntry& entry : ZooEntries()) {
+    if (entry.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+Result<ZooModel> BuildZooModel(std::string_view name, const ZooOverrides& overrides) {
+  for (const Recipe& recipe : Recipes()) {
+    if (recipe.entry.name != name) continue;
+    ALPA_ASSIGN_OR_RETURN(
+        Model model,
+        std::visit([&](const auto& config) { return Build(config, overrides, recipe.entry); },
+                   recipe.config));
+    return ZooModel{recipe.entry, std::move(model), recipe.training};
+  }
+  std::string names;
+  for (const ZooEntry& entry : ZooEntries()) {
+    names += (names.empty() ? "" : ", ") + entry.name;
+  }
+  return InvalidArgument("no model named '{}' in the zoo; the zoo has: {}", name, names);
+}
+
+}  // namespace alpa::models
