@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "autodiff/vjp.h"
 #include "ir/builder.h"
+#include "ir/layer_boundary.h"
 
 namespace alpa::autodiff {
 
@@ -60,6 +62,117 @@ Status CheckArguments(const ir::Computation& entry, const std::vector<int64_t>& 
   return Status::Ok();
 }
 
+// Forward pipeline layers (ir/layer_boundary.h). A forward boundary marker with layer k is in
+// layer k, and so is what is computed from layer k's values before the next marker (the highest
+// layer among the operands, a marker's output entering layer k + 1). What is computed from
+// parameters and constants alone ("leaf-computed": a weight's broadcast, the first layer's work)
+// has no layer of its own and joins the lowest layer that uses it. Unused leaf-computed values,
+// and everything in a loss without markers, are in no layer.
+constexpr int64_t kNoLayer = -1;
+
+struct ForwardLayers {
+  std::map<const Instruction*, int64_t> layer;
+  std::set<const Instruction*> leaf_computed;
+};
+
+ForwardLayers AssignForwardLayers(const std::vector<Instruction*>& order) {
+  ForwardLayers layers;
+  for (const Instruction* instruction : order) {
+    int64_t in = kNoLayer;
+    bool leaf_computed = true;
+    for (const Instruction* operand : instruction->operands()) {
+      const std::optional<ir::LayerBoundary> boundary = ir::AsLayerBoundary(*operand);
+      if (boundary.has_value() && !boundary->backward) {
+        in = std::max(in, boundary->layer + 1);
+        leaf_computed = false;
+      } else if (layers.leaf_computed.count(operand) == 0) {
+        in = std::max(in, layers.layer.at(operand));
+        leaf_computed = false;
+      }
+    }
+    const std::optional<ir::LayerBoundary> boundary = ir::AsLayerBoundary(*instruction);
+    if (boundary.has_value() && !boundary->backward) {
+      layers.layer[instruction] = boundary->layer;
+    } else {
+      layers.layer[instruction] = in;
+      if (leaf_computed) layers.leaf_computed.insert(instruction);
+    }
+  }
+  // Users come after their operands in `order`: walking it backwards, each leaf-computed value
+  // sees its users' final layers.
+  std::map<const Instruction*, std::vector<const Instruction*>> users;
+  for (const Instruction* instruction : order) {
+    for (const Instruction* operand : instruction->operands())
+      users[operand].push_back(instruction);
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (layers.leaf_computed.count(*it) == 0) continue;
+    int64_t lowest = kNoLayer;
+    for (const Instruction* user : users[*it]) {
+      const int64_t layer = layers.layer.at(user);
+      if (layer != kNoLayer && (lowest == kNoLayer || layer < lowest)) lowest = layer;
+    }
+    layers.layer[*it] = lowest;
+  }
+  return layers;
+}
+
+// The forward values the backward pass reads, recomputed per layer when remat is on (GradOptions):
+// for the backward pass of layer l, an instruction of layer l, or a leaf-computed one, is emitted
+// again from recomputed operands; values entering the layer (boundary markers' outputs,
+// parameters, values of earlier layers) are the forward pass's.
+class ForwardValues {
+ public:
+  ForwardValues(const std::vector<Instruction*>& order,
+                const std::map<const Instruction*, Instruction*>& copy, bool remat,
+                ir::ComputationBuilder& b)
+      : copy_(copy), layers_(AssignForwardLayers(order)), b_(b) {
+    int64_t last = kNoLayer;
+    for (const auto& [instruction, layer] : layers_.layer) last = std::max(last, layer);
+    // The last layer (the loss) is never recomputed: its backward pass follows its forward pass.
+    recomputed_layers_ = remat ? last : 0;
+  }
+
+  int64_t layer(const Instruction* instruction) const { return layers_.layer.at(instruction); }
+
+  // `instruction`'s value for the backward pass of layer `l`.
+  Instruction* Get(const Instruction* instruction, int64_t l) {
+    if (l < 0 || l >= recomputed_layers_ || !Recomputable(*instruction, l)) {
+      return copy_.at(instruction);
+    }
+    auto [slot, inserted] = recomputed_[l].emplace(instruction, nullptr);
+    if (!inserted) return slot->second;
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : instruction->operands()) operands.push_back(Get(operand, l));
+    const Instruction* forward = copy_.at(instruction);
+    Instruction* again =
+        b_.AddInstruction(instruction->opcode(), std::move(operands), instruction->attributes(),
+                          forward->called_computations(), forward->shape());
+    slot->second = again;  // map iterators survive the insertions of the recursion
+    return again;
+  }
+
+ private:
+  bool Recomputable(const Instruction& instruction, int64_t l) const {
+    const ir::Opcode opcode = instruction.opcode();
+    if (opcode == ir::Opcode::kParameter || ir::AsLayerBoundary(instruction).has_value()) {
+      return false;
+    }
+    // Random numbers and side effects would differ the second time.
+    if (opcode == ir::Opcode::kRng || opcode == ir::Opcode::kRngBitGenerator ||
+        instruction.attributes().custom_call_has_side_effect) {
+      return false;
+    }
+    return layers_.layer.at(&instruction) == l || layers_.leaf_computed.count(&instruction) > 0;
+  }
+
+  const std::map<const Instruction*, Instruction*>& copy_;
+  ForwardLayers layers_;
+  ir::ComputationBuilder& b_;
+  int64_t recomputed_layers_ = 0;  // layers 0 .. recomputed_layers_ - 1 are recomputed
+  std::map<int64_t, std::map<const Instruction*, Instruction*>> recomputed_;
+};
+
 }  // namespace
 
 Result<std::vector<Instruction*>> EmitLossAndGradients(const ir::Computation& entry,
@@ -105,7 +218,9 @@ Result<std::vector<Instruction*>> EmitLossAndGradients(const ir::Computation& en
   }
   ALPA_RETURN_IF_ERROR(b.status());
 
-  // 2. Cotangents, from the loss (dL/dL = 1) back through the active instructions.
+  // 2. Cotangents, from the loss (dL/dL = seed) back through the active instructions; the VJP
+  // rules read forward values from `values`, which recomputes them under remat.
+  ForwardValues values(order, copy, options.remat, b);
   std::map<const Instruction*, Instruction*> cotangent;
   const Instruction* loss = entry.root();
   cotangent[loss] = Full(b, copy.at(loss), options.seed);
@@ -114,10 +229,13 @@ Result<std::vector<Instruction*>> EmitLossAndGradients(const ir::Computation& en
     auto g = cotangent.find(instruction);
     if (g == cotangent.end() || instruction->opcode() == ir::Opcode::kParameter) continue;
     if (active.count(instruction) == 0) continue;
+    const int64_t layer = values.layer(instruction);
     std::vector<Instruction*> operands;
-    for (const Instruction* operand : instruction->operands()) operands.push_back(copy.at(operand));
+    for (const Instruction* operand : instruction->operands()) {
+      operands.push_back(values.Get(operand, layer));
+    }
     Result<std::vector<Instruction*>> operand_cotangents =
-        Vjp({*instruction, operands, copy.at(instruction), g->second}, b);
+        Vjp({*instruction, operands, values.Get(instruction, layer), g->second}, b);
     if (!operand_cotangents.ok()) {
       return operand_cotangents.status().WithContext(
           fmt::format("cannot differentiate %{} ({}), which lies between a parameter and the loss",
@@ -165,6 +283,7 @@ Result<std::unique_ptr<ir::Module>> Grad(const ir::Module& forward,
   ALPA_ASSIGN_OR_RETURN(std::vector<Instruction*> results,
                         EmitLossAndGradients(*entry, arguments, wrt, b));
   ALPA_ASSIGN_OR_RETURN(ir::Computation * gradient, b.Build(b.Tuple(std::move(results))));
+  gradient->RemoveDeadInstructions();
   return mb.Build(gradient);
 }
 

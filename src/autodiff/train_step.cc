@@ -39,11 +39,6 @@ Result<ir::DType> CheckWeights(const ir::Computation& entry, const std::vector<i
   return *dtype;  // Grad checks that each weight is a float array.
 }
 
-// f16 and bf16 weights train on an f32 master copy; f32 and f64 weights are their own master.
-ir::DType MasterType(ir::DType compute) {
-  return compute == ir::DType::kF16 || compute == ir::DType::kBF16 ? ir::DType::kF32 : compute;
-}
-
 ir::Shape WithType(const ir::Shape& shape, ir::DType dtype) {
   return ir::Shape::Array(dtype, shape.dims());
 }
@@ -94,6 +89,11 @@ std::vector<Instruction*> MicroBatch(const std::vector<Instruction*>& arguments,
 
 }  // namespace
 
+ir::DType MasterWeightType(ir::DType weight_type) {
+  const bool half = weight_type == ir::DType::kF16 || weight_type == ir::DType::kBF16;
+  return half ? ir::DType::kF32 : weight_type;
+}
+
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
                                                    const TrainStepOptions& options) {
@@ -105,7 +105,7 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   const int64_t num_micro_batches = options.num_micro_batches;
   const OptimizerConfig& optimizer = options.optimizer;
   ALPA_ASSIGN_OR_RETURN(const ir::DType compute, CheckWeights(*entry, weights));
-  const ir::DType master = MasterType(compute);
+  const ir::DType master = MasterWeightType(compute);
   const std::vector<Instruction*> parameters = entry->parameters();
   const std::set<int64_t> is_weight(weights.begin(), weights.end());
   ALPA_RETURN_IF_ERROR(CheckMicroBatches(parameters, is_weight, num_micro_batches));
@@ -181,6 +181,7 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   results.insert(results.end(), new_state.begin(), new_state.end());
   results.push_back(next_step);
   ALPA_ASSIGN_OR_RETURN(ir::Computation * train_step, b.Build(b.Tuple(std::move(results))));
+  train_step->RemoveDeadInstructions();
   return mb.Build(train_step);
 }
 

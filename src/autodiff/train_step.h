@@ -40,6 +40,10 @@ struct TrainStepOptions {
   double loss_scale = 1.0;
 };
 
+// The type of the step's weights and optimizer state for weights of `weight_type` in the loss:
+// f32 for f16 and bf16 (the master copy), the type itself otherwise.
+ir::DType MasterWeightType(ir::DType weight_type);
+
 // Weights must be float arrays of one dtype.
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,

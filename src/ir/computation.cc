@@ -55,8 +55,9 @@ std::vector<Instruction*> Computation::MakePostOrder() const {
       const size_t operand_count = node->operands().size();
       const size_t edge_count = operand_count + node->control_predecessors().size();
       if (edge < edge_count) {
-        Instruction* next = edge < operand_count ? node->operands()[edge]
-                                                 : node->control_predecessors()[edge - operand_count];
+        Instruction* next = edge < operand_count
+                                ? node->operands()[edge]
+                                : node->control_predecessors()[edge - operand_count];
         ++edge;
         if (visited.insert(next).second) stack.emplace_back(next, 0);
         continue;
@@ -68,6 +69,47 @@ std::vector<Instruction*> Computation::MakePostOrder() const {
   if (root_ != nullptr) visit(root_);
   for (const auto& instruction : instructions_) visit(instruction.get());
   return order;
+}
+
+namespace {
+
+bool HasSideEffect(const Instruction& instruction) {
+  switch (instruction.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+      return true;
+    default:
+      return instruction.attributes().custom_call_has_side_effect;
+  }
+}
+
+}  // namespace
+
+int64_t Computation::RemoveDeadInstructions() {
+  std::unordered_set<const Instruction*> live;
+  std::vector<const Instruction*> stack;
+  auto keep = [&](const Instruction* instruction) {
+    if (live.insert(instruction).second) stack.push_back(instruction);
+  };
+  if (root_ != nullptr) keep(root_);
+  for (const auto& instruction : instructions_) {
+    if (HasSideEffect(*instruction)) keep(instruction.get());
+  }
+  while (!stack.empty()) {
+    const Instruction* instruction = stack.back();
+    stack.pop_back();
+    for (const Instruction* operand : instruction->operands()) keep(operand);
+    for (const Instruction* predecessor : instruction->control_predecessors()) keep(predecessor);
+  }
+  const size_t before = instructions_.size();
+  std::erase_if(instructions_,
+                [&](const auto& instruction) { return live.count(instruction.get()) == 0; });
+  return static_cast<int64_t>(before - instructions_.size());
 }
 
 }  // namespace alpa::ir

@@ -42,6 +42,12 @@ class Computation {
   // the root, then the instructions the root does not reach, each in text order. Deterministic.
   std::vector<Instruction*> MakePostOrder() const;
 
+  // Removes the instructions whose value nothing uses: those the root does not reach through
+  // operands and control predecessors, except parameters and instructions with side effects
+  // (and what they reach). Program builders that emit values speculatively (autodiff's
+  // recomputation) call it so that dead work is neither run nor counted. Returns how many went.
+  int64_t RemoveDeadInstructions();
+
   // `execution_thread="..."` after the body, empty when absent.
   const std::string& execution_thread() const { return execution_thread_; }
   void set_execution_thread(std::string thread) { execution_thread_ = std::move(thread); }

@@ -22,11 +22,13 @@ ir::Literal NormalLiteral(const ir::Shape& shape, double stddev, uint64_t seed) 
   return literal;
 }
 
-std::vector<ir::Literal> InitialWeights(const Model& model, uint64_t seed) {
+std::vector<ir::Literal> InitialWeights(const Model& model, uint64_t seed,
+                                        std::optional<ir::DType> dtype) {
   const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
   std::vector<ir::Literal> weights;
   for (size_t i = 0; i < model.weights.size(); ++i) {
-    const ir::Shape& shape = parameters[static_cast<size_t>(model.weights[i])]->shape();
+    const ir::Shape& declared = parameters[static_cast<size_t>(model.weights[i])]->shape();
+    const ir::Shape shape = ir::Shape::Array(dtype.value_or(declared.dtype()), declared.dims());
     const WeightInit& init = model.init[i];
     switch (init.kind) {
       case WeightInit::Kind::kZeros:

@@ -157,7 +157,7 @@ const std::vector<Recipe>& Recipes() {
         "Wide-ResNet tiny: image 16, 14 layers, 8 channels, width x2, 10 classes"},
        WResNetConfig{
            .batch = 8, .image = 16, .layers = 14, .channels = 8, .width_factor = 2, .classes = 10},
-       TinyTraining(OptimizerKind::kSgd, 0.05)},
+       TinyTraining(OptimizerKind::kSgd, 0.02)},
       // MLP: ReLU layers trained by mean squared error.
       {{"mlp-small", "mlp", "MLP small: batch 128, 4 layers of width 1024"},
        MlpConfig{.batch = 128, .input = 1024, .hidden = 1024, .layers = 4, .output = 1024},

@@ -18,9 +18,9 @@ namespace alpa {
 
 enum class StatusCode {
   kOk,
-  kInvalidArgument,   // malformed input: a file, a flag, a shape that breaks an op's rule
-  kNotFound,          // a named thing (file, computation, instruction) does not exist
-  kUnimplemented,     // valid input this build cannot handle yet
+  kInvalidArgument,  // malformed input: a file, a flag, a shape that breaks an op's rule
+  kNotFound,         // a named thing (file, computation, instruction) does not exist
+  kUnimplemented,    // valid input this build cannot handle yet
   kFailedPrecondition,
   kResourceExhausted,
   kInternal,
@@ -73,7 +73,7 @@ Status Internal(fmt::format_string<Args...> format, Args&&... args) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(state_).ok()) {
       state_ = Status(StatusCode::kInternal, "Result constructed from an OK status");
@@ -81,10 +81,13 @@ class [[nodiscard]] Result {
   }
 
   bool ok() const { return std::holds_alternative<T>(state_); }
-  const Status& status() const {
+  const Status& status() const& {
     static const Status* const kOk = new Status();
     return ok() ? *kOk : std::get<Status>(state_);
   }
+  // By value on a temporary, so that `ALPA_RETURN_IF_ERROR(F().status())` does not keep a
+  // reference into a Result that is gone.
+  Status status() && { return status(); }
   T& value() & { return std::get<T>(state_); }
   const T& value() const& { return std::get<T>(state_); }
   T&& value() && { return std::get<T>(std::move(state_)); }
@@ -114,9 +117,9 @@ const Status& GetStatus(const Result<T>& result) {
 #define ALPA_CONCAT(a, b) ALPA_CONCAT_IMPL(a, b)
 
 // Returns the error of `expr` (a Status or Result) from the enclosing function.
-#define ALPA_RETURN_IF_ERROR(expr)                                         \
-  do {                                                                     \
-    const auto& alpa_status_or = (expr);                                   \
+#define ALPA_RETURN_IF_ERROR(expr)                                                \
+  do {                                                                            \
+    const auto& alpa_status_or = (expr);                                          \
     if (!alpa_status_or.ok()) return ::alpa::internal::GetStatus(alpa_status_or); \
   } while (false)
 
@@ -129,11 +132,11 @@ const Status& GetStatus(const Result<T>& result) {
   lhs = std::move(tmp).value()
 
 // Internal invariants: abort with file:line and a message. Never for user input.
-#define ALPA_CHECK(cond, ...)                                                              \
-  do {                                                                                     \
-    if (!(cond)) {                                                                         \
+#define ALPA_CHECK(cond, ...)                                                                \
+  do {                                                                                       \
+    if (!(cond)) {                                                                           \
       ::alpa::internal::CheckFailed(__FILE__, __LINE__, #cond, fmt::format("" __VA_ARGS__)); \
-    }                                                                                      \
+    }                                                                                        \
   } while (false)
 
 #endif  // ALPA_SUPPORT_STATUS_H_

@@ -10,7 +10,7 @@
 #include "autodiff/grad.h"
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
-#include "interp/random_inputs.h"
+#include "models/init.h"
 
 namespace alpa::models {
 namespace {
@@ -37,34 +37,13 @@ int64_t WeightCount(const Model& model) {
   return count;
 }
 
-// Weights uniform in [-1, 1) * 0.02 (small logits at init), LayerNorm scales 1.
-std::vector<ir::Literal> InitWeights(const Model& model) {
-  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
-  std::vector<ir::Literal> weights;
-  for (int64_t w : model.weights) {
-    const ir::Shape& shape = parameters[w]->shape();
-    ir::Literal value = interp::RandomLiteral(shape, static_cast<uint64_t>(w));
-    const bool scale = parameters[w]->name().ends_with(".scale");
-    for (int64_t i = 0; i < value.element_count(); ++i) {
-      value.SetDouble(i, scale ? 1.0 : value.GetDouble(i) * 0.02);
-    }
-    weights.push_back(std::move(value));
+// The weights from the model's own initialisation and one synthetic batch of config.batch rows.
+std::vector<ir::Literal> WeightsAndBatch(const Model& model, const GptConfig& config) {
+  std::vector<ir::Literal> arguments = InitialWeights(model, /*seed=*/1);
+  for (ir::Literal& data : model.batch(config.batch, /*seed=*/2)) {
+    arguments.push_back(std::move(data));
   }
-  return weights;
-}
-
-// A learnable batch: tokens[b, s] = (7 b + 3 s) mod V and each label is the next token of that
-// progression, (token + 3) mod V.
-std::pair<ir::Literal, ir::Literal> Batch(const GptConfig& c) {
-  const ir::Shape shape = ir::Shape::Array(ir::DType::kS32, {c.batch, c.seq});
-  std::vector<int64_t> tokens, labels;
-  for (int64_t b = 0; b < c.batch; ++b) {
-    for (int64_t s = 0; s < c.seq; ++s) {
-      tokens.push_back((7 * b + 3 * s) % c.vocab);
-      labels.push_back((7 * b + 3 * (s + 1)) % c.vocab);
-    }
-  }
-  return {ir::Literal::FromInts(shape, tokens), ir::Literal::FromInts(shape, labels)};
+  return arguments;
 }
 
 TEST(GptTest, ParameterCountIsAlpasFormulaPlusWhatItOmits) {
@@ -96,11 +75,7 @@ TEST(GptTest, LossAtInitIsNearLogVocab) {
   const GptConfig config;
   Result<Model> model = BuildGpt(config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  std::vector<ir::Literal> arguments = InitWeights(*model);
-  auto [tokens, labels] = Batch(config);
-  arguments.push_back(tokens);
-  arguments.push_back(labels);
-  Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, std::move(arguments));
+  Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, WeightsAndBatch(*model, config));
   ASSERT_TRUE(loss.ok()) << loss.status().ToString();
   const double expected = std::log(static_cast<double>(config.vocab));
   EXPECT_NEAR(loss->GetDouble(0), expected, 0.2 * expected);
@@ -122,13 +97,11 @@ TEST(GptTest, GradientMatchesFiniteDifferences) {
   Result<std::unique_ptr<ir::Module>> grad = autodiff::Grad(*model->loss, model->weights);
   ASSERT_TRUE(grad.ok()) << grad.status().ToString();
   // Larger weights than at init (x 10) so that attention and gelu are away from linear.
-  std::vector<ir::Literal> inputs = InitWeights(*model);
-  for (ir::Literal& w : inputs) {
+  std::vector<ir::Literal> inputs = WeightsAndBatch(*model, config);
+  for (size_t k = 0; k < model->weights.size(); ++k) {
+    ir::Literal& w = inputs[k];
     for (int64_t i = 0; i < w.element_count(); ++i) w.SetDouble(i, w.GetDouble(i) * 10);
   }
-  auto [tokens, labels] = Batch(config);
-  inputs.push_back(tokens);
-  inputs.push_back(labels);
   auto loss_at = [&](const std::vector<ir::Literal>& arguments) {
     Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, arguments);
     return loss.ok() ? loss->GetDouble(0) : std::nan("");
@@ -163,10 +136,9 @@ TEST(GptTest, TrainingLowersTheLoss) {
   ASSERT_TRUE(step.ok()) << step.status().ToString();
 
   autodiff::testing::Training training =
-      autodiff::testing::StartTraining(InitWeights(*model), adam);
-  auto [tokens, labels] = Batch(config);
+      autodiff::testing::StartTraining(InitialWeights(*model, /*seed=*/1), adam);
   const std::vector<double> losses =
-      autodiff::testing::RunSteps(**step, training, {tokens, labels}, 30);
+      autodiff::testing::RunSteps(**step, training, model->batch(config.batch, /*seed=*/2), 30);
   ASSERT_EQ(losses.size(), 30u);
   for (double value : losses) ASSERT_TRUE(std::isfinite(value));
   const double first_loss = losses.front(), loss = losses.back();

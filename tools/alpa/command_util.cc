@@ -1,8 +1,14 @@
 #include "tools/alpa/command_util.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
 
 #include "hlo/parser.h"
 #include "ir/verifier.h"
@@ -21,6 +27,38 @@ Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path) {
   // The verifier's message starts with FILE:LINE:COLUMN of the offending instruction.
   ALPA_RETURN_IF_ERROR(ir::VerifyModule(*module));
   return module;
+}
+
+// The interpreter allocates each instruction's value afresh and frees it after its last use.
+// glibc serves blocks above 32 MiB with mmap and unmaps them on free, and gives the top of the heap
+// back above 128 KiB free, so each large intermediate page-faulted again: evaluating the BERT-large
+// step spent most of its time in the kernel. Kept in the heap, freed buffers are reused.
+void KeepFreedMemoryForReuse() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+}
+
+CLI::Validator SeedValidator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        uint64_t seed = 0;
+        auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seed);
+        if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
+          return "expected an integer from 0 to 2^64-1, found '" + value + "'";
+        }
+        return "";
+      },
+      "");
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text, const std::string& flag) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out << text;
+  if (out) out.close();
+  if (!out) {
+    return InvalidArgument("{} {}: cannot write the file: {}", flag, path, std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 }  // namespace alpa::tools

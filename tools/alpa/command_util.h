@@ -2,6 +2,7 @@
 #ifndef ALPA_TOOLS_ALPA_COMMAND_UTIL_H_
 #define ALPA_TOOLS_ALPA_COMMAND_UTIL_H_
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,17 @@ int ReportError(const Status& status);
 // for parse and verifier errors, the line:column (for the verifier, of the rejected instruction's
 // definition, found by its name) and the instruction.
 Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path);
+
+// Keeps memory the interpreter frees in the heap for reuse instead of returning it to the
+// system; call before evaluating large modules (see the comment in command_util.cc).
+void KeepFreedMemoryForReuse();
+
+// Accepts an integer from 0 to 2^64-1 for a uint64_t seed: CLI11 alone would wrap "-1" to
+// 2^64-1 and saturate a too-large number.
+CLI::Validator SeedValidator();
+
+// Writes `text` to `path` (replacing it). The error names `flag` (e.g. "--export") and the path.
+Status WriteTextFile(const std::string& path, const std::string& text, const std::string& flag);
 
 }  // namespace alpa::tools
 

@@ -1,11 +1,8 @@
 #include "tools/alpa/eval_command.h"
 
 #include <fmt/format.h>
-#include <malloc.h>
 
-#include <charconv>
 #include <chrono>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "interp/evaluator.h"
@@ -14,6 +11,7 @@
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/inputs_file.h"
+#include "tools/alpa/zoo_training.h"
 
 namespace alpa::tools {
 namespace {
@@ -43,13 +41,11 @@ std::string IndexText(const std::vector<int64_t>& index) {
   return fmt::format("{{{}}}", fmt::join(index, ","));
 }
 
-// The interpreter allocates each instruction's value afresh and frees it after its last use.
-// glibc serves blocks above 32 MiB with mmap and unmaps them on free, and gives the top of the heap
-// back above 128 KiB free, so each large intermediate page-faulted again: evaluating the BERT-large
-// step spent most of its time in the kernel. Kept in the heap, freed buffers are reused.
-void KeepFreedMemoryForReuse() {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+// Where the arguments come from: "random", "zoo" (initial weights and a synthetic batch) or the
+// inputs file.
+std::string InputsName(const EvalOptions& options, bool zoo) {
+  if (!options.inputs_path.empty()) return options.inputs_path;
+  return zoo ? "zoo" : "random";
 }
 
 }  // namespace
@@ -57,32 +53,27 @@ void KeepFreedMemoryForReuse() {
 CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options) {
   CLI::App* command = app.add_subcommand(
       "eval", "Run an HLO module in the reference interpreter and print output checksums");
-  command->add_option("MODEL", options.model_path, "HLO text file (plain or .gz)")->required();
+  command
+      ->add_option("MODEL", options.model_path,
+                   "HLO text file (plain or .gz), or a model of the zoo (`alpa zoo` lists them): "
+                   "its train step")
+      ->required();
   CLI::Option* seed =
       command
           ->add_option("--seed", options.seed,
                        "Seed of the random inputs (floats uniform in [-1,1), integers in [0,8))")
           ->capture_default_str()
-          // CLI11 would wrap "-1" to 2^64-1 and saturate a too-large number; only a value that fits
-          // passes.
-          ->check(CLI::Validator(
-              [](std::string& value) -> std::string {
-                uint64_t seed = 0;
-                auto [end, error] =
-                    std::from_chars(value.data(), value.data() + value.size(), seed);
-                if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
-                  return "expected an integer from 0 to 2^64-1, found '" + value + "'";
-                }
-                return "";
-              },
-              ""));
+          ->check(SeedValidator());
   command
       ->add_option("--inputs", options.inputs_path,
                    "JSON file with the arguments instead of random ones: "
                    "{\"arguments\": [{\"shape\": \"f32[2]\", \"values\": [1, 2]}, ...]}")
       ->excludes(seed);
   command->add_flag("--json", options.json, "Print the result as one JSON object");
+  AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
+      "A zoo model's train step runs on its initial weights, zero optimizer state and a synthetic "
+      "batch drawn from the seed (the first step of `alpa run`) unless --inputs is given.\n"
       "Each output array is fingerprinted by its element count, the sum and the sum of absolute "
       "values of its elements (f64), and a 64-bit hash of its bytes.\n"
       "Exit codes: 0 success, 1 internal error, 2 bad input (unreadable file, HLO syntax or "
@@ -92,12 +83,15 @@ CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options) {
 
 int RunEval(const EvalOptions& options) {
   KeepFreedMemoryForReuse();
-  Result<std::unique_ptr<ir::Module>> module = LoadModel(options.model_path);
-  if (!module.ok()) return ReportError(module.status());
-  const ir::Computation& entry = *(*module)->entry();
+  Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
+  if (!model.ok()) return ReportError(model.status());
+  const ir::Module* module = &model->module();
+  const ir::Computation& entry = *module->entry();
 
   std::vector<ir::Literal> arguments;
-  if (options.inputs_path.empty()) {
+  if (options.inputs_path.empty() && model->zoo) {
+    arguments = ZooTraining(*model->zoo, options.seed).Arguments(0);
+  } else if (options.inputs_path.empty()) {
     arguments = interp::RandomArguments(entry, options.seed);
   } else {
     Result<std::vector<ir::Literal>> read = ReadInputsFile(options.inputs_path, entry);
@@ -106,7 +100,7 @@ int RunEval(const EvalOptions& options) {
   }
 
   const auto start = std::chrono::steady_clock::now();
-  Result<ir::Literal> result = interp::EvaluateModule(**module, std::move(arguments));
+  Result<ir::Literal> result = interp::EvaluateModule(*module, std::move(arguments));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.ok()) {
@@ -120,8 +114,8 @@ int RunEval(const EvalOptions& options) {
   if (options.json) {
     nlohmann::ordered_json json;
     json["source"] = options.model_path;
-    json["module"] = (*module)->name();
-    json["inputs"] = options.inputs_path.empty() ? "random" : options.inputs_path;
+    json["module"] = module->name();
+    json["inputs"] = InputsName(options, model->zoo.has_value());
     if (options.inputs_path.empty()) json["seed"] = options.seed;
     json["seconds"] = seconds;
     json["outputs"] = nlohmann::ordered_json::array();
@@ -139,10 +133,11 @@ int RunEval(const EvalOptions& options) {
     return kExitOk;
   }
 
-  const std::string inputs = options.inputs_path.empty()
-                                 ? fmt::format("random inputs, seed {}", options.seed)
-                                 : fmt::format("inputs from {}", options.inputs_path);
-  fmt::print("evaluated {} (%{}) on {} in {}\n\n", (*module)->name(), entry.name(), inputs,
+  const std::string inputs =
+      !options.inputs_path.empty() ? fmt::format("inputs from {}", options.inputs_path)
+      : model->zoo ? fmt::format("initial weights and a synthetic batch, seed {}", options.seed)
+                   : fmt::format("random inputs, seed {}", options.seed);
+  fmt::print("evaluated {} (%{}) on {} in {}\n\n", module->name(), entry.name(), inputs,
              FormatSeconds(seconds));
   Table table({"output", "shape", "count", "sum", "abs_sum", "hash"},
               {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight,

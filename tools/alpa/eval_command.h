@@ -1,12 +1,14 @@
-// `alpa eval MODEL [--seed N] [--inputs FILE] [--json]`: runs a module in the reference
-// interpreter and prints a fingerprint of every output, to smoke-test an import.
+// `alpa eval MODEL [--seed N] [--inputs FILE] [--json] [zoo overrides]`: runs a module (or a zoo
+// model's train step) in the reference interpreter and prints a fingerprint of every output, to
+// smoke-test an import.
 #ifndef ALPA_TOOLS_ALPA_EVAL_COMMAND_H_
 #define ALPA_TOOLS_ALPA_EVAL_COMMAND_H_
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
+
+#include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
 
@@ -15,6 +17,7 @@ struct EvalOptions {
   uint64_t seed = 0;
   std::string inputs_path;  // empty: random inputs from `seed`
   bool json = false;
+  ZooFlags zoo;
 };
 
 CLI::App* AddEvalCommand(CLI::App& app, EvalOptions& options);

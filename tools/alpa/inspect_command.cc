@@ -2,156 +2,81 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
 
-#include "cost/flop_count.h"
-#include "cost/memory_usage.h"
 #include "hlo/printer.h"
-#include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/module_summary.h"
 
 namespace alpa::tools {
 namespace {
 
-// The human report lists this many entry parameters; --json lists all of them.
-constexpr size_t kMaxParametersShown = 24;
-
-// Elements of all array leaves of `shape` (tokens and other non-array leaves count 0).
-int64_t ArrayElementCount(const ir::Shape& shape) {
-  if (shape.IsTuple()) {
-    int64_t total = 0;
-    for (const ir::Shape& element : shape.tuple_shapes()) total += ArrayElementCount(element);
-    return total;
+nlohmann::ordered_json ConfigJson(const ZooStep& zoo, const ZooFlags& flags) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (const ConfigValue& entry : StepConfig(zoo, flags)) {
+    std::visit([&](const auto& value) { json[entry.key] = value; }, entry.value);
   }
-  return shape.IsArray() ? shape.ElementCount() : 0;
-}
-
-struct ModuleSummary {
-  std::string name;
-  int64_t computations = 0;
-  int64_t instructions = 0;
-  std::map<ir::Opcode, int64_t> opcodes;  // count over all computations
-  std::vector<const ir::Instruction*> parameters;
-  int64_t parameter_elements = 0;
-  int64_t parameter_bytes = 0;
-  cost::FlopCount flops;
-  cost::MemoryUsage memory;
-  const ir::Instruction* root = nullptr;
-};
-
-Result<ModuleSummary> Summarize(const ir::Module& module) {
-  ModuleSummary summary;
-  summary.name = module.name();
-  summary.computations = static_cast<int64_t>(module.computations().size());
-  summary.instructions = module.instruction_count();
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      ++summary.opcodes[instruction->opcode()];
-    }
-  }
-  const ir::Computation& entry = *module.entry();
-  const std::vector<ir::Instruction*> parameters = entry.parameters();
-  summary.parameters.assign(parameters.begin(), parameters.end());
-  for (const ir::Instruction* parameter : summary.parameters) {
-    summary.parameter_elements += ArrayElementCount(parameter->shape());
-    summary.parameter_bytes += parameter->shape().ByteSize();
-  }
-  ALPA_ASSIGN_OR_RETURN(summary.flops, cost::CountFlops(entry));
-  summary.memory = cost::NaivePeakMemory(entry);
-  summary.root = entry.root();
-  return summary;
-}
-
-// Opcodes by count, most frequent first, ties by name.
-std::vector<std::pair<ir::Opcode, int64_t>> OpcodesByCount(const ModuleSummary& summary) {
-  std::vector<std::pair<ir::Opcode, int64_t>> sorted(summary.opcodes.begin(),
-                                                     summary.opcodes.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    if (a.second != b.second) return a.second > b.second;
-    return ir::OpcodeName(a.first) < ir::OpcodeName(b.first);
-  });
-  return sorted;
-}
-
-nlohmann::ordered_json ToJson(const ModuleSummary& summary, const std::string& path) {
-  nlohmann::ordered_json json;
-  json["source"] = path;
-  json["module"] = summary.name;
-  json["computations"] = summary.computations;
-  json["instructions"] = summary.instructions;
-  json["opcodes"] = nlohmann::ordered_json::object();
-  for (const auto& [opcode, count] : OpcodesByCount(summary)) {
-    json["opcodes"][std::string(ir::OpcodeName(opcode))] = count;
-  }
-  json["parameters"] = summary.parameter_elements;
-  json["parameter_bytes"] = summary.parameter_bytes;
-  json["flops"] = summary.flops.flops;
-  json["flops_by_opcode"] = nlohmann::ordered_json::object();
-  for (const auto& [opcode, flops] : summary.flops.by_opcode) {
-    json["flops_by_opcode"][std::string(ir::OpcodeName(opcode))] = flops;
-  }
-  json["unknown_trip_count_loops"] = summary.flops.unknown_trip_count_loops;
-  json["peak_memory_bytes"] = summary.memory.peak_bytes;
-  json["peak_memory_instruction"] =
-      summary.memory.peak_instruction ? summary.memory.peak_instruction->name() : "";
-  nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
-  for (const ir::Instruction* parameter : summary.parameters) {
-    parameters.push_back({{"name", parameter->name()},
-                          {"shape", parameter->shape().ToString(/*print_layout=*/false)},
-                          {"elements", ArrayElementCount(parameter->shape())},
-                          {"bytes", parameter->shape().ByteSize()}});
-  }
-  json["entry"] = {{"name", summary.root->parent()->name()},
-                   {"parameters", std::move(parameters)},
-                   {"result", summary.root->shape().ToString(/*print_layout=*/false)}};
   return json;
 }
 
-std::string ToText(const ModuleSummary& summary, const std::string& path) {
+// The report of a zoo model: the model and its config, its weights (Alpa's #Params) and the
+// train step's summary.
+nlohmann::ordered_json ZooJson(const ZooStep& zoo, const ZooFlags& flags,
+                               const ModuleSummary& step) {
+  nlohmann::ordered_json json;
+  json["model"] = zoo.zoo.entry.name;
+  json["family"] = zoo.zoo.entry.family;
+  json["description"] = zoo.zoo.entry.description;
+  json["config"] = ConfigJson(zoo, flags);
+  json["parameters"] = zoo.weight_elements;
+  json["parameter_bytes"] = zoo.weight_bytes;
+  json["flops"] = step.flops.flops;
+  json["flops_dot_conv"] = DotAndConvolutionFlops(step.flops);
+  json["flops_by_opcode"] = FlopsByOpcodeJson(step);
+  json["computations"] = step.computations;
+  json["instructions"] = step.instructions;
+  json["opcodes"] = OpcodesJson(step);
+  json["peak_memory_bytes"] = step.memory.peak_bytes;
+  json["step"] = {{"module", step.name},
+                  {"parameters", step.parameters.size()},
+                  {"parameter_elements", step.parameter_elements},
+                  {"parameter_bytes", step.parameter_bytes},
+                  {"result", step.root->shape().ToString(/*print_layout=*/false)}};
+  return json;
+}
+
+std::string OverridesText(const ZooFlags& flags) {
+  std::string text;
+  const std::pair<const std::optional<int64_t>&, const char*> shape[] = {
+      {flags.layers, "layers"}, {flags.hidden, "hidden"}, {flags.heads, "heads"},
+      {flags.seq, "seq"},       {flags.vocab, "vocab"},   {flags.experts, "experts"}};
+  for (const auto& [value, key] : shape) {
+    if (value) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", key, *value);
+  }
+  return text;
+}
+
+std::string ZooText(const ZooStep& zoo, const ZooFlags& flags, const ModuleSummary& step) {
+  const double dot_conv = DotAndConvolutionFlops(step.flops);
   std::string out;
-  const ir::Instruction* peak = summary.memory.peak_instruction;
-  out += fmt::format("module        {}  ({})\n", summary.name, path);
-  out += fmt::format("computations  {} (entry %{})\n", summary.computations,
-                     summary.root->parent()->name());
-  out += fmt::format("instructions  {}\n", summary.instructions);
-  out += fmt::format("parameters    {} ({} elements, {})\n", summary.parameters.size(),
-                     summary.parameter_elements, FormatBytes(summary.parameter_bytes));
-  out += fmt::format("result        {}\n", summary.root->shape().ToString(false));
+  out += fmt::format("model         {}  ({})\n", zoo.zoo.entry.name, zoo.zoo.entry.description);
+  if (const std::string overrides = OverridesText(flags); !overrides.empty()) {
+    out += fmt::format("overrides     {}\n", overrides);
+  }
+  out += fmt::format("config        {}\n", DescribeConfig(zoo));
+  out += fmt::format("parameters    {} ({} weights, {})\n", FormatDecimal(zoo.weight_elements, ""),
+                     zoo.weight_elements, FormatBytes(zoo.weight_bytes));
   out +=
-      fmt::format("flops         {} per execution\n", FormatDecimal(summary.flops.flops, "FLOP"));
-  if (!summary.flops.unknown_trip_count_loops.empty()) {
-    out += fmt::format("              ({} while loop(s) without a known trip count counted once)\n",
-                       summary.flops.unknown_trip_count_loops.size());
-  }
-  out += fmt::format("peak memory   {} (naive schedule, reached at %{})\n",
-                     FormatBytes(summary.memory.peak_bytes), peak ? peak->name() : "-");
-
-  Table parameters(
-      {"#", "parameter", "shape", "bytes"},
-      {Table::Align::kRight, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight});
-  for (size_t i = 0; i < summary.parameters.size() && i < kMaxParametersShown; ++i) {
-    const ir::Instruction& parameter = *summary.parameters[i];
-    parameters.AddRow({std::to_string(i), "%" + parameter.name(), parameter.shape().ToString(false),
-                       FormatBytes(parameter.shape().ByteSize())});
-  }
-  out += "\nentry parameters\n" + parameters.Render(2);
-  if (summary.parameters.size() > kMaxParametersShown) {
-    out += fmt::format("  ... and {} more (--json lists all)\n",
-                       summary.parameters.size() - kMaxParametersShown);
-  }
-
-  Table opcodes({"opcode", "count", "flops"},
-                {Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight});
-  for (const auto& [opcode, count] : OpcodesByCount(summary)) {
-    auto flops = summary.flops.by_opcode.find(opcode);
-    opcodes.AddRow(
-        {std::string(ir::OpcodeName(opcode)), std::to_string(count),
-         flops == summary.flops.by_opcode.end() ? "" : FormatDecimal(flops->second, "FLOP")});
-  }
-  out += "\ninstructions by opcode (all computations)\n" + opcodes.Render(2);
+      fmt::format("flops         {} per training step\n", FormatDecimal(step.flops.flops, "FLOP"));
+  out += fmt::format("              {} of them in dot and convolution (what Alpa's TFLOPS count)\n",
+                     FormatDecimal(dot_conv, "FLOP"));
+  out += fmt::format("train step    {}: {} computations, {} instructions, {} parameters ({})\n",
+                     step.name, step.computations, step.instructions, step.parameters.size(),
+                     FormatBytes(step.parameter_bytes));
+  out += fmt::format("peak memory   {} (naive schedule of the train step)\n",
+                     FormatBytes(step.memory.peak_bytes));
+  out += "\ninstructions by opcode (train step, all computations)\n" + OpcodeTable(step);
   return out;
 }
 
@@ -159,32 +84,46 @@ std::string ToText(const ModuleSummary& summary, const std::string& path) {
 
 CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options) {
   CLI::App* command = app.add_subcommand(
-      "inspect", "Summarize an HLO module: instructions, parameters, FLOPs, naive peak memory");
-  command->add_option("MODEL", options.model_path, "HLO text file (plain or .gz)")->required();
+      "inspect",
+      "Summarize an HLO module, or a zoo model's training step: instructions, parameters, FLOPs, "
+      "naive peak memory");
+  command
+      ->add_option("MODEL", options.model_path,
+                   "HLO text file (plain or .gz), or a model of the zoo (`alpa zoo` lists them)")
+      ->required();
   command->add_flag("--json", options.json, "Print the summary as one JSON object");
-  command->add_flag("--print", options.print, "Print the parsed module back as HLO text instead");
+  command->add_flag("--print", options.print, "Print the module back as HLO text instead");
+  command->add_option("--export", options.export_path,
+                      "Also write the module (a zoo model's train step) as HLO text to this file");
+  AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
+      "For a zoo model the module is one training step (forward, backward, optimizer update) and "
+      "'parameters' counts the model's weights.\n"
       "Exit codes: 0 success, 1 internal error, 2 bad input (unreadable file, HLO syntax or "
-      "verifier error, bad flag).");
+      "verifier error, unknown model, impossible config, bad flag).");
   return command;
 }
 
 int RunInspect(const InspectOptions& options) {
-  Result<std::unique_ptr<ir::Module>> module = LoadModel(options.model_path);
-  if (!module.ok()) return ReportError(module.status());
+  Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
+  if (!model.ok()) return ReportError(model.status());
+  if (!options.export_path.empty()) {
+    const Status written =
+        WriteTextFile(options.export_path, hlo::PrintModule(model->module()), "--export");
+    if (!written.ok()) return ReportError(written);
+  }
   if (options.print) {
-    fmt::print("{}", hlo::PrintModule(**module));
+    fmt::print("{}", hlo::PrintModule(model->module()));
     return kExitOk;
   }
-  Result<ModuleSummary> summary = Summarize(**module);
+  Result<ModuleSummary> summary = Summarize(model->module());
   if (!summary.ok()) return ReportError(summary.status());
-  if (options.json) {
-    // A path (or a name taken from the file) need not be UTF-8; the default strict dump would throw
-    // on it, so invalid bytes become U+FFFD instead.
-    fmt::print("{}\n", ToJson(*summary, options.model_path)
-                           .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  if (model->zoo) {
+    fmt::print("{}", options.json ? DumpJson(ZooJson(*model->zoo, options.zoo, *summary)) + "\n"
+                                  : ZooText(*model->zoo, options.zoo, *summary));
   } else {
-    fmt::print("{}", ToText(*summary, options.model_path));
+    fmt::print("{}", options.json ? DumpJson(ToJson(*summary, options.model_path)) + "\n"
+                                  : ToText(*summary, options.model_path));
   }
   return kExitOk;
 }

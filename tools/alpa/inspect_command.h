@@ -1,17 +1,21 @@
-// `alpa inspect MODEL [--json] [--print]`: what is in an HLO module, and what one execution costs.
+// `alpa inspect MODEL [--json] [--print] [--export FILE] [zoo overrides]`: what is in an HLO
+// module, or in the train step of a zoo model, and what one execution costs.
 #ifndef ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_
 #define ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_
 
 #include <CLI/CLI.hpp>
-
 #include <string>
+
+#include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
 
 struct InspectOptions {
-  std::string model_path;
+  std::string model_path;  // an HLO file or a zoo name
   bool json = false;
   bool print = false;
+  std::string export_path;  // empty: no export
+  ZooFlags zoo;
 };
 
 // Registers the sub-command on `app`; the options are filled in when it is parsed.

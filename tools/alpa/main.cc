@@ -8,7 +8,10 @@
 
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
+#include "tools/alpa/grad_command.h"
 #include "tools/alpa/inspect_command.h"
+#include "tools/alpa/run_command.h"
+#include "tools/alpa/zoo_command.h"
 
 #ifndef ALPA_VERSION
 #error "ALPA_VERSION is defined by tools/alpa/CMakeLists.txt"
@@ -19,15 +22,22 @@ int main(int argc, char** argv) {
   CLI::App app(
       "Alpa C++: plans and runs the parallel execution of XLA HLO training steps.\n"
       "MODEL arguments are XLA HLO text files (plain or .gz), as dumped by JAX, TensorFlow or "
-      "PyTorch/XLA.",
+      "PyTorch/XLA, or the names of models of the zoo (`alpa zoo` lists them), which accept "
+      "overrides of their config (--layers, --hidden, --batch, ...).",
       "alpa");
   app.set_version_flag("--version", "alpa " ALPA_VERSION);
   app.require_subcommand(1);
 
   InspectOptions inspect;
   EvalOptions eval;
+  RunOptions run;
+  GradCommandOptions grad;
+  ZooListOptions zoo;
   CLI::App* inspect_command = AddInspectCommand(app, inspect);
   CLI::App* eval_command = AddEvalCommand(app, eval);
+  CLI::App* run_command = AddRunCommand(app, run);
+  CLI::App* grad_command = AddGradCommand(app, grad);
+  CLI::App* zoo_command = AddZooCommand(app, zoo);
 
   try {
     app.parse(argc, argv);
@@ -41,14 +51,19 @@ int main(int argc, char** argv) {
     // CLI11's own exit codes (105, 106, ...) mean nothing to scripts: a bad command line is bad
     // input like any other, reported in the same "alpa: error: " form as the rest.
     std::string help = "alpa --help";
-    if (inspect_command->parsed()) help = "alpa inspect --help";
-    if (eval_command->parsed()) help = "alpa eval --help";
+    for (const CLI::App* command :
+         {inspect_command, eval_command, run_command, grad_command, zoo_command}) {
+      if (command->parsed()) help = "alpa " + command->get_name() + " --help";
+    }
     fmt::print(stderr, "alpa: error: {}\nRun '{}' for more information.\n", e.what(), help);
     return kExitBadInput;
   }
   try {
     if (inspect_command->parsed()) return RunInspect(inspect);
     if (eval_command->parsed()) return RunEval(eval);
+    if (run_command->parsed()) return RunRun(run);
+    if (grad_command->parsed()) return RunGrad(grad);
+    if (zoo_command->parsed()) return RunZoo(zoo);
   } catch (const std::exception& e) {
     // Errors a user can cause are Status values; an exception that gets here is a bug, reported as
     // one (exit 1) rather than as an abort that looks like a crash.

@@ -1,0 +1,135 @@
+#include "tools/alpa/run_command.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "support/units.h"
+#include "tools/alpa/command_util.h"
+#include "tools/alpa/module_summary.h"
+#include "tools/alpa/zoo_training.h"
+
+namespace alpa::tools {
+namespace {
+
+struct StepRecord {
+  int64_t step = 0;  // from 1
+  double loss = 0;
+  double seconds = 0;
+};
+
+// Only a zoo model says which parameters are weights and how to make its data.
+Result<ZooStep> ResolveRunModel(const RunOptions& options) {
+  if (options.steps < 1) {
+    return InvalidArgument("--steps {}: it must be at least 1", options.steps);
+  }
+  if (!IsZooArgument(options.model)) {
+    std::error_code ignored;
+    if (std::filesystem::exists(options.model, ignored)) {
+      return InvalidArgument(
+          "{}: run needs a model of the zoo, and this is a file: an HLO module does not say which "
+          "of its parameters are weights to train or how to make its data; `alpa zoo` lists the "
+          "models",
+          options.model);
+    }
+    return UnknownModel(options.model);
+  }
+  return BuildZooStep(options.model, options.zoo);
+}
+
+void PrintHeader(const ZooStep& zoo, const RunOptions& options) {
+  fmt::print("training {} ({}) in the reference interpreter, seed {}\n", zoo.zoo.entry.name,
+             zoo.zoo.entry.description, options.seed);
+  fmt::print("config   {}; {} weights\n\n", DescribeConfig(zoo), zoo.weight_elements);
+  fmt::print("{:>6}  {:>12}  {:>9}\n", "step", "loss", "time");
+  fmt::print("{:>6}  {:>12}  {:>9}\n", "------", "------------", "---------");
+  std::fflush(stdout);
+}
+
+// Six decimals while the loss is of a usual size; exponent form once it diverges.
+std::string FormatLoss(double loss) {
+  return std::fabs(loss) < 1e5 ? fmt::format("{:.6f}", loss) : fmt::format("{:.4e}", loss);
+}
+
+void PrintStep(const StepRecord& record) {
+  fmt::print("{:>6}  {:>12}  {:>9}\n", record.step, FormatLoss(record.loss),
+             FormatSeconds(record.seconds));
+  std::fflush(stdout);
+}
+
+void PrintFooter(const std::vector<StepRecord>& records) {
+  double seconds = 0;
+  for (const StepRecord& record : records) seconds += record.seconds;
+  fmt::print("\nloss {} -> {} in {} steps ({} in the interpreter)\n",
+             FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
+             FormatSeconds(seconds));
+}
+
+nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  for (const StepRecord& record : records) {
+    json.push_back({{"step", record.step}, {"loss", record.loss}, {"time_s", record.seconds}});
+  }
+  return json;
+}
+
+}  // namespace
+
+CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "run",
+      "Train a zoo model on one device (the reference interpreter) on synthetic data and print "
+      "the loss of each step");
+  command->add_option("MODEL", options.model, "A model of the zoo (`alpa zoo` lists them)")
+      ->required();
+  command->add_option("--steps", options.steps, "Training steps to run")->capture_default_str();
+  command
+      ->add_option("--seed", options.seed,
+                   "Seed of the initial weights; step i's batch is drawn from seed + i")
+      ->capture_default_str()
+      ->check(SeedValidator());
+  command->add_flag("--json", options.json,
+                    "Print a JSON list of {\"step\", \"loss\", \"time_s\"} at the end instead");
+  AddZooFlags(*command, options.zoo, /*training=*/true);
+  command->footer(
+      "The data has a pattern the model can learn, so the loss falls; the same seed gives the same "
+      "losses. time_s is the interpreter's time for the step.\n"
+      "Exit codes: 0 success, 1 internal error, 2 bad input (unknown model, impossible config, bad "
+      "flag, or a loss that became NaN or infinite: try a lower --lr).");
+  return command;
+}
+
+int RunRun(const RunOptions& options) {
+  Result<ZooStep> zoo = ResolveRunModel(options);
+  if (!zoo.ok()) return ReportError(zoo.status());
+  KeepFreedMemoryForReuse();
+  if (!options.json) PrintHeader(*zoo, options);
+  ZooTraining training(*zoo, options.seed);
+  std::vector<StepRecord> records;
+  for (int64_t i = 0; i < options.steps; ++i) {
+    StepRecord record{.step = i + 1};
+    Result<double> loss = training.Step(i, record.seconds);
+    if (!loss.ok()) return ReportError(loss.status().WithContext(options.model));
+    record.loss = *loss;
+    if (!std::isfinite(record.loss)) {
+      return ReportError(InvalidArgument(
+          "{}: the loss of step {} is {}: training diverged; try a lower learning rate (--lr, now "
+          "{:g})",
+          options.model, record.step, record.loss, zoo->training.optimizer.learning_rate));
+    }
+    records.push_back(record);
+    if (!options.json) PrintStep(record);
+  }
+  if (options.json) {
+    fmt::print("{}\n", DumpJson(ToJson(records)));
+  } else {
+    PrintFooter(records);
+  }
+  return kExitOk;
+}
+
+}  // namespace alpa::tools

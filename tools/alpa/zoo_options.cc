@@ -1,0 +1,286 @@
+#include "tools/alpa/zoo_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "tools/alpa/command_util.h"
+
+namespace alpa::tools {
+namespace {
+
+constexpr const char* kDTypes[] = {"f32", "f16", "bf16"};
+
+struct OptimizerChoice {
+  const char* name;
+  autodiff::OptimizerKind kind;
+};
+constexpr OptimizerChoice kOptimizers[] = {{"sgd", autodiff::OptimizerKind::kSgd},
+                                           {"adam", autodiff::OptimizerKind::kAdam},
+                                           {"adamw", autodiff::OptimizerKind::kAdamW}};
+
+Result<ir::DType> ParseZooDType(const std::string& text) {
+  for (const char* name : kDTypes) {
+    if (text == name) return *ir::ParseDType(text);
+  }
+  return InvalidArgument("--dtype {}: not a training dtype; use one of {}", text,
+                         fmt::join(kDTypes, ", "));
+}
+
+Result<autodiff::OptimizerKind> ParseOptimizer(const std::string& text) {
+  std::vector<std::string> names;
+  for (const OptimizerChoice& choice : kOptimizers) {
+    if (text == choice.name) return choice.kind;
+    names.push_back(choice.name);
+  }
+  return InvalidArgument("--optimizer {}: unknown optimizer; use one of {}", text,
+                         fmt::join(names, ", "));
+}
+
+Result<models::ZooOverrides> ModelOverrides(const ZooFlags& flags) {
+  models::ZooOverrides overrides;
+  overrides.layers = flags.layers;
+  overrides.hidden = flags.hidden;
+  overrides.heads = flags.heads;
+  overrides.seq = flags.seq;
+  overrides.vocab = flags.vocab;
+  overrides.experts = flags.experts;
+  if (flags.dtype) {
+    ALPA_ASSIGN_OR_RETURN(overrides.dtype, ParseZooDType(*flags.dtype));
+  }
+  return overrides;
+}
+
+// The loss's batch size: dimension 0 of its first parameter that is not a weight (0 if none).
+int64_t LossBatch(const models::Model& model) {
+  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
+  const std::set<int64_t> weights(model.weights.begin(), model.weights.end());
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (weights.count(static_cast<int64_t>(i)) > 0) continue;
+    const ir::Shape& shape = parameters[i]->shape();
+    return shape.IsArray() && shape.rank() > 0 ? shape.dim(0) : 0;
+  }
+  return 0;
+}
+
+Result<models::ZooModel> Build(const std::string& name, const models::ZooOverrides& overrides) {
+  Result<models::ZooModel> zoo = models::BuildZooModel(name, overrides);
+  // The zoo's own messages about an override start with the model's name already.
+  if (!zoo.ok() && zoo.status().message().rfind(name, 0) != 0) {
+    return zoo.status().WithContext(name);
+  }
+  return zoo;
+}
+
+// The zoo model at the micro-batch size, and the global batch (see the header on why the model
+// may be built twice).
+Result<std::pair<models::ZooModel, int64_t>> BuildAtBatch(const std::string& name,
+                                                          const ZooFlags& flags) {
+  ALPA_ASSIGN_OR_RETURN(models::ZooOverrides overrides, ModelOverrides(flags));
+  const int64_t micro_batches = flags.micro_batches.value_or(1);
+  if (micro_batches < 1) {
+    return InvalidArgument("--micro-batches {}: it must be at least 1", micro_batches);
+  }
+  if (flags.batch && *flags.batch < 1) {
+    return InvalidArgument("--batch {}: it must be at least 1", *flags.batch);
+  }
+  if (micro_batches == 1 || flags.batch) {
+    // One build: the micro-batch size is known (or the default batch is the global one).
+    if (flags.batch && *flags.batch % micro_batches != 0) {
+      return InvalidArgument(
+          "--batch {} is not divisible by --micro-batches {}: every micro-batch must have the "
+          "same size; give a batch that is a multiple of {}",
+          *flags.batch, micro_batches, micro_batches);
+    }
+    if (flags.batch) overrides.batch = *flags.batch / micro_batches;
+    ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides));
+    const int64_t batch = LossBatch(zoo.model) * micro_batches;
+    return std::pair{std::move(zoo), batch};
+  }
+  ALPA_ASSIGN_OR_RETURN(models::ZooModel at_default, Build(name, overrides));
+  const int64_t batch = LossBatch(at_default.model);
+  if (batch % micro_batches != 0) {
+    return InvalidArgument(
+        "{}: its batch {} is not divisible by --micro-batches {}: every micro-batch must have "
+        "the same size; give --batch as a multiple of {}",
+        name, batch, micro_batches, micro_batches);
+  }
+  overrides.batch = batch / micro_batches;
+  ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides));
+  return std::pair{std::move(zoo), batch};
+}
+
+Result<autodiff::TrainStepOptions> Training(const models::ZooModel& zoo, const ZooFlags& flags) {
+  autodiff::TrainStepOptions training = zoo.training;
+  training.num_micro_batches = flags.micro_batches.value_or(1);
+  if (flags.remat) training.remat = *flags.remat;
+  if (flags.optimizer) {
+    ALPA_ASSIGN_OR_RETURN(training.optimizer.kind, ParseOptimizer(*flags.optimizer));
+  }
+  if (flags.learning_rate) {
+    if (!(*flags.learning_rate > 0)) {
+      return InvalidArgument("--lr {}: the learning rate must be positive", *flags.learning_rate);
+    }
+    training.optimizer.learning_rate = *flags.learning_rate;
+  }
+  return training;
+}
+
+Result<ZooStep> BuildZoo(const std::string& name, const ZooFlags& flags, bool with_step) {
+  ALPA_ASSIGN_OR_RETURN(auto built, BuildAtBatch(name, flags));
+  ZooStep step;
+  step.zoo = std::move(built.first);
+  step.batch = built.second;
+  ALPA_ASSIGN_OR_RETURN(step.training, Training(step.zoo, flags));
+  const std::vector<ir::Instruction*> parameters = step.zoo.model.loss->entry()->parameters();
+  for (int64_t weight : step.zoo.model.weights) {
+    const ir::Shape& shape = parameters[weight]->shape();
+    step.weight_elements += shape.ElementCount();
+    step.weight_bytes += shape.ByteSize();
+    step.dtype = shape.dtype();
+  }
+  if (!with_step) return step;
+  Result<std::unique_ptr<ir::Module>> train_step =
+      autodiff::BuildTrainStep(*step.zoo.model.loss, step.zoo.model.weights, step.training);
+  if (!train_step.ok()) {
+    return train_step.status().WithContext(fmt::format("{}: building the train step", name));
+  }
+  step.step = std::move(train_step).value();
+  return step;
+}
+
+std::string FormatNumber(double value) { return fmt::format("{:g}", value); }
+
+}  // namespace
+
+std::vector<std::string> ZooFlags::GivenFlags() const {
+  std::vector<std::string> given;
+  const std::pair<bool, const char*> all[] = {
+      {layers.has_value(), "--layers"},
+      {hidden.has_value(), "--hidden"},
+      {heads.has_value(), "--heads"},
+      {seq.has_value(), "--seq"},
+      {vocab.has_value(), "--vocab"},
+      {experts.has_value(), "--experts"},
+      {batch.has_value(), "--batch"},
+      {dtype.has_value(), "--dtype"},
+      {micro_batches.has_value(), "--micro-batches"},
+      {remat.has_value(), remat.value_or(false) ? "--remat" : "--no-remat"},
+      {optimizer.has_value(), "--optimizer"},
+      {learning_rate.has_value(), "--lr"}};
+  for (const auto& [is_given, flag] : all) {
+    if (is_given) given.push_back(flag);
+  }
+  return given;
+}
+
+void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
+  CLI::Option_group* group = command.add_option_group(
+      "Zoo model overrides", "For a MODEL from the zoo (`alpa zoo` lists them)");
+  group->add_option("--layers", flags.layers, "Number of layers (blocks)");
+  group->add_option("--hidden", flags.hidden,
+                    "Hidden size (transformers), width (MLP), channels (Wide-ResNet)");
+  group->add_option("--heads", flags.heads, "Attention heads; must divide --hidden");
+  group->add_option("--seq", flags.seq, "Sequence length");
+  group->add_option("--vocab", flags.vocab, "Vocabulary size");
+  group->add_option("--experts", flags.experts, "Experts per MoE layer");
+  group->add_option("--batch", flags.batch,
+                    "Global batch of one training step (default: the zoo's)");
+  group->add_option("--dtype", flags.dtype, "Parameter and activation type: f32, f16 or bf16");
+  if (!training) return;
+  group->add_option("--micro-batches", flags.micro_batches,
+                    "Gradient accumulation: the batch is split into this many micro-batches");
+  group->add_flag_function(
+      "--remat,!--no-remat", [&flags](int64_t count) { flags.remat = count > 0; },
+      "Recompute each layer's activations in the backward pass (default: the zoo's)");
+  group->add_option("--optimizer", flags.optimizer, "sgd, adam or adamw (default: the zoo's)");
+  group->add_option("--lr", flags.learning_rate, "Learning rate (default: the zoo's)");
+}
+
+Result<ZooStep> BuildZooStep(const std::string& name, const ZooFlags& flags) {
+  return BuildZoo(name, flags, /*with_step=*/true);
+}
+
+Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags) {
+  return BuildZoo(name, flags, /*with_step=*/false);
+}
+
+std::string OptimizerName(autodiff::OptimizerKind kind) {
+  for (const OptimizerChoice& choice : kOptimizers) {
+    if (choice.kind == kind) return choice.name;
+  }
+  return "?";
+}
+
+std::vector<ConfigValue> StepConfig(const ZooStep& step, const ZooFlags& flags) {
+  const int64_t micro_batches = step.training.num_micro_batches;
+  std::vector<ConfigValue> config = {{"batch", step.batch},
+                                     {"micro_batches", micro_batches},
+                                     {"micro_batch_size", step.batch / micro_batches},
+                                     {"dtype", std::string(ir::DTypeName(step.dtype))},
+                                     {"remat", step.training.remat},
+                                     {"optimizer", OptimizerName(step.training.optimizer.kind)},
+                                     {"learning_rate", step.training.optimizer.learning_rate}};
+  const std::pair<const std::optional<int64_t>&, const char*> shape[] = {
+      {flags.layers, "layers"}, {flags.hidden, "hidden"}, {flags.heads, "heads"},
+      {flags.seq, "seq"},       {flags.vocab, "vocab"},   {flags.experts, "experts"}};
+  for (const auto& [value, key] : shape) {
+    if (value) config.push_back({key, *value});
+  }
+  return config;
+}
+
+std::string DescribeConfig(const ZooStep& step) {
+  const int64_t micro_batches = step.training.num_micro_batches;
+  std::string text = fmt::format("batch {}", step.batch);
+  if (micro_batches > 1) {
+    text += fmt::format(" ({} micro-batches of {})", micro_batches, step.batch / micro_batches);
+  }
+  text += fmt::format(", {}", ir::DTypeName(step.dtype));
+  if (step.dtype != ir::DType::kF32) text += " (f32 master weights)";
+  text += fmt::format(", {} lr {}", OptimizerName(step.training.optimizer.kind),
+                      FormatNumber(step.training.optimizer.learning_rate));
+  text += step.training.remat ? ", remat" : ", no remat";
+  return text;
+}
+
+bool IsZooArgument(const std::string& argument) {
+  std::error_code ignored;
+  return !std::filesystem::exists(argument, ignored) && models::FindZooEntry(argument) != nullptr;
+}
+
+Status UnknownModel(const std::string& argument) {
+  std::vector<std::string> names;
+  for (const models::ZooEntry& entry : models::ZooEntries()) names.push_back(entry.name);
+  return InvalidArgument(
+      "no model named '{}': there is no such file, and the zoo has no model of that name; the "
+      "zoo has: {} (`alpa zoo` describes them)",
+      argument, fmt::join(names, ", "));
+}
+
+Result<ModelArgument> ResolveModel(const std::string& argument, const ZooFlags& flags) {
+  ModelArgument model;
+  if (IsZooArgument(argument)) {
+    ALPA_ASSIGN_OR_RETURN(model.zoo, BuildZooStep(argument, flags));
+    return model;
+  }
+  std::error_code ignored;
+  // A path (with a '/') keeps the file's own error ("cannot open ..."); a bare word is more
+  // likely a misspelt zoo name.
+  if (!std::filesystem::exists(argument, ignored) && argument.find('/') == std::string::npos) {
+    return UnknownModel(argument);
+  }
+  const std::vector<std::string> given = flags.GivenFlags();
+  if (!given.empty()) {
+    return InvalidArgument(
+        "{} applies to models of the zoo only, and {} is an HLO file; drop the flag or name a zoo "
+        "model (`alpa zoo` lists them)",
+        fmt::join(given, ", "), argument);
+  }
+  ALPA_ASSIGN_OR_RETURN(model.file, LoadModel(argument));
+  return model;
+}
+
+}  // namespace alpa::tools

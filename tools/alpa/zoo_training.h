@@ -1,0 +1,44 @@
+// Training a zoo model in the reference interpreter, the loop of tests/autodiff/training_loop.h:
+// the train step (autodiff/train_step.h) takes (W..., state..., t, B...) and returns
+// (loss, W'..., state'..., t + 1); the weights, optimizer state and step count are threaded from
+// one step to the next, and each step gets a fresh synthetic batch.
+#ifndef ALPA_TOOLS_ALPA_ZOO_TRAINING_H_
+#define ALPA_TOOLS_ALPA_ZOO_TRAINING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/literal.h"
+#include "support/status.h"
+#include "tools/alpa/zoo_options.h"
+
+namespace alpa::tools {
+
+class ZooTraining {
+ public:
+  // Before the first step: models::InitialWeights(model, seed) (converted to the step's master
+  // weight type where it differs, for mixed precision), zero optimizer state, t = 0. `zoo` must
+  // have its step and outlive this object.
+  ZooTraining(const ZooStep& zoo, uint64_t seed);
+
+  // The arguments of step `index` (from 0): the carried values, t, and the batch drawn from
+  // seed + index with the global batch's rows (the micro-batches stacked).
+  std::vector<ir::Literal> Arguments(int64_t index) const;
+
+  // Runs step `index` and carries its results to the next; returns the step's loss. `seconds`
+  // receives the time the interpreter took. Errors name the step.
+  Result<double> Step(int64_t index, double& seconds);
+
+ private:
+  std::vector<ir::Literal> Batch(int64_t index) const;
+
+  const ZooStep& zoo_;
+  uint64_t seed_;
+  size_t carried_count_ = 0;
+  std::vector<ir::Literal> carried_;  // the weights, then their optimizer state (step order)
+  ir::Literal step_count_;            // t
+};
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_ZOO_TRAINING_H_
