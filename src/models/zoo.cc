@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <tuple>
 #include <variant>
 
 #include "models/gpt.h"
@@ -172,69 +173,54 @@ const std::vector<Recipe>& Recipes() {
   return *recipes;
 }
 
-// Sets `field` from `value` when given; an override the family has no field for is an error.
-template <typename T>
-void Set(std::optional<int64_t> value, T& field) {
-  if (value.has_value()) field = *value;
+// Where each override lands in a family's config; nullptr where the family has no such field.
+struct Fields {
+  int64_t* layers;
+  int64_t* hidden;
+  int64_t* heads;
+  int64_t* seq;
+  int64_t* vocab;
+  int64_t* experts;
+  int64_t* batch;
+  DType* dtype;
+};
+
+Fields FieldsOf(GptConfig& c) {
+  return {&c.layers, &c.hidden, &c.heads, &c.seq, &c.vocab, nullptr, &c.batch, &c.dtype};
+}
+Fields FieldsOf(MoeConfig& c) {
+  return {&c.layers, &c.hidden, &c.heads, &c.seq, &c.vocab, &c.experts, &c.batch, &c.dtype};
+}
+Fields FieldsOf(WResNetConfig& c) {
+  return {&c.layers, &c.channels, nullptr, nullptr, nullptr, nullptr, &c.batch, &c.dtype};
+}
+Fields FieldsOf(MlpConfig& c) {
+  return {&c.layers, &c.hidden, nullptr, nullptr, nullptr, nullptr, &c.batch, &c.dtype};
 }
 
-Status Reject(std::optional<int64_t> value, const char* flag, const ZooEntry& entry) {
-  if (!value.has_value()) return Status::Ok();
-  return InvalidArgument("{} is a {} model, which has no {} to override", entry.name, entry.family,
-                         flag);
-}
-
-Result<Model> Build(GptConfig config, const ZooOverrides& o, const ZooEntry& entry) {
-  ALPA_RETURN_IF_ERROR(Reject(o.experts, "--experts", entry));
-  Set(o.layers, config.layers);
-  Set(o.hidden, config.hidden);
-  Set(o.heads, config.heads);
-  Set(o.seq, config.seq);
-  Set(o.vocab, config.vocab);
-  Set(o.batch, config.batch);
-  if (o.dtype) config.dtype = *o.dtype;
-  return BuildGpt(config);
-}
-
-Result<Model> Build(MoeConfig config, const ZooOverrides& o, const ZooEntry&) {
-  Set(o.layers, config.layers);
-  Set(o.hidden, config.hidden);
-  Set(o.heads, config.heads);
-  Set(o.seq, config.seq);
-  Set(o.vocab, config.vocab);
-  Set(o.experts, config.experts);
-  Set(o.batch, config.batch);
-  if (o.dtype) config.dtype = *o.dtype;
-  return BuildMoe(config);
-}
-
-Result<Model> Build(WResNetConfig config, const ZooOverrides& o, const ZooEntry& entry) {
-  for (const auto& [value, flag] : {std::pair{o.heads, "--heads"},
-                                    {o.seq, "--seq"},
-                                    {o.vocab, "--vocab"},
-                                    {o.experts, "--experts"}}) {
-    ALPA_RETURN_IF_ERROR(Reject(value, flag, entry));
+// Writes the given overrides into `fields`; one the family has no field for is an error.
+Status ApplyOverrides(const ZooOverrides& o, const Fields& fields, const ZooEntry& entry) {
+  const std::tuple<std::optional<int64_t>, int64_t*, const char*> overrides[] = {
+      {o.layers, fields.layers, "--layers"}, {o.hidden, fields.hidden, "--hidden"},
+      {o.heads, fields.heads, "--heads"},    {o.seq, fields.seq, "--seq"},
+      {o.vocab, fields.vocab, "--vocab"},    {o.experts, fields.experts, "--experts"},
+      {o.batch, fields.batch, "--batch"}};
+  for (const auto& [value, field, flag] : overrides) {
+    if (!value.has_value()) continue;
+    if (field == nullptr) {
+      return InvalidArgument("{} is a {} model, which has no {} to override", entry.name,
+                             entry.family, flag);
+    }
+    *field = *value;
   }
-  Set(o.layers, config.layers);
-  Set(o.hidden, config.channels);
-  Set(o.batch, config.batch);
-  if (o.dtype) config.dtype = *o.dtype;
-  return BuildWResNet(config);
+  if (o.dtype.has_value()) *fields.dtype = *o.dtype;
+  return Status::Ok();
 }
 
-Result<Model> Build(MlpConfig config, const ZooOverrides& o, const ZooEntry& entry) {
-  for (const auto& [value, flag] : {std::pair{o.heads, "--heads"},
-                                    {o.seq, "--seq"},
-                                    {o.vocab, "--vocab"},
-                                    {o.experts, "--experts"}}) {
-    ALPA_RETURN_IF_ERROR(Reject(value, flag, entry));
-  }
-  Set(o.layers, config.layers);
-  Set(o.hidden, config.hidden);
-  Set(o.batch, config.batch);
-  if (o.dtype) config.dtype = *o.dtype;
-  return BuildMlp(config);
-}
+Result<Model> BuildFamily(const GptConfig& config) { return BuildGpt(config); }
+Result<Model> BuildFamily(const MoeConfig& config) { return BuildMoe(config); }
+Result<Model> BuildFamily(const WResNetConfig& config) { return BuildWResNet(config); }
+Result<Model> BuildFamily(const MlpConfig& config) { return BuildMlp(config); }
 
 }  // namespace
 
@@ -257,10 +243,11 @@ const ZooEntry* FindZooEntry(std::string_view name) {
 Result<ZooModel> BuildZooModel(std::string_view name, const ZooOverrides& overrides) {
   for (const Recipe& recipe : Recipes()) {
     if (recipe.entry.name != name) continue;
-    ALPA_ASSIGN_OR_RETURN(
-        Model model,
-        std::visit([&](const auto& config) { return Build(config, overrides, recipe.entry); },
-                   recipe.config));
+    auto build = [&](auto config) -> Result<Model> {
+      ALPA_RETURN_IF_ERROR(ApplyOverrides(overrides, FieldsOf(config), recipe.entry));
+      return BuildFamily(config);
+    };
+    ALPA_ASSIGN_OR_RETURN(Model model, std::visit(build, recipe.config));
     return ZooModel{recipe.entry, std::move(model), recipe.training};
   }
   std::string names;

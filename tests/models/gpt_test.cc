@@ -10,6 +10,7 @@
 #include "autodiff/grad.h"
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
+#include "model_gradient_check.h"
 #include "models/init.h"
 
 namespace alpa::models {
@@ -94,33 +95,13 @@ TEST(GptTest, GradientMatchesFiniteDifferences) {
                          .dtype = ir::DType::kF64};
   Result<Model> model = BuildGpt(config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  Result<std::unique_ptr<ir::Module>> grad = autodiff::Grad(*model->loss, model->weights);
-  ASSERT_TRUE(grad.ok()) << grad.status().ToString();
   // Larger weights than at init (x 10) so that attention and gelu are away from linear.
   std::vector<ir::Literal> inputs = WeightsAndBatch(*model, config);
   for (size_t k = 0; k < model->weights.size(); ++k) {
     ir::Literal& w = inputs[k];
     for (int64_t i = 0; i < w.element_count(); ++i) w.SetDouble(i, w.GetDouble(i) * 10);
   }
-  auto loss_at = [&](const std::vector<ir::Literal>& arguments) {
-    Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, arguments);
-    return loss.ok() ? loss->GetDouble(0) : std::nan("");
-  };
-  Result<ir::Literal> result = interp::EvaluateModule(**grad, inputs);
-  ASSERT_TRUE(result.ok()) << result.status().ToString();
-  const double h = 1e-6;
-  for (size_t k = 0; k < model->weights.size(); ++k) {
-    const ir::Literal& analytic = result->tuple_element(static_cast<int64_t>(k) + 1);
-    const int64_t n = analytic.element_count();
-    for (int64_t i : {int64_t{0}, n / 2, n - 1}) {
-      std::vector<ir::Literal> plus = inputs, minus = inputs;
-      plus[k].SetDouble(i, inputs[k].GetDouble(i) + h);
-      minus[k].SetDouble(i, inputs[k].GetDouble(i) - h);
-      const double numeric = (loss_at(plus) - loss_at(minus)) / (2 * h);
-      EXPECT_NEAR(analytic.GetDouble(i), numeric, 1e-6 + 1e-4 * std::abs(numeric))
-          << "weight " << k << " element " << i;
-    }
-  }
+  testing::ExpectModelGradientMatchesFiniteDifferences(*model, inputs);
 }
 
 // gpt-tiny learns the next token of a progression with Adam: the loss falls below 70% of the

@@ -15,6 +15,7 @@
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
 #include "ir/layer_boundary.h"
+#include "model_gradient_check.h"
 #include "models/init.h"
 #include "models/zoo.h"
 
@@ -151,8 +152,6 @@ TEST(WResNetTest, GradientMatchesFiniteDifferences) {
                              .dtype = ir::DType::kF64};
   Result<Model> model = BuildWResNet(config);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  Result<std::unique_ptr<ir::Module>> grad = autodiff::Grad(*model->loss, model->weights);
-  ASSERT_TRUE(grad.ok()) << grad.status().ToString();
   const uint64_t seed = 3;
   std::vector<ir::Literal> inputs = InitialWeights(*model, seed);
   for (size_t k = 0; k < inputs.size(); ++k) {
@@ -163,26 +162,8 @@ TEST(WResNetTest, GradientMatchesFiniteDifferences) {
     }
   }
   for (ir::Literal& value : model->batch(config.batch, seed)) inputs.push_back(std::move(value));
-  auto loss_at = [&](const std::vector<ir::Literal>& arguments) {
-    Result<ir::Literal> loss = interp::EvaluateModule(*model->loss, arguments);
-    return loss.ok() ? loss->GetDouble(0) : std::nan("");
-  };
-  Result<ir::Literal> result = interp::EvaluateModule(**grad, inputs);
-  ASSERT_TRUE(result.ok()) << result.status().ToString();
-  const double h = 1e-6;
-  const std::vector<ir::Instruction*> parameters = model->loss->entry()->parameters();
-  for (size_t k = 0; k < model->weights.size(); ++k) {
-    const ir::Literal& analytic = result->tuple_element(static_cast<int64_t>(k) + 1);
-    const int64_t n = analytic.element_count();
-    for (int64_t i : {int64_t{0}, n / 2, n - 1}) {
-      std::vector<ir::Literal> plus = inputs, minus = inputs;
-      plus[k].SetDouble(i, inputs[k].GetDouble(i) + h);
-      minus[k].SetDouble(i, inputs[k].GetDouble(i) - h);
-      const double numeric = (loss_at(plus) - loss_at(minus)) / (2 * h);
-      EXPECT_NEAR(analytic.GetDouble(i), numeric, 1e-7 + 1e-5 * std::abs(numeric))
-          << parameters[static_cast<size_t>(model->weights[k])]->name() << " element " << i;
-    }
-  }
+  testing::ExpectModelGradientMatchesFiniteDifferences(*model, inputs,
+                                                       {.absolute = 1e-7, .relative = 1e-5});
 }
 
 // wresnet-tiny with its zoo training (SGD, momentum 0.9) on a fresh batch each step: the mean
