@@ -84,24 +84,28 @@ TEST(GptTest, LossAtInitIsNearLogVocab) {
 
 // The gradient of the whole model (every rule it uses: gather, dots with batch dims, the masked
 // softmax, LayerNorm, gelu, the one-hot cross-entropy) against central differences in f64, at
-// a few elements of every weight.
+// a few elements of every weight; the GPT and BERT's unmasked encoder.
 TEST(GptTest, GradientMatchesFiniteDifferences) {
-  const GptConfig config{.batch = 2,
-                         .seq = 4,
-                         .hidden = 8,
-                         .layers = 1,
-                         .heads = 2,
-                         .vocab = 8,
-                         .dtype = ir::DType::kF64};
-  Result<Model> model = BuildGpt(config);
-  ASSERT_TRUE(model.ok()) << model.status().ToString();
-  // Larger weights than at init (x 10) so that attention and gelu are away from linear.
-  std::vector<ir::Literal> inputs = WeightsAndBatch(*model, config);
-  for (size_t k = 0; k < model->weights.size(); ++k) {
-    ir::Literal& w = inputs[k];
-    for (int64_t i = 0; i < w.element_count(); ++i) w.SetDouble(i, w.GetDouble(i) * 10);
+  for (bool causal : {true, false}) {
+    const GptConfig config{.batch = 2,
+                           .seq = 4,
+                           .hidden = 8,
+                           .layers = 1,
+                           .heads = 2,
+                           .vocab = 8,
+                           .dtype = ir::DType::kF64,
+                           .causal = causal};
+    Result<Model> model = BuildGpt(config);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    // Larger weights than at init (x 10) so that attention and gelu are away from linear.
+    std::vector<ir::Literal> inputs = WeightsAndBatch(*model, config);
+    for (size_t k = 0; k < model->weights.size(); ++k) {
+      ir::Literal& w = inputs[k];
+      for (int64_t i = 0; i < w.element_count(); ++i) w.SetDouble(i, w.GetDouble(i) * 10);
+    }
+    SCOPED_TRACE(causal ? "gpt" : "bert");
+    testing::ExpectModelGradientMatchesFiniteDifferences(*model, inputs);
   }
-  testing::ExpectModelGradientMatchesFiniteDifferences(*model, inputs);
 }
 
 // gpt-tiny learns the next token of a progression with Adam: the loss falls below 70% of the

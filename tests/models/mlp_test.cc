@@ -9,6 +9,8 @@
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
 #include "interp/random_inputs.h"
+#include "model_gradient_check.h"
+#include "models/init.h"
 
 namespace alpa::models {
 namespace {
@@ -26,6 +28,17 @@ TEST(MlpTest, WeightsAreTheDenseLayers) {
   EXPECT_EQ(count, 1732);
   EXPECT_EQ(parameters[6]->name(), "x");
   EXPECT_EQ(parameters[7]->name(), "y");
+}
+
+// ReLU kinks: the seeded inputs put no pre-activation within a step of 1e-6 of zero.
+TEST(MlpTest, GradientMatchesFiniteDifferences) {
+  const MlpConfig config{
+      .batch = 4, .input = 3, .hidden = 5, .layers = 2, .output = 2, .dtype = ir::DType::kF64};
+  Result<Model> model = BuildMlp(config);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::vector<ir::Literal> inputs = InitialWeights(*model, /*seed=*/1);
+  for (ir::Literal& data : model->batch(config.batch, /*seed=*/2)) inputs.push_back(data);
+  testing::ExpectModelGradientMatchesFiniteDifferences(*model, inputs);
 }
 
 // Fits a linear teacher y = x A on one batch with Adam; the loss must fall to under a tenth.
