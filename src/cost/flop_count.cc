@@ -1,9 +1,8 @@
 #include "cost/flop_count.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <set>
 
 namespace alpa::cost {
@@ -54,9 +53,10 @@ std::string Where(const Instruction& instruction) {
 Result<double> DotFlops(const Instruction& dot) {
   const auto& numbers = dot.attributes().dot_dims;
   if (!numbers.has_value() || dot.operand_count() != 2 || !dot.operand(0)->shape().IsArray()) {
-    return InvalidArgument("{}: dot without dimension numbers or two array operands; run the "
-                           "verifier first",
-                           Where(dot));
+    return InvalidArgument(
+        "{}: dot without dimension numbers or two array operands; run the "
+        "verifier first",
+        Where(dot));
   }
   const Shape& lhs = dot.operand(0)->shape();
   double contracted = 1;
@@ -76,9 +76,10 @@ Result<double> ConvolutionFlops(const Instruction& conv) {
   const ir::Attributes& attributes = conv.attributes();
   const auto& numbers = attributes.conv_dims;
   if (!numbers.has_value() || conv.operand_count() != 2 || attributes.feature_group_count < 1) {
-    return InvalidArgument("{}: convolution without dim_labels, two operands or a positive "
-                           "feature_group_count; run the verifier first",
-                           Where(conv));
+    return InvalidArgument(
+        "{}: convolution without dim_labels, two operands or a positive "
+        "feature_group_count; run the verifier first",
+        Where(conv));
   }
   const Shape& input = conv.operand(0)->shape();
   const Shape& kernel = conv.operand(1)->shape();
@@ -105,9 +106,10 @@ class FlopCounter {
   Result<FlopCount> Count(const Computation& computation) {
     if (auto it = done_.find(&computation); it != done_.end()) return it->second;
     if (!in_progress_.insert(&computation).second) {
-      return InvalidArgument("computation %{} calls itself (directly or through others); the call "
-                             "graph must be acyclic",
-                             computation.name());
+      return InvalidArgument(
+          "computation %{} calls itself (directly or through others); the call "
+          "graph must be acyclic",
+          computation.name());
     }
     FlopCount total;
     for (const auto& instruction : computation.instructions()) {
@@ -118,7 +120,6 @@ class FlopCounter {
     return total;
   }
 
- private:
   Status AddInstruction(const Instruction& instruction, FlopCount& total) {
     const Opcode opcode = instruction.opcode();
     auto add = [&](double flops) {
@@ -218,6 +219,7 @@ class FlopCounter {
     return Status::Ok();
   }
 
+ private:
   std::map<const Computation*, FlopCount> done_;
   std::set<const Computation*> in_progress_;
 };
@@ -256,9 +258,10 @@ Result<std::optional<int64_t>> KnownTripCount(const Instruction& loop) {
     if (error != std::errc() || end != digits.data() + digits.size()) value = -1;
   }
   if (value < 0) {
-    return InvalidArgument("{}: backend_config known_trip_count must be {{\"n\":\"N\"}} with N a "
-                           "non-negative integer, got {}",
-                           Where(loop), known.dump());
+    return InvalidArgument(
+        "{}: backend_config known_trip_count must be {{\"n\":\"N\"}} with N a "
+        "non-negative integer, got {}",
+        Where(loop), known.dump());
   }
   return std::optional<int64_t>(value);
 }
@@ -266,6 +269,13 @@ Result<std::optional<int64_t>> KnownTripCount(const Instruction& loop) {
 Result<FlopCount> CountFlops(const Computation& computation) {
   FlopCounter counter;
   return counter.Count(computation);
+}
+
+Result<FlopCount> CountFlops(const Instruction& instruction) {
+  FlopCounter counter;
+  FlopCount total;
+  ALPA_RETURN_IF_ERROR(counter.AddInstruction(instruction, total));
+  return total;
 }
 
 }  // namespace alpa::cost

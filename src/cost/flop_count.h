@@ -55,6 +55,10 @@ struct FlopCount {
 // recursive call graph are still reported as errors naming the instruction, not a crash.
 Result<FlopCount> CountFlops(const ir::Computation& computation);
 
+// FLOPs of one execution of `instruction` alone, by the same rules (its called computations
+// included: a fusion counts its body, a loop its trips).
+Result<FlopCount> CountFlops(const ir::Instruction& instruction);
+
 // The trip count of a while loop from its backend_config ({"known_trip_count":{"n":"N"}}, the
 // config raw or as a quoted JSON string, N a string or a number). Absent: std::nullopt. Present
 // but malformed or negative: an error naming the instruction.

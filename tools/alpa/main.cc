@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include "tools/alpa/cluster_command.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
 #include "tools/alpa/grad_command.h"
@@ -33,11 +34,13 @@ int main(int argc, char** argv) {
   RunOptions run;
   GradCommandOptions grad;
   ZooListOptions zoo;
+  ClusterOptions cluster;
   CLI::App* inspect_command = AddInspectCommand(app, inspect);
   CLI::App* eval_command = AddEvalCommand(app, eval);
   CLI::App* run_command = AddRunCommand(app, run);
   CLI::App* grad_command = AddGradCommand(app, grad);
   CLI::App* zoo_command = AddZooCommand(app, zoo);
+  CLI::App* cluster_command = AddClusterCommand(app, cluster);
 
   try {
     app.parse(argc, argv);
@@ -55,6 +58,10 @@ int main(int argc, char** argv) {
          {inspect_command, eval_command, run_command, grad_command, zoo_command}) {
       if (command->parsed()) help = "alpa " + command->get_name() + " --help";
     }
+    if (cluster_command->parsed()) {
+      help = "alpa cluster --help";
+      if (cluster.show->parsed()) help = "alpa cluster show --help";
+    }
     fmt::print(stderr, "alpa: error: {}\nRun '{}' for more information.\n", e.what(), help);
     return kExitBadInput;
   }
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
     if (run_command->parsed()) return RunRun(run);
     if (grad_command->parsed()) return RunGrad(grad);
     if (zoo_command->parsed()) return RunZoo(zoo);
+    if (cluster_command->parsed()) return RunCluster(cluster);
   } catch (const std::exception& e) {
     // Errors a user can cause are Status values; an exception that gets here is a bug, reported as
     // one (exit 1) rather than as an abort that looks like a crash.

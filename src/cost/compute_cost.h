@@ -1,0 +1,77 @@
+// Compute time of instructions on one device by the roofline model:
+//
+//   time(i) = max(flops(i) / (peak(dtype(i)) * compute_efficiency(i)),
+//                 bytes(i) / (memory_bandwidth * memory_efficiency))
+//
+// flops as cost/flop_count.h counts them; bytes as XLA's HloCostAnalysis "bytes accessed": every
+// operand read once and the result written once (a fusion is one kernel: its operands and its
+// result, not its body's temporaries). dtype(i) is the operands' type for dot and convolution
+// (f16 inputs run on f16 tensor cores whatever they accumulate in), else the result's.
+// Instructions that move no data (parameter, constant, tuple, get-tuple-element, bitcast, and
+// layout-free markers such as layer boundaries) cost 0. A computation's time is the sum over its
+// instructions in any order: one device runs one kernel at a time, and overlap is not modelled.
+//
+// The efficiency factors are the share of the datasheet figure real kernels reach; the defaults
+// are assumptions stated below, to be replaced by measured ones from a profile database.
+#ifndef ALPA_COST_COMPUTE_COST_H_
+#define ALPA_COST_COMPUTE_COST_H_
+
+#include <map>
+
+#include "cluster/device.h"
+#include "ir/computation.h"
+#include "ir/dtype.h"
+#include "support/status.h"
+
+namespace alpa::cost {
+
+struct DeviceThroughput {
+  std::map<ir::DType, double> peak_flops;  // per second; a dtype without an entry is an error
+  double memory_bandwidth = 0;             // bytes per second
+};
+
+// A cluster device's figures for the roofline: its peaks for the dtypes the IR has (a "tf32" or
+// "f8" figure has no IR type and is left out) and its memory bandwidth.
+DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device);
+
+struct Efficiency {
+  // Large GEMMs and convolutions reach 70-80% of the datasheet peak in cuBLAS/cuDNN and oneDNN;
+  // 0.75 is the middle.
+  double matmul = 0.75;
+  // Other arithmetic rarely uses the tensor units; it is nearly always memory bound, so its
+  // compute share matters little.
+  double other_compute = 0.5;
+  // Streaming kernels reach about 80% of the HBM/DRAM datasheet bandwidth (STREAM-like copies).
+  double memory = 0.8;
+};
+
+struct InstructionCost {
+  double flops = 0;
+  double bytes = 0;
+  double seconds = 0;
+  bool compute_bound = false;  // the flops term is the larger one
+};
+
+Result<InstructionCost> EstimateInstruction(const ir::Instruction& instruction,
+                                            const DeviceThroughput& device,
+                                            const Efficiency& efficiency = {});
+
+struct ComputationCost {
+  double seconds = 0;
+  double flops = 0;
+  double bytes = 0;
+  double compute_bound_seconds = 0;  // the part of `seconds` spent in compute-bound instructions
+
+  void Add(const InstructionCost& cost);
+  void Add(const ComputationCost& other, double times);
+};
+
+// Sum over the instructions of `computation` (its own, not those of called computations, which
+// their calling instruction accounts for).
+Result<ComputationCost> EstimateComputation(const ir::Computation& computation,
+                                            const DeviceThroughput& device,
+                                            const Efficiency& efficiency = {});
+
+}  // namespace alpa::cost
+
+#endif  // ALPA_COST_COMPUTE_COST_H_

@@ -1,0 +1,135 @@
+// The cluster file: round trips, heterogeneous clusters, racks, and errors that name the place.
+#include "cluster/cluster_json.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cluster/presets.h"
+
+namespace alpa::cluster {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kHeterogeneous[] = R"({
+  "name": "two-kinds",
+  "device_types": {
+    "V100-SXM2-16GB": {"peak_flops": {"f32": 15.7e12, "f16": 125e12},
+                       "memory_bytes": 17179869184, "memory_bandwidth": 9e11},
+    "A100-SXM4-40GB": {"peak_flops": {"f32": 19.5e12, "bf16": 312e12},
+                       "memory_bytes": 42949672960, "memory_bandwidth": 1.555e12}
+  },
+  "hosts": [
+    {"count": 2, "device_type": "V100-SXM2-16GB", "devices": 8,
+     "intra_host": {"topology": "cube_mesh", "bandwidth": 1.5e11, "latency": 5e-6}},
+    {"device_type": "A100-SXM4-40GB", "devices": 4,
+     "intra_host": {"topology": "switch", "bandwidth": 3e11, "latency": 5e-6}}
+  ],
+  "inter_host": {"bandwidth": 3.125e9, "latency": 2.5e-5},
+  "racks": {"hosts_per_rack": 3, "inter_rack": {"bandwidth": 1.25e10, "latency": 5e-5}}
+})";
+
+TEST(ClusterJson, ReadsAHeterogeneousClusterWithRacks) {
+  Result<ClusterSpec> spec = ParseClusterJson(kHeterogeneous, "c.json");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->name, "two-kinds");
+  ASSERT_EQ(spec->hosts.size(), 3u);
+  EXPECT_EQ(spec->hosts[0].device.name, "V100-SXM2-16GB");
+  EXPECT_EQ(spec->hosts[1], spec->hosts[0]);
+  EXPECT_EQ(spec->hosts[2].device.name, "A100-SXM4-40GB");
+  EXPECT_EQ(spec->hosts[2].devices, 4);
+  EXPECT_EQ(spec->hosts[2].intra_host.topology, Topology::kSwitch);
+  EXPECT_EQ(TotalDevices(*spec), 20);
+  EXPECT_FALSE(IsHomogeneous(*spec));
+  EXPECT_DOUBLE_EQ(AggregatePeakFlops(*spec, "f32"), 16 * 15.7e12 + 4 * 19.5e12);
+  ASSERT_TRUE(spec->racks.has_value());
+  EXPECT_EQ(spec->racks->hosts_per_rack, 3);
+  EXPECT_EQ(HostOfDevices(*spec).back(), 2);
+  EXPECT_EQ(FirstDeviceOfHosts(*spec), (std::vector<int64_t>{0, 8, 16}));
+}
+
+TEST(ClusterJson, RoundTrips) {
+  for (const char* argument : {"p3.16xlarge:2", "v100-32gb:1x4", "dgx-h100:3", "local:3"}) {
+    Result<ClusterSpec> spec = ParseClusterArgument(argument);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    const std::string text = ClusterJson(*spec);
+    Result<ClusterSpec> back = ParseClusterJson(text, "dump.json");
+    ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << text;
+    EXPECT_EQ(*back, *spec) << text;
+    EXPECT_EQ(ClusterJson(*back), text);
+  }
+  Result<ClusterSpec> hetero = ParseClusterJson(kHeterogeneous, "c.json");
+  ASSERT_TRUE(hetero.ok());
+  const std::string text = ClusterJson(*hetero);
+  EXPECT_THAT(text, HasSubstr("\"count\": 2"));  // identical hosts are grouped
+  Result<ClusterSpec> back = ParseClusterJson(text, "dump.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *hetero);
+}
+
+TEST(ClusterJson, TheExampleFileLoads) {
+  Result<ClusterSpec> spec =
+      LoadClusterFile(std::string(ALPA_TESTDATA_DIR) + "/../examples/clusters/heterogeneous.json");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_FALSE(IsHomogeneous(*spec));
+}
+
+// Replaces the first `from` in kHeterogeneous by `to` and returns the parse error.
+std::string ErrorAfterEdit(const std::string& from, const std::string& to) {
+  std::string text = kHeterogeneous;
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  Result<ClusterSpec> spec = ParseClusterJson(text, "c.json");
+  EXPECT_FALSE(spec.ok()) << "accepted after replacing " << from << " by " << to;
+  return spec.ok() ? "" : spec.status().message();
+}
+
+TEST(ClusterJson, ErrorsNameThePlace) {
+  EXPECT_EQ(ErrorAfterEdit("\"devices\": 4", "\"devices\": 0"),
+            "c.json: hosts[1].devices: must be at least 1, found 0");
+  EXPECT_EQ(ErrorAfterEdit("\"devices\": 4", "\"devices\": 4.5"),
+            "c.json: hosts[1].devices: must be an integer, found 4.5");
+  EXPECT_EQ(ErrorAfterEdit("\"count\": 2", "\"count\": 0"),
+            "c.json: hosts[0].count: must be at least 1, found 0");
+  EXPECT_THAT(ErrorAfterEdit("\"topology\": \"switch\"", "\"topology\": \"mesh\""),
+              HasSubstr("c.json: hosts[1].intra_host.topology: unknown topology 'mesh'"));
+  EXPECT_THAT(ErrorAfterEdit("\"bandwidth\": 3e11", "\"bandwidth\": -1"),
+              HasSubstr("c.json: hosts[1].intra_host.bandwidth: must be a positive number"));
+  EXPECT_THAT(ErrorAfterEdit("\"device_type\": \"A100-SXM4-40GB\"", "\"device_type\": \"B200\""),
+              HasSubstr("c.json: hosts[1].device_type: 'B200' is not one of the device_types"));
+  EXPECT_THAT(ErrorAfterEdit("\"memory_bytes\": 42949672960", "\"memory_bytes\": 0"),
+              HasSubstr("c.json: device_types.A100-SXM4-40GB.memory_bytes: must be at least 1"));
+  EXPECT_THAT(ErrorAfterEdit("\"hosts_per_rack\": 3", "\"hosts_per_rack\": 2"),
+              HasSubstr("c.json: racks.hosts_per_rack: 2 does not divide the 3 hosts"));
+  EXPECT_THAT(ErrorAfterEdit("\"inter_host\"", "\"inter_hosts\""),
+              HasSubstr("c.json: inter_hosts: unknown key"));
+  EXPECT_THAT(ErrorAfterEdit("\"latency\": 2.5e-5", "\"latency\": \"fast\""),
+              HasSubstr("c.json: inter_host.latency: must be a number, found string"));
+  Result<ClusterSpec> no_hosts = ParseClusterJson(
+      R"({"device_types": {}, "hosts": [], "inter_host": {"bandwidth": 1, "latency": 0}})",
+      "c.json");
+  ASSERT_FALSE(no_hosts.ok());
+  EXPECT_EQ(no_hosts.status().message(),
+            "c.json: hosts: must be a non-empty list of hosts, found an empty list");
+
+  Result<ClusterSpec> syntax = ParseClusterJson("{\n  \"hosts\": [,\n}", "c.json");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_THAT(syntax.status().message(), HasSubstr("c.json:2:13: malformed JSON: "));
+
+  Result<ClusterSpec> missing = ParseClusterJson("{}", "c.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "c.json: missing key 'device_types'");
+
+  Result<ClusterSpec> not_object = ParseClusterJson("[1]", "c.json");
+  ASSERT_FALSE(not_object.ok());
+  EXPECT_THAT(not_object.status().message(), HasSubstr("must be an object"));
+}
+
+TEST(ClusterJson, ValidateRejectsAnEmptyCluster) {
+  ClusterSpec spec;
+  EXPECT_FALSE(ValidateClusterSpec(spec).ok());
+}
+
+}  // namespace
+}  // namespace alpa::cluster
