@@ -110,15 +110,16 @@ Result<InstructionCost> EstimateInstruction(const Instruction& instruction,
   cost.bytes = BytesAccessed(instruction);
   double compute_seconds = 0;
   if (cost.flops > 0) {
+    const bool matmul = IsMatmul(instruction.opcode());
     const ir::DType dtype = ComputeType(instruction);
     auto peak = device.peak_flops.find(dtype);
+    if (peak == device.peak_flops.end() && !matmul) peak = device.peak_flops.find(ir::DType::kF32);
     if (peak == device.peak_flops.end() || !(peak->second > 0)) {
       return InvalidArgument("%{} computes in {}, for which the device has no peak FLOP/s",
                              instruction.name(), ir::DTypeName(dtype));
     }
-    const double share =
-        IsMatmul(instruction.opcode()) ? efficiency.matmul : efficiency.other_compute;
-    compute_seconds = cost.flops / (peak->second * share);
+    compute_seconds =
+        cost.flops / (peak->second * (matmul ? efficiency.matmul : efficiency.other_compute));
   }
   const double memory_seconds = cost.bytes / (device.memory_bandwidth * efficiency.memory);
   cost.seconds = std::max(compute_seconds, memory_seconds);

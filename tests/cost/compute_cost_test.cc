@@ -87,6 +87,13 @@ TEST(ComputeCostTest, MissingFiguresAreErrors) {
   const DeviceThroughput no_f32{{{DType::kF16, 1e12}}, 1e11};
   EXPECT_THAT(EstimateInstruction(*built.dot, no_f32).status().message(),
               HasSubstr("computes in f32, for which the device has no peak FLOP/s"));
+  // Elementwise arithmetic without a figure of its own falls back to f32, and here there is none.
+  EXPECT_FALSE(EstimateInstruction(*built.add, no_f32).ok());
+  // With an f32 figure, f16's elementwise add (no f16 figure) uses it.
+  Built f16 = DotAndAdd(8, DType::kF16);
+  const DeviceThroughput f32_only{{{DType::kF32, 1e12}}, 1e11};
+  EXPECT_TRUE(EstimateInstruction(*f16.add, f32_only).ok());
+  EXPECT_FALSE(EstimateInstruction(*f16.dot, f32_only).ok());
   const DeviceThroughput no_bandwidth{{{DType::kF32, 1e12}}, 0};
   EXPECT_THAT(EstimateInstruction(*built.dot, no_bandwidth).status().message(),
               HasSubstr("memory bandwidth is 0"));

@@ -163,6 +163,23 @@ TEST(AlpaCliZoo, InspectGpt39bWithoutMaterialisingWeights) {
   EXPECT_GT(json["flops"].get<double>(), 1e15);
 }
 
+// --cluster adds the roofline estimate on one device: an H100 beats a V100 at the same step, and
+// gpt-1.3b's train step (37 GiB in the naive schedule) fits an 80 GB H100 but not a 16 GB V100.
+TEST(AlpaCliZoo, InspectEstimatesOneDeviceOfACluster) {
+  nlohmann::json v100 = RunJson({"inspect", "gpt-1.3b", "--cluster", "p3.16xlarge", "--json"});
+  nlohmann::json h100 = RunJson({"inspect", "gpt-1.3b", "--cluster", "dgx-h100:1x1", "--json"});
+  EXPECT_EQ(v100["one_device"]["device"], "V100-SXM2-16GB");
+  EXPECT_EQ(h100["one_device"]["device"], "H100-SXM5-80GB");
+  EXPECT_GT(v100["one_device"]["seconds"].get<double>(),
+            h100["one_device"]["seconds"].get<double>());
+  EXPECT_FALSE(v100["one_device"]["fits_in_device_memory"].get<bool>());
+  EXPECT_TRUE(h100["one_device"]["fits_in_device_memory"].get<bool>());
+  RunResult text = RunAlpa({"inspect", "mlp-tiny", "--cluster", "local:1"});
+  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  EXPECT_THAT(text.out, HasSubstr("one device    cpu-core of local:1: "));
+  ExpectBadInput(RunAlpa({"inspect", "mlp-tiny", "--cluster", "p5.48xlarge"}), "p5.48xlarge");
+}
+
 TEST(AlpaCliZoo, InspectHumanReport) {
   RunResult r = RunAlpa({"inspect", "gpt-tiny", "--layers", "3"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

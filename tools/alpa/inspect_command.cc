@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/presets.h"
+#include "cost/compute_cost.h"
 #include "hlo/printer.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
@@ -80,6 +82,49 @@ std::string ZooText(const ZooStep& zoo, const ZooFlags& flags, const ModuleSumma
   return out;
 }
 
+// One execution on the first device type of a cluster, by the roofline of cost/compute_cost.h.
+struct DeviceEstimate {
+  std::string cluster;
+  cluster::DeviceSpec device;
+  cost::ComputationCost cost;
+  int64_t peak_memory_bytes = 0;
+
+  bool Fits() const { return peak_memory_bytes <= device.memory_bytes; }
+};
+
+Result<DeviceEstimate> EstimateOnOneDevice(const std::string& argument, const ir::Module& module,
+                                           const ModuleSummary& summary) {
+  ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec spec, cluster::ParseClusterArgument(argument));
+  DeviceEstimate estimate{argument, spec.hosts.front().device, {}, summary.memory.peak_bytes};
+  ALPA_ASSIGN_OR_RETURN(estimate.cost, cost::EstimateComputation(
+                                           *module.entry(), cost::ThroughputOf(estimate.device)));
+  return estimate;
+}
+
+nlohmann::ordered_json EstimateJson(const DeviceEstimate& estimate) {
+  const double compute_share =
+      estimate.cost.seconds > 0 ? estimate.cost.compute_bound_seconds / estimate.cost.seconds : 0;
+  return {{"cluster", estimate.cluster},
+          {"device", estimate.device.name},
+          {"seconds", estimate.cost.seconds},
+          {"compute_bound_fraction", compute_share},
+          {"bytes_accessed", estimate.cost.bytes},
+          {"device_memory_bytes", estimate.device.memory_bytes},
+          {"fits_in_device_memory", estimate.Fits()}};
+}
+
+std::string EstimateText(const DeviceEstimate& estimate) {
+  const cost::ComputationCost& cost = estimate.cost;
+  const double compute_share = cost.seconds > 0 ? cost.compute_bound_seconds / cost.seconds : 0;
+  std::string out = fmt::format(
+      "one device    {} of {}: {} per execution (roofline; {:.0f}% of it compute-bound)\n",
+      estimate.device.name, estimate.cluster, FormatSeconds(cost.seconds), 100 * compute_share);
+  out += fmt::format(
+      "              naive peak memory {} {} its {}\n", FormatBytes(estimate.peak_memory_bytes),
+      estimate.Fits() ? "fits in" : "does NOT fit in", FormatBytes(estimate.device.memory_bytes));
+  return out;
+}
+
 }  // namespace
 
 CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options) {
@@ -95,6 +140,10 @@ CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options) {
   command->add_flag("--print", options.print, "Print the module back as HLO text instead");
   command->add_option("--export", options.export_path,
                       "Also write the module (a zoo model's train step) as HLO text to this file");
+  command->add_option(
+      "--cluster", options.cluster,
+      "Estimate one execution on one device of this cluster: PRESET[:HOSTS[xDEVICES]] "
+      "or FILE.json (`alpa cluster show` prints one)");
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
       "For a zoo model the module is one training step (forward, backward, optimizer update) and "
@@ -118,13 +167,24 @@ int RunInspect(const InspectOptions& options) {
   }
   Result<ModuleSummary> summary = Summarize(model->module());
   if (!summary.ok()) return ReportError(summary.status());
-  if (model->zoo) {
-    fmt::print("{}", options.json ? DumpJson(ZooJson(*model->zoo, options.zoo, *summary)) + "\n"
-                                  : ZooText(*model->zoo, options.zoo, *summary));
-  } else {
-    fmt::print("{}", options.json ? DumpJson(ToJson(*summary, options.model_path)) + "\n"
-                                  : ToText(*summary, options.model_path));
+  std::optional<DeviceEstimate> estimate;
+  if (!options.cluster.empty()) {
+    Result<DeviceEstimate> estimated =
+        EstimateOnOneDevice(options.cluster, model->module(), *summary);
+    if (!estimated.ok()) return ReportError(estimated.status().WithContext("--cluster"));
+    estimate = std::move(estimated).value();
   }
+  if (options.json) {
+    nlohmann::ordered_json json = model->zoo ? ZooJson(*model->zoo, options.zoo, *summary)
+                                             : ToJson(*summary, options.model_path);
+    if (estimate) json["one_device"] = EstimateJson(*estimate);
+    fmt::print("{}\n", DumpJson(json));
+    return kExitOk;
+  }
+  std::string text = model->zoo ? ZooText(*model->zoo, options.zoo, *summary)
+                                : ToText(*summary, options.model_path);
+  if (estimate) text += "\n" + EstimateText(*estimate);
+  fmt::print("{}", text);
   return kExitOk;
 }
 

@@ -1,5 +1,7 @@
-// `alpa inspect MODEL [--json] [--print] [--export FILE] [zoo overrides]`: what is in an HLO
-// module, or in the train step of a zoo model, and what one execution costs.
+// `alpa inspect MODEL [--json] [--print] [--export FILE] [--cluster SPEC] [zoo overrides]`: what
+// is in an HLO module, or in the train step of a zoo model, and what one execution costs; with a
+// cluster, how long it would take on one of its devices (roofline, cost/compute_cost.h) and
+// whether its naive peak memory fits that device.
 #ifndef ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_
 #define ALPA_TOOLS_ALPA_INSPECT_COMMAND_H_
 
@@ -15,6 +17,7 @@ struct InspectOptions {
   bool json = false;
   bool print = false;
   std::string export_path;  // empty: no export
+  std::string cluster;      // --cluster SPEC: also estimate one execution on one of its devices
   ZooFlags zoo;
 };
 

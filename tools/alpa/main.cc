@@ -7,11 +7,13 @@
 #include <string>
 
 #include "tools/alpa/cluster_command.h"
+#include "tools/alpa/profile_command.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
 #include "tools/alpa/grad_command.h"
 #include "tools/alpa/inspect_command.h"
 #include "tools/alpa/run_command.h"
+#include "tools/alpa/simulate_command.h"
 #include "tools/alpa/zoo_command.h"
 
 #ifndef ALPA_VERSION
@@ -35,12 +37,16 @@ int main(int argc, char** argv) {
   GradCommandOptions grad;
   ZooListOptions zoo;
   ClusterOptions cluster;
+  ProfileCommandOptions profile;
+  SimulateOptions simulate;
   CLI::App* inspect_command = AddInspectCommand(app, inspect);
   CLI::App* eval_command = AddEvalCommand(app, eval);
   CLI::App* run_command = AddRunCommand(app, run);
   CLI::App* grad_command = AddGradCommand(app, grad);
   CLI::App* zoo_command = AddZooCommand(app, zoo);
   CLI::App* cluster_command = AddClusterCommand(app, cluster);
+  CLI::App* profile_command = AddProfileCommand(app, profile);
+  CLI::App* simulate_command = AddSimulateCommand(app, simulate);
 
   try {
     app.parse(argc, argv);
@@ -54,10 +60,11 @@ int main(int argc, char** argv) {
     // CLI11's own exit codes (105, 106, ...) mean nothing to scripts: a bad command line is bad
     // input like any other, reported in the same "alpa: error: " form as the rest.
     std::string help = "alpa --help";
-    for (const CLI::App* command :
-         {inspect_command, eval_command, run_command, grad_command, zoo_command}) {
+    for (const CLI::App* command : {inspect_command, eval_command, run_command, grad_command,
+                                    zoo_command, simulate_command}) {
       if (command->parsed()) help = "alpa " + command->get_name() + " --help";
     }
+    if (profile_command->parsed()) help = "alpa profile --help";
     if (cluster_command->parsed()) {
       help = "alpa cluster --help";
       if (cluster.show->parsed()) help = "alpa cluster show --help";
@@ -72,6 +79,8 @@ int main(int argc, char** argv) {
     if (grad_command->parsed()) return RunGrad(grad);
     if (zoo_command->parsed()) return RunZoo(zoo);
     if (cluster_command->parsed()) return RunCluster(cluster);
+    if (profile_command->parsed()) return RunProfile(profile);
+    if (simulate_command->parsed()) return RunSimulate(simulate);
   } catch (const std::exception& e) {
     // Errors a user can cause are Status values; an exception that gets here is a bug, reported as
     // one (exit 1) rather than as an abort that looks like a crash.

@@ -1,0 +1,380 @@
+#include "runtime/profile_database.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+
+#include "support/file.h"
+
+namespace alpa::runtime {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr char kFormatName[] = "alpa-profile";
+const std::vector<std::string>& CollectiveKinds() {
+  static const std::vector<std::string> kinds = {"all-reduce", "all-gather", "reduce-scatter",
+                                                 "all-to-all"};
+  return kinds;
+}
+
+std::string Join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+Status CheckObject(const Json& object, const std::string& path,
+                   std::initializer_list<std::string_view> allowed) {
+  if (!object.is_object()) {
+    return InvalidArgument("{}: must be an object, found {}", path.empty() ? "the profile" : path,
+                           object.type_name());
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string names;
+      for (std::string_view name : allowed) {
+        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", name);
+      }
+      return InvalidArgument("{}: unknown key; expected {}", Join(path, key), names);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<const Json*> Field(const Json& object, const std::string& path, const std::string& key) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (path.empty()) return InvalidArgument("missing key '{}'", key);
+    return InvalidArgument("{}: missing key '{}'", path, key);
+  }
+  return &*it;
+}
+
+Result<double> NumberField(const Json& object, const std::string& path, const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
+  if (!value->is_number() || !std::isfinite(value->get<double>())) {
+    return InvalidArgument("{}: must be a number, found {}", Join(path, key), value->dump());
+  }
+  return value->get<double>();
+}
+
+Result<double> NonNegativeField(const Json& object, const std::string& path,
+                                const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(double value, NumberField(object, path, key));
+  if (value < 0)
+    return InvalidArgument("{}: must not be negative, found {}", Join(path, key), value);
+  return value;
+}
+
+Result<int64_t> IntegerField(const Json& object, const std::string& path, const std::string& key,
+                             int64_t minimum) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
+  if (!value->is_number_integer() ||
+      (value->is_number_unsigned() && value->get<uint64_t>() > uint64_t{INT64_MAX})) {
+    return InvalidArgument("{}: must be an integer, found {}", Join(path, key), value->dump());
+  }
+  const int64_t integer = value->get<int64_t>();
+  if (integer < minimum) {
+    return InvalidArgument("{}: must be at least {}, found {}", Join(path, key), minimum, integer);
+  }
+  return integer;
+}
+
+Result<std::string> StringField(const Json& object, const std::string& path,
+                                const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
+  if (!value->is_string()) {
+    return InvalidArgument("{}: must be a string, found {}", Join(path, key), value->type_name());
+  }
+  return value->get<std::string>();
+}
+
+Result<bool> BoolField(const Json& object, const std::string& path, const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
+  if (!value->is_boolean()) {
+    return InvalidArgument("{}: must be true or false, found {}", Join(path, key), value->dump());
+  }
+  return value->get<bool>();
+}
+
+Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
+  ALPA_RETURN_IF_ERROR(
+      CheckObject(json, path,
+                  {"kind", "name", "dtype", "shape", "work", "unit", "median_s", "spread",
+                   "throughput", "runs", "iterations_per_run", "retries", "flagged"}));
+  Measurement m;
+  ALPA_ASSIGN_OR_RETURN(m.kind, StringField(json, path, "kind"));
+  if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise") {
+    return InvalidArgument("{}.kind: expected 'matmul', 'convolution' or 'elementwise', found '{}'",
+                           path, m.kind);
+  }
+  ALPA_ASSIGN_OR_RETURN(m.name, StringField(json, path, "name"));
+  ALPA_ASSIGN_OR_RETURN(m.dtype, StringField(json, path, "dtype"));
+  ALPA_ASSIGN_OR_RETURN(const Json* shape, Field(json, path, "shape"));
+  if (!shape->is_array()) return InvalidArgument("{}.shape: must be a list of sizes", path);
+  for (size_t i = 0; i < shape->size(); ++i) {
+    if (!(*shape)[i].is_number_integer() || (*shape)[i].get<int64_t>() < 0) {
+      return InvalidArgument("{}.shape[{}]: must be a non-negative integer, found {}", path, i,
+                             (*shape)[i].dump());
+    }
+    m.shape.push_back((*shape)[i].get<int64_t>());
+  }
+  ALPA_ASSIGN_OR_RETURN(m.work, NonNegativeField(json, path, "work"));
+  ALPA_ASSIGN_OR_RETURN(m.unit, StringField(json, path, "unit"));
+  if (m.unit != "FLOP" && m.unit != "B") {
+    return InvalidArgument("{}.unit: expected 'FLOP' or 'B', found '{}'", path, m.unit);
+  }
+  ALPA_ASSIGN_OR_RETURN(m.median_s, NumberField(json, path, "median_s"));
+  if (m.median_s <= 0) {
+    return InvalidArgument("{}.median_s: must be a positive number, found {}", path, m.median_s);
+  }
+  ALPA_ASSIGN_OR_RETURN(m.spread, NonNegativeField(json, path, "spread"));
+  if (json.contains("throughput")) {
+    ALPA_RETURN_IF_ERROR(NumberField(json, path, "throughput").status());
+  }
+  ALPA_ASSIGN_OR_RETURN(const Json* runs, Field(json, path, "runs"));
+  if (!runs->is_array() || runs->empty()) {
+    return InvalidArgument("{}.runs: must be a non-empty list of seconds", path);
+  }
+  for (size_t i = 0; i < runs->size(); ++i) {
+    if (!(*runs)[i].is_number() || (*runs)[i].get<double>() < 0) {
+      return InvalidArgument("{}.runs[{}]: must be a non-negative number, found {}", path, i,
+                             (*runs)[i].dump());
+    }
+    m.runs.push_back((*runs)[i].get<double>());
+  }
+  ALPA_ASSIGN_OR_RETURN(m.iterations_per_run, IntegerField(json, path, "iterations_per_run", 1));
+  ALPA_ASSIGN_OR_RETURN(m.retries, IntegerField(json, path, "retries", 0));
+  ALPA_ASSIGN_OR_RETURN(m.flagged, BoolField(json, path, "flagged"));
+  return m;
+}
+
+Result<ProfileDatabase> ReadProfile(const Json& json) {
+  ALPA_RETURN_IF_ERROR(CheckObject(json, "",
+                                   {"format", "version", "cluster", "machine", "settings",
+                                    "measurements", "derived", "collectives"}));
+  ALPA_ASSIGN_OR_RETURN(std::string format, StringField(json, "", "format"));
+  if (format != kFormatName) {
+    return InvalidArgument("format: expected '{}', found '{}'", kFormatName, format);
+  }
+  ALPA_ASSIGN_OR_RETURN(int64_t version, IntegerField(json, "", "version", 0));
+  if (version != kProfileFormatVersion) {
+    return InvalidArgument("version: this build reads version {}, found {}; profile again",
+                           kProfileFormatVersion, version);
+  }
+  ProfileDatabase db;
+  ALPA_ASSIGN_OR_RETURN(db.cluster, StringField(json, "", "cluster"));
+
+  ALPA_ASSIGN_OR_RETURN(const Json* machine, Field(json, "", "machine"));
+  ALPA_RETURN_IF_ERROR(
+      CheckObject(*machine, "machine",
+                  {"hardware_threads", "devices", "threads_per_device", "onednn_version"}));
+  ALPA_ASSIGN_OR_RETURN(db.hardware_threads,
+                        IntegerField(*machine, "machine", "hardware_threads", 1));
+  ALPA_ASSIGN_OR_RETURN(db.devices, IntegerField(*machine, "machine", "devices", 1));
+  ALPA_ASSIGN_OR_RETURN(db.threads_per_device,
+                        IntegerField(*machine, "machine", "threads_per_device", 1));
+  ALPA_ASSIGN_OR_RETURN(db.onednn_version, StringField(*machine, "machine", "onednn_version"));
+
+  ALPA_ASSIGN_OR_RETURN(const Json* settings, Field(json, "", "settings"));
+  ALPA_RETURN_IF_ERROR(
+      CheckObject(*settings, "settings",
+                  {"repeats", "max_relative_spread", "max_retries", "min_run_seconds", "spread"}));
+  ALPA_ASSIGN_OR_RETURN(db.settings.repeats, IntegerField(*settings, "settings", "repeats", 1));
+  ALPA_ASSIGN_OR_RETURN(db.settings.max_relative_spread,
+                        NonNegativeField(*settings, "settings", "max_relative_spread"));
+  ALPA_ASSIGN_OR_RETURN(db.settings.max_retries,
+                        IntegerField(*settings, "settings", "max_retries", 0));
+  ALPA_ASSIGN_OR_RETURN(db.min_run_seconds,
+                        NonNegativeField(*settings, "settings", "min_run_seconds"));
+  ALPA_RETURN_IF_ERROR(StringField(*settings, "settings", "spread").status());
+
+  ALPA_ASSIGN_OR_RETURN(const Json* measurements, Field(json, "", "measurements"));
+  if (!measurements->is_array()) {
+    return InvalidArgument("measurements: must be a list, found {}", measurements->type_name());
+  }
+  for (size_t i = 0; i < measurements->size(); ++i) {
+    const std::string path = fmt::format("measurements[{}]", i);
+    ALPA_ASSIGN_OR_RETURN(Measurement m, ReadMeasurement((*measurements)[i], path));
+    for (const Measurement& other : db.measurements) {
+      if (other.name == m.name) {
+        return InvalidArgument("{}.name: '{}' appears twice", path, m.name);
+      }
+    }
+    db.measurements.push_back(std::move(m));
+  }
+
+  ALPA_ASSIGN_OR_RETURN(const Json* collectives, Field(json, "", "collectives"));
+  ALPA_RETURN_IF_ERROR(CheckObject(*collectives, "collectives", {"measured", "reason", "kinds"}));
+  ALPA_ASSIGN_OR_RETURN(db.collectives_measured,
+                        BoolField(*collectives, "collectives", "measured"));
+  if (db.collectives_measured) {
+    return InvalidArgument(
+        "collectives.measured: this build has no collective figures; found true");
+  }
+  ALPA_ASSIGN_OR_RETURN(db.collectives_reason, StringField(*collectives, "collectives", "reason"));
+
+  // The derived figures must be what the measurements give.
+  DeriveFigures(db);
+  ALPA_ASSIGN_OR_RETURN(const Json* derived, Field(json, "", "derived"));
+  ALPA_RETURN_IF_ERROR(CheckObject(*derived, "derived", {"peak_flops", "memory_bandwidth"}));
+  auto agrees = [](double a, double b) {
+    return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+  };
+  ALPA_ASSIGN_OR_RETURN(const Json* peaks, Field(*derived, "derived", "peak_flops"));
+  if (!peaks->is_object()) return InvalidArgument("derived.peak_flops: must be an object");
+  for (const auto& [dtype, value] : peaks->items()) {
+    const std::string path = "derived.peak_flops." + dtype;
+    if (!value.is_number()) return InvalidArgument("{}: must be a number", path);
+    auto it = db.peak_flops.find(dtype);
+    if (it == db.peak_flops.end() || !agrees(it->second, value.get<double>())) {
+      return InvalidArgument("{}: {:.6g} is not what the measurements give ({:.6g}); profile again",
+                             path, value.get<double>(),
+                             it == db.peak_flops.end() ? 0.0 : it->second);
+    }
+  }
+  for (const auto& [dtype, value] : db.peak_flops) {
+    if (!peaks->contains(dtype)) {
+      return InvalidArgument("derived.peak_flops: missing key '{}' (the measurements give {:.6g})",
+                             dtype, value);
+    }
+  }
+  ALPA_ASSIGN_OR_RETURN(double bandwidth,
+                        NonNegativeField(*derived, "derived", "memory_bandwidth"));
+  if (!agrees(bandwidth, db.memory_bandwidth)) {
+    return InvalidArgument(
+        "derived.memory_bandwidth: {:.6g} is not what the measurements give ({:.6g}); profile "
+        "again",
+        bandwidth, db.memory_bandwidth);
+  }
+  return db;
+}
+
+}  // namespace
+
+void DeriveFigures(ProfileDatabase& database) {
+  database.peak_flops.clear();
+  database.memory_bandwidth = 0;
+  for (const Measurement& m : database.measurements) {
+    if (m.flagged || m.median_s <= 0) continue;
+    if (m.kind == "matmul") {
+      double& peak = database.peak_flops[m.dtype];
+      peak = std::max(peak, m.Throughput());
+    }
+  }
+  // Memory bandwidth: the elementwise figure with the largest working set, and only when it is
+  // unflagged (smaller sizes fit in caches, so falling back to one would overstate the bandwidth).
+  const Measurement* largest = nullptr;
+  for (const Measurement& m : database.measurements) {
+    if (m.kind == "elementwise" && (largest == nullptr || m.work > largest->work)) largest = &m;
+  }
+  if (largest != nullptr && !largest->flagged && largest->median_s > 0) {
+    database.memory_bandwidth = largest->Throughput();
+  }
+}
+
+std::string ProfileJson(const ProfileDatabase& db) {
+  Json json;
+  json["format"] = kFormatName;
+  json["version"] = kProfileFormatVersion;
+  json["cluster"] = db.cluster;
+  json["machine"] = {{"hardware_threads", db.hardware_threads},
+                     {"devices", db.devices},
+                     {"threads_per_device", db.threads_per_device},
+                     {"onednn_version", db.onednn_version}};
+  json["settings"] = {{"repeats", db.settings.repeats},
+                      {"max_relative_spread", db.settings.max_relative_spread},
+                      {"max_retries", db.settings.max_retries},
+                      {"min_run_seconds", db.min_run_seconds},
+                      {"spread", "(p90 - p10) / median"}};
+  Json measurements = Json::array();
+  for (const Measurement& m : db.measurements) {
+    measurements.push_back({{"kind", m.kind},
+                            {"name", m.name},
+                            {"dtype", m.dtype},
+                            {"shape", m.shape},
+                            {"work", m.work},
+                            {"unit", m.unit},
+                            {"median_s", m.median_s},
+                            {"spread", m.spread},
+                            {"throughput", m.Throughput()},
+                            {"runs", m.runs},
+                            {"iterations_per_run", m.iterations_per_run},
+                            {"retries", m.retries},
+                            {"flagged", m.flagged}});
+  }
+  json["measurements"] = std::move(measurements);
+  Json peaks = Json::object();
+  for (const auto& [dtype, flops] : db.peak_flops) peaks[dtype] = flops;
+  json["derived"] = {{"peak_flops", std::move(peaks)}, {"memory_bandwidth", db.memory_bandwidth}};
+  json["collectives"] = {{"measured", db.collectives_measured},
+                         {"reason", db.collectives_reason},
+                         {"kinds", CollectiveKinds()}};
+  return json.dump(2) + "\n";
+}
+
+Result<ProfileDatabase> ParseProfileJson(std::string_view text, const std::string& source) {
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    std::string what = e.what();
+    int line = 0;
+    int column = 0;
+    int consumed = 0;
+    const size_t at = what.find("at line ");
+    if (at != std::string::npos &&
+        std::sscanf(what.c_str() + at, "at line %d, column %d: %n", &line, &column, &consumed) ==
+            2 &&
+        consumed > 0) {
+      return InvalidArgument("{}:{}:{}: malformed JSON: {}", source, line, column,
+                             what.substr(at + consumed));
+    }
+    const size_t start = what.find("] ");
+    if (start != std::string::npos) what = what.substr(start + 2);
+    return InvalidArgument("{}: malformed JSON: {}", source, what);
+  }
+  Result<ProfileDatabase> db = ReadProfile(json);
+  if (!db.ok()) return db.status().WithContext(source);
+  return db;
+}
+
+Result<ProfileDatabase> LoadProfile(const std::string& path) {
+  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseProfileJson(text, path);
+}
+
+Status SaveProfile(const ProfileDatabase& database, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return InvalidArgument("{}: cannot open for writing", path);
+  out << ProfileJson(database);
+  out.close();
+  if (!out) return InvalidArgument("{}: write failed", path);
+  return Status::Ok();
+}
+
+Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device) {
+  if (database.peak_flops.empty() && database.memory_bandwidth <= 0) {
+    return FailedPrecondition(
+        "the profile of {} has no unflagged figure to apply (every measurement was flagged or "
+        "none was taken); profile again",
+        database.cluster);
+  }
+  for (const auto& [dtype, flops] : database.peak_flops) {
+    if (flops > 0) device.peak_flops[dtype] = flops;
+  }
+  if (database.memory_bandwidth > 0) device.memory_bandwidth = database.memory_bandwidth;
+  return Status::Ok();
+}
+
+Status ApplyProfile(const ProfileDatabase& database, cluster::ClusterSpec& spec) {
+  for (cluster::HostSpec& host : spec.hosts) {
+    ALPA_RETURN_IF_ERROR(ApplyProfile(database, host.device));
+  }
+  spec.note = fmt::format("figures: profiled ({})", database.cluster);
+  return Status::Ok();
+}
+
+}  // namespace alpa::runtime

@@ -1,0 +1,104 @@
+// The profile database: what `alpa profile` measured on this machine, as JSON, and how the cost
+// model uses it (ApplyProfile replaces a device's analytic peak FLOP/s and memory bandwidth with
+// the measured ones).
+//
+// Format (version 1; units: seconds, FLOPs, bytes, FLOP/s, B/s; every field is written, and read
+// back as required unless marked optional):
+//
+//   {
+//     "format": "alpa-profile",
+//     "version": 1,
+//     "cluster": "local:2",                       the --cluster argument profiled
+//     "machine": {
+//       "hardware_threads": 2,                    std::thread::hardware_concurrency
+//       "devices": 2,                             devices sharing the machine (local:N)
+//       "threads_per_device": 1,                  OpenMP threads each kernel was given
+//       "onednn_version": "2.6.0"                 the oneDNN library the kernels ran on
+//     },
+//     "settings": {"repeats": 7, "max_relative_spread": 0.05, "max_retries": 3,
+//                  "min_run_seconds": 0.05, "spread": "(p90 - p10) / median"},
+//     "measurements": [
+//       {"kind": "matmul", "name": "matmul f32 1024^3", "dtype": "f32", "shape": [1, 1024, 1024,
+//        1024], "work": 2147483648, "unit": "FLOP", "median_s": 0.0105, "spread": 0.012,
+//        "throughput": 2.04e11, "runs": [0.0104, ...], "iterations_per_run": 5, "retries": 0,
+//        "flagged": false},
+//       ...                                       shapes: see runtime::Measurement (profiler.h)
+//     ],
+//     "derived": {                                what ApplyProfile uses; unflagged figures only
+//       "peak_flops": {"f32": 2.04e11, ...},      best matmul throughput per dtype
+//       "memory_bandwidth": 1.5e10                elementwise throughput at the largest size,
+//     },                                          0 when that one is flagged (smaller sizes fit
+//                                                 in caches, so none stands in for it)
+//     "collectives": {"measured": false, "reason": "not measured: no communicator yet",
+//                     "kinds": ["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]}
+//   }
+//
+// "throughput" is work / median_s, written for readers and ignored on load. "derived" is
+// recomputed on load from the measurements and must agree with what the file says (within
+// rounding), so a hand-edited figure cannot silently disagree with its source. A dtype with no
+// unflagged matmul figure has no derived peak; "memory_bandwidth" is 0 when no elementwise figure
+// is unflagged.
+#ifndef ALPA_RUNTIME_PROFILE_DATABASE_H_
+#define ALPA_RUNTIME_PROFILE_DATABASE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/device.h"
+#include "runtime/profiler.h"
+#include "support/status.h"
+
+namespace alpa::runtime {
+
+inline constexpr int64_t kProfileFormatVersion = 1;
+inline constexpr char kCollectivesNotMeasured[] = "not measured: no communicator yet";
+
+struct ProfileDatabase {
+  std::string cluster;  // e.g. "local:2"
+  int64_t hardware_threads = 0;
+  int64_t devices = 1;
+  int64_t threads_per_device = 1;
+  std::string onednn_version;
+  MeasureSettings settings;
+  double min_run_seconds = 0;
+  std::vector<Measurement> measurements;
+  // Derived (DeriveFigures): unflagged figures only.
+  std::map<std::string, double> peak_flops;  // dtype -> FLOP/s
+  double memory_bandwidth = 0;               // B/s
+  // Collectives: none can be measured until the runtime has a communicator.
+  bool collectives_measured = false;
+  std::string collectives_reason = kCollectivesNotMeasured;
+
+  friend bool operator==(const ProfileDatabase&, const ProfileDatabase&) = default;
+};
+
+// Fills peak_flops and memory_bandwidth from the measurements (see the format above).
+void DeriveFigures(ProfileDatabase& database);
+
+// The file form, indented by two, ending in a newline.
+std::string ProfileJson(const ProfileDatabase& database);
+
+// Parses a profile. Errors start with `source` and name the JSON path
+// ("p.json: measurements[2].median_s: must be a positive number"), or the line and column of a
+// syntax error.
+Result<ProfileDatabase> ParseProfileJson(std::string_view text, const std::string& source);
+
+// Reads and parses the file at `path`.
+Result<ProfileDatabase> LoadProfile(const std::string& path);
+// Writes ProfileJson(database) to `path`; the error names the path.
+Status SaveProfile(const ProfileDatabase& database, const std::string& path);
+
+// Replaces the device's peak FLOP/s for every dtype the database has a derived figure for, and its
+// memory bandwidth when the database has one; other dtypes keep their figures. The figures are for
+// one device of the profiled cluster (profiler.h). Fails when the database derived nothing.
+Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device);
+// The same for every host's device, with the cluster's note saying where the figures come from.
+Status ApplyProfile(const ProfileDatabase& database, cluster::ClusterSpec& spec);
+
+}  // namespace alpa::runtime
+
+#endif  // ALPA_RUNTIME_PROFILE_DATABASE_H_

@@ -1,0 +1,180 @@
+// The profile database: JSON round trip, load errors naming the file and JSON path, the derived
+// figures (flagged figures never used) and ApplyProfile.
+#include "runtime/profile_database.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cluster/device.h"
+#include "cluster/presets.h"
+
+namespace alpa::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+Measurement Figure(const std::string& kind, const std::string& name, const std::string& dtype,
+                   double work, double median_s, bool flagged = false) {
+  Measurement m;
+  m.kind = kind;
+  m.name = name;
+  m.dtype = dtype;
+  m.shape = kind == "elementwise" ? std::vector<int64_t>{int64_t(work / 12)}
+                                  : std::vector<int64_t>{1, 8, 8, 8};
+  m.work = work;
+  m.unit = kind == "elementwise" ? "B" : "FLOP";
+  m.median_s = median_s;
+  m.runs = {median_s * 0.99, median_s, median_s * 1.01};
+  m.spread = flagged ? 0.3 : 0.016;
+  m.iterations_per_run = 4;
+  m.retries = flagged ? 3 : 0;
+  m.flagged = flagged;
+  return m;
+}
+
+ProfileDatabase Sample() {
+  ProfileDatabase db;
+  db.cluster = "local:2";
+  db.hardware_threads = 2;
+  db.devices = 2;
+  db.threads_per_device = 1;
+  db.onednn_version = "2.6.0";
+  db.min_run_seconds = 0.05;
+  db.measurements = {
+      Figure("matmul", "matmul f32 512^3", "f32", 2.0e9, 0.02),         // 100 GFLOP/s
+      Figure("matmul", "matmul f32 1024^3", "f32", 2.0e9, 0.01),        // 200 GFLOP/s
+      Figure("matmul", "matmul f32 2048^3", "f32", 4.0e9, 0.01, true),  // 400, flagged
+      Figure("matmul", "matmul f64 512^3", "f64", 2.0e9, 0.05),         // 40 GFLOP/s
+      Figure("matmul", "matmul bf16 512^3", "bf16", 2.0e9, 0.1, true),  // only flagged
+      Figure("convolution", "conv f32", "f32", 1.0e9, 0.001),           // 1 TFLOP/s: not a matmul
+      Figure("elementwise", "add f32 1 MiB", "f32", 3.0e6, 1e-4),       // 30 GB/s (cache)
+      Figure("elementwise", "add f32 64 MiB", "f32", 1.2e8, 1e-2),      // 12 GB/s
+  };
+  DeriveFigures(db);
+  return db;
+}
+
+TEST(ProfileDatabaseTest, DerivedFiguresUseUnflaggedFiguresOnly) {
+  ProfileDatabase db = Sample();
+  EXPECT_EQ(db.peak_flops.size(), 2u);
+  EXPECT_DOUBLE_EQ(db.peak_flops.at("f32"), 200e9);
+  EXPECT_DOUBLE_EQ(db.peak_flops.at("f64"), 40e9);
+  EXPECT_EQ(db.peak_flops.count("bf16"), 0u);
+  EXPECT_DOUBLE_EQ(db.memory_bandwidth, 12e9);  // the largest size, not the cached one
+}
+
+TEST(ProfileDatabaseTest, JsonRoundTrips) {
+  ProfileDatabase db = Sample();
+  const std::string text = ProfileJson(db);
+  Result<ProfileDatabase> back = ParseProfileJson(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, db);
+  EXPECT_EQ(ProfileJson(*back), text);
+
+  nlohmann::json json = nlohmann::json::parse(text);
+  EXPECT_EQ(json["version"], kProfileFormatVersion);
+  EXPECT_EQ(json["collectives"]["measured"], false);
+  EXPECT_EQ(json["collectives"]["reason"], "not measured: no communicator yet");
+  for (const auto& m : json["measurements"]) {
+    EXPECT_TRUE(m.contains("spread")) << m.dump();
+    EXPECT_TRUE(m.contains("flagged")) << m.dump();
+  }
+  EXPECT_DOUBLE_EQ(json["derived"]["peak_flops"]["f32"].get<double>(), 200e9);
+}
+
+TEST(ProfileDatabaseTest, SaveAndLoad) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("alpa_profile_test_" + std::to_string(getpid()) + ".json"))
+                               .string();
+  ProfileDatabase db = Sample();
+  ASSERT_TRUE(SaveProfile(db, path).ok());
+  Result<ProfileDatabase> back = LoadProfile(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, db);
+
+  Result<ProfileDatabase> missing = LoadProfile("/nonexistent/dir/p.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("/nonexistent/dir/p.json"));
+  Status unwritable = SaveProfile(db, "/nonexistent/dir/p.json");
+  ASSERT_FALSE(unwritable.ok());
+  EXPECT_THAT(unwritable.message(), HasSubstr("/nonexistent/dir/p.json"));
+}
+
+// Parses `Sample()` edited by `edit` and returns the error message ("" when it parsed).
+template <typename Edit>
+std::string ErrorAfter(Edit edit) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(ProfileJson(Sample()));
+  edit(json);
+  Result<ProfileDatabase> db = ParseProfileJson(json.dump(), "p.json");
+  return db.ok() ? "" : db.status().message();
+}
+
+TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
+  Result<ProfileDatabase> syntax = ParseProfileJson("{\n  \"format\": ,\n}", "p.json");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_THAT(syntax.status().message(), HasSubstr("p.json:2:"));
+  EXPECT_THAT(syntax.status().message(), HasSubstr("malformed JSON"));
+
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["version"] = 99; }),
+              HasSubstr("p.json: version: this build reads version 1, found 99"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["format"] = "other"; }), HasSubstr("p.json: format:"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][2]["median_s"] = -1; }),
+              HasSubstr("p.json: measurements[2].median_s: must be a positive number"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][1].erase("spread"); }),
+              HasSubstr("p.json: measurements[1]: missing key 'spread'"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][0]["flagged"] = "no"; }),
+              HasSubstr("measurements[0].flagged: must be true or false"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][0]["runs"][1] = "x"; }),
+              HasSubstr("measurements[0].runs[1]:"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][0]["kind"] = "fft"; }),
+              HasSubstr("measurements[0].kind:"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["machine"]["speed"] = 1; }),
+              HasSubstr("p.json: machine.speed: unknown key"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["machine"]["devices"] = 0; }),
+              HasSubstr("machine.devices: must be at least 1"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j.erase("collectives"); }),
+              HasSubstr("p.json: missing key 'collectives'"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["derived"]["peak_flops"]["f32"] = 1e15; }),
+              HasSubstr("derived.peak_flops.f32: 1e+15 is not what the measurements give"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["derived"]["peak_flops"].erase("f64"); }),
+              HasSubstr("derived.peak_flops: missing key 'f64'"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][1]["name"] = "matmul f32 512^3"; }),
+              HasSubstr("measurements[1].name: 'matmul f32 512^3' appears twice"));
+  // Unflagging a figure by hand changes what the measurements give: the derived part disagrees.
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][2]["flagged"] = false; }),
+              HasSubstr("derived.peak_flops.f32"));
+}
+
+TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
+  ProfileDatabase db = Sample();
+  cluster::DeviceSpec device = cluster::CpuCoreEstimate(int64_t{1} << 30);
+  const double analytic_bf16 = device.PeakFlops("bf16");
+  ASSERT_TRUE(ApplyProfile(db, device).ok());
+  EXPECT_DOUBLE_EQ(device.PeakFlops("f32"), db.peak_flops.at("f32"));
+  EXPECT_DOUBLE_EQ(device.PeakFlops("f64"), db.peak_flops.at("f64"));
+  EXPECT_DOUBLE_EQ(device.PeakFlops("bf16"), analytic_bf16);  // only flagged figures: kept
+  EXPECT_DOUBLE_EQ(device.memory_bandwidth, db.memory_bandwidth);
+
+  Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument("local:2");
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(ApplyProfile(db, *spec).ok());
+  for (const cluster::HostSpec& host : spec->hosts) {
+    EXPECT_DOUBLE_EQ(host.device.PeakFlops("f32"), 200e9);
+  }
+  EXPECT_THAT(spec->note, HasSubstr("profiled"));
+  EXPECT_TRUE(cluster::ValidateClusterSpec(*spec).ok());
+
+  ProfileDatabase empty;
+  empty.cluster = "local:2";
+  Status status = ApplyProfile(empty, device);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("no unflagged figure"));
+}
+
+}  // namespace
+}  // namespace alpa::runtime

@@ -1,0 +1,133 @@
+#include "tools/alpa/profile_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/presets.h"
+#include "runtime/profile_database.h"
+#include "runtime/profiler.h"
+#include "support/table.h"
+#include "tools/alpa/command_util.h"
+
+namespace alpa::tools {
+namespace {
+
+// Fails unless `path` can be written: its folder exists and is writable, and the path is not a
+// folder or a read-only file. Checked before measuring, so a typo costs nothing.
+Status CheckWritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path target(path);
+  if (fs::is_directory(target, error)) {
+    return InvalidArgument("-o {}: is a directory; give a file name", path);
+  }
+  if (fs::exists(target, error)) {
+    if (access(path.c_str(), W_OK) != 0) return InvalidArgument("-o {}: not writable", path);
+    return Status::Ok();
+  }
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, error)) {
+    return InvalidArgument("-o {}: folder {} does not exist", path, parent.string());
+  }
+  if (access(parent.c_str(), W_OK) != 0) {
+    return InvalidArgument("-o {}: folder {} is not writable", path, parent.string());
+  }
+  return Status::Ok();
+}
+
+std::string FiguresTable(const runtime::ProfileDatabase& db) {
+  Table table({"figure", "dtype", "shape", "throughput", "spread", "runs", "flagged"},
+              {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight,
+               Table::Align::kRight, Table::Align::kRight, Table::Align::kLeft});
+  for (const runtime::Measurement& m : db.measurements) {
+    std::string flag = m.flagged ? "FLAGGED (not used)" : "";
+    if (!m.flagged && m.retries > 0) flag = fmt::format("re-measured {}x", m.retries);
+    table.AddRow({m.name, m.dtype, fmt::format("{}", fmt::join(m.shape, "x")),
+                  runtime::FormatThroughput(m), fmt::format("{:.1f}%", m.spread * 100),
+                  fmt::format("{}x{}", m.runs.size(), m.iterations_per_run), flag});
+  }
+  return table.Render();
+}
+
+}  // namespace
+
+CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "profile",
+      "Measure this machine (matmul/convolution FLOP/s, memory bandwidth) into a profile "
+      "database the cost model can use");
+  command->add_option("--cluster", options.cluster,
+                      "local or local:N: this machine as N devices, each measured with "
+                      "cores/N threads (default: local)");
+  command->add_option("-o,--output", options.output, "Write the profile database (JSON) here")
+      ->required();
+  command
+      ->add_option("--repeats", options.repeats,
+                   "Timed runs per figure (default 7, 3 with --quick)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  command->add_flag("--quick", options.quick,
+                    "Small shapes, few repeats: a check that runs in about a second, not a "
+                    "profile to plan with");
+  command->add_flag("--quiet", options.quiet, "No progress lines on stderr");
+  command->footer(
+      "Each figure is the median of repeated timed runs; its spread is (p90 - p10) / median. A "
+      "figure whose spread is above 5% is re-measured (up to 3 times) and then kept but flagged: "
+      "flagged figures are never used in the derived peaks. Collectives are not measured yet "
+      "(no communicator). The file format is documented in src/runtime/profile_database.h. "
+      "Exit codes: 0 success, 2 bad input.");
+  return command;
+}
+
+int RunProfile(const ProfileCommandOptions& options) {
+  const std::string name = options.cluster.substr(0, options.cluster.find(':'));
+  if (name != "local") {
+    return ReportError(InvalidArgument(
+        "--cluster {}: profiling measures this machine; use local[:N]", options.cluster));
+  }
+  Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument(options.cluster);
+  if (!spec.ok()) return ReportError(spec.status().WithContext("--cluster"));
+  Status writable = CheckWritable(options.output);
+  if (!writable.ok()) return ReportError(writable);
+
+  runtime::ProfileOptions profile =
+      options.quick ? runtime::QuickProfileOptions() : runtime::ProfileOptions();
+  profile.cluster_name = options.cluster;
+  profile.devices = cluster::TotalDevices(*spec);
+  if (options.repeats > 0) profile.measure.repeats = options.repeats;
+  if (!options.quiet) {
+    fmt::print(stderr, "profiling {}: {} device(s), {} thread(s) each\n", options.cluster,
+               profile.devices, runtime::ThreadsPerDevice(profile.devices));
+    profile.progress = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  }
+  Result<runtime::ProfileDatabase> db = runtime::RunProfile(profile);
+  if (!db.ok()) return ReportError(db.status());
+  Status saved = runtime::SaveProfile(*db, options.output);
+  if (!saved.ok()) return ReportError(saved.WithContext("-o"));
+
+  fmt::print("profile     {} ({} device(s), {} thread(s) each, oneDNN {})\n", db->cluster,
+             db->devices, db->threads_per_device, db->onednn_version);
+  fmt::print("written to  {}\n\n", options.output);
+  fmt::print("{}\n", FiguresTable(*db));
+  std::string peaks;
+  for (const auto& [dtype, flops] : db->peak_flops) {
+    peaks += fmt::format("{}{} {:.1f} GFLOP/s", peaks.empty() ? "" : ", ", dtype, flops / 1e9);
+  }
+  fmt::print("derived     peak matmul: {}\n", peaks.empty() ? "none (all flagged)" : peaks);
+  fmt::print("            memory bandwidth: {}\n",
+             db->memory_bandwidth > 0 ? fmt::format("{:.2f} GB/s", db->memory_bandwidth / 1e9)
+                                      : "none (all flagged)");
+  int64_t flagged = 0;
+  for (const runtime::Measurement& m : db->measurements) flagged += m.flagged ? 1 : 0;
+  fmt::print("flagged     {} of {} figures (spread above {:.1f}% after {} re-measurements)\n",
+             flagged, db->measurements.size(), db->settings.max_relative_spread * 100,
+             db->settings.max_retries);
+  fmt::print("collectives {}\n", db->collectives_reason);
+  return kExitOk;
+}
+
+}  // namespace alpa::tools

@@ -1,0 +1,610 @@
+#include "tools/alpa/simulate_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "pipeline/alpa_formula.h"
+#include "pipeline/schedule.h"
+#include "pipeline/trace_export.h"
+#include "support/file.h"
+#include "support/table.h"
+#include "support/units.h"
+#include "tools/alpa/command_util.h"
+
+namespace alpa::tools {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using pipeline::PipelineSpec;
+using pipeline::ScheduleKind;
+using pipeline::SimulationResult;
+using pipeline::StageSpec;
+
+std::string Trim(std::string_view text) {
+  const size_t begin = text.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return "";
+  const size_t end = text.find_last_not_of(" \t");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+std::vector<std::string> Split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t at = text.find(separator, start);
+    parts.push_back(Trim(text.substr(start, at == std::string_view::npos ? at : at - start)));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+// A whole decimal number ("1", "2.5", "1e-3", "-1"); nullopt when anything else is in it.
+std::optional<double> ParseNumber(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// "2", "2s", "1.5ms", "300us": seconds.
+std::optional<double> ParseSeconds(const std::string& text) {
+  struct Unit {
+    std::string_view suffix;
+    double scale;
+  };
+  for (const Unit& unit : {Unit{"ms", 1e-3}, Unit{"us", 1e-6}, Unit{"s", 1.0}}) {
+    if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
+      std::optional<double> value =
+          ParseNumber(Trim(std::string_view(text).substr(0, text.size() - unit.suffix.size())));
+      if (!value.has_value()) return std::nullopt;
+      return *value * unit.scale;
+    }
+  }
+  return ParseNumber(text);
+}
+
+// "1073741824", "512MiB", "1.5GiB", "2GB": bytes, a whole number.
+std::optional<double> ParseBytes(const std::string& text) {
+  struct Unit {
+    std::string_view suffix;
+    double scale;
+  };
+  static constexpr Unit kUnits[] = {
+      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+      {"TB", 1e12},    {"B", 1.0}};
+  for (const Unit& unit : kUnits) {
+    if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
+      std::optional<double> value =
+          ParseNumber(Trim(std::string_view(text).substr(0, text.size() - unit.suffix.size())));
+      if (!value.has_value()) return std::nullopt;
+      return std::round(*value * unit.scale);
+    }
+  }
+  std::optional<double> value = ParseNumber(text);
+  if (value.has_value() && *value != std::floor(*value)) return std::nullopt;
+  return value;
+}
+
+Result<double> TimeValue(const std::string& text, const std::string& what) {
+  std::optional<double> seconds = ParseSeconds(text);
+  if (!seconds.has_value()) {
+    return InvalidArgument("{}: '{}' is not a time (seconds, e.g. 2, 2s, 1.5ms or 300us)", what,
+                           text);
+  }
+  if (*seconds < 0) return InvalidArgument("{}: {} is negative; times must be >= 0", what, text);
+  return *seconds;
+}
+
+// One value for every stage, or one per stage.
+Result<std::vector<int64_t>> BytesList(const std::string& text, size_t num_stages,
+                                       const std::string& flag) {
+  const std::vector<std::string> parts = Split(text, ',');
+  if (parts.size() != 1 && parts.size() != num_stages) {
+    return InvalidArgument("{}: {} values for {} stages; give one for every stage or one per stage",
+                           flag, parts.size(), num_stages);
+  }
+  std::vector<int64_t> bytes;
+  for (const std::string& part : parts) {
+    std::optional<double> value = ParseBytes(part);
+    if (!value.has_value()) {
+      return InvalidArgument("{}: '{}' is not a byte count (e.g. 1073741824, 512MiB or 2GB)", flag,
+                             part);
+    }
+    if (*value < 0) return InvalidArgument("{}: {} is negative; bytes must be >= 0", flag, part);
+    if (*value >= 9.2e18) return InvalidArgument("{}: {} is too large", flag, part);
+    bytes.push_back(static_cast<int64_t>(*value));
+  }
+  bytes.resize(num_stages, bytes.front());
+  return bytes;
+}
+
+// Checks that go with the chunks and the schedule; the messages start with the flag or JSON path
+// given (chunks_name, micro_batches_name).
+Status CheckLayout(const PipelineSpec& spec, const std::string& chunks_name,
+                   const std::string& micro_batches_name) {
+  const int num_stages = static_cast<int>(spec.stages.size());
+  if (spec.num_chunks < 1 || num_stages % spec.num_chunks != 0) {
+    return InvalidArgument("{} {}: must be >= 1 and divide the {} stages", chunks_name,
+                           spec.num_chunks, num_stages);
+  }
+  if (spec.num_chunks > 1 && spec.schedule != ScheduleKind::kInterleaved1F1B) {
+    return InvalidArgument("{} {}: model chunks need the interleaved-1f1b schedule, not {}",
+                           chunks_name, spec.num_chunks, pipeline::ScheduleKindName(spec.schedule));
+  }
+  const int num_devices = num_stages / spec.num_chunks;
+  if (spec.num_chunks > 1 && spec.num_micro_batches % num_devices != 0) {
+    return InvalidArgument(
+        "{} {}: interleaved-1f1b with {} chunks needs a multiple of the {} devices ({} stages / {} "
+        "chunks)",
+        micro_batches_name, spec.num_micro_batches, spec.num_chunks, num_devices, num_stages,
+        spec.num_chunks);
+  }
+  return Status::Ok();
+}
+
+// --- The pipeline file -------------------------------------------------------------------------
+
+std::string Join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+Status CheckObject(const Json& object, const std::string& path,
+                   std::initializer_list<std::string_view> allowed) {
+  if (!object.is_object()) {
+    return InvalidArgument("{}: must be an object, found {}", path.empty() ? "the pipeline" : path,
+                           object.type_name());
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string names;
+      for (std::string_view name : allowed) {
+        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", name);
+      }
+      return InvalidArgument("{}: unknown key; expected {}", Join(path, key), names);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<double> TimeJson(const Json& value, const std::string& path) {
+  if (!value.is_number()) {
+    return InvalidArgument("{}: must be a number of seconds, found {}", path, value.type_name());
+  }
+  const double seconds = value.get<double>();
+  if (!std::isfinite(seconds) || seconds < 0) {
+    return InvalidArgument("{}: {} is negative; times must be >= 0", path, value.dump());
+  }
+  return seconds;
+}
+
+Result<int64_t> IntegerJson(const Json& value, const std::string& path) {
+  if (value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{INT64_MAX}) {
+    return InvalidArgument("{}: {} is too large", path, value.dump());
+  }
+  if (!value.is_number_integer()) {
+    return InvalidArgument("{}: must be an integer, found {}", path,
+                           value.is_number() ? value.dump() : value.type_name());
+  }
+  return value.get<int64_t>();
+}
+
+Result<std::vector<double>> TimeListJson(const Json& value, const std::string& path, size_t size,
+                                         const std::string& size_meaning) {
+  if (!value.is_array()) {
+    return InvalidArgument("{}: must be a list of seconds, found {}", path, value.type_name());
+  }
+  if (value.size() != size) {
+    return InvalidArgument("{}: has {} entries; it needs {} ({})", path, value.size(), size,
+                           size_meaning);
+  }
+  std::vector<double> times;
+  for (size_t i = 0; i < value.size(); ++i) {
+    ALPA_ASSIGN_OR_RETURN(double t, TimeJson(value[i], fmt::format("{}[{}]", path, i)));
+    times.push_back(t);
+  }
+  return times;
+}
+
+Result<StageSpec> ReadStage(const Json& json, const std::string& path, int micro_batches) {
+  ALPA_RETURN_IF_ERROR(CheckObject(json, path,
+                                   {"forward_s", "backward_s", "static_bytes", "activation_bytes",
+                                    "forward_per_micro_batch_s", "backward_per_micro_batch_s"}));
+  StageSpec stage;
+  for (const char* key : {"forward_s", "backward_s"}) {
+    auto it = json.find(key);
+    if (it == json.end()) return InvalidArgument("{}: missing key '{}'", path, key);
+    ALPA_ASSIGN_OR_RETURN(double t, TimeJson(*it, Join(path, key)));
+    (std::string_view(key) == "forward_s" ? stage.forward_s : stage.backward_s) = t;
+  }
+  for (const char* key : {"static_bytes", "activation_bytes"}) {
+    auto it = json.find(key);
+    if (it == json.end()) continue;
+    ALPA_ASSIGN_OR_RETURN(int64_t bytes, IntegerJson(*it, Join(path, key)));
+    if (bytes < 0) {
+      return InvalidArgument("{}: {} is negative; bytes must be >= 0", Join(path, key), bytes);
+    }
+    (std::string_view(key) == "static_bytes" ? stage.static_bytes : stage.activation_bytes) = bytes;
+  }
+  const std::string meaning = "one per micro-batch";
+  if (auto it = json.find("forward_per_micro_batch_s"); it != json.end()) {
+    ALPA_ASSIGN_OR_RETURN(stage.forward_per_micro_batch_s,
+                          TimeListJson(*it, Join(path, "forward_per_micro_batch_s"),
+                                       static_cast<size_t>(micro_batches), meaning));
+  }
+  if (auto it = json.find("backward_per_micro_batch_s"); it != json.end()) {
+    ALPA_ASSIGN_OR_RETURN(stage.backward_per_micro_batch_s,
+                          TimeListJson(*it, Join(path, "backward_per_micro_batch_s"),
+                                       static_cast<size_t>(micro_batches), meaning));
+  }
+  return stage;
+}
+
+Result<PipelineSpec> ReadPipeline(const Json& json) {
+  ALPA_RETURN_IF_ERROR(CheckObject(json, "",
+                                   {"stages", "micro_batches", "schedule", "chunks",
+                                    "forward_transfer_s", "backward_transfer_s"}));
+  PipelineSpec spec;
+  auto micro_batches = json.find("micro_batches");
+  if (micro_batches == json.end()) return InvalidArgument("missing key 'micro_batches'");
+  ALPA_ASSIGN_OR_RETURN(int64_t b, IntegerJson(*micro_batches, "micro_batches"));
+  if (b < 1 || b > 1000000) {
+    return InvalidArgument("micro_batches: {} is out of range; it must be from 1 to 1000000", b);
+  }
+  spec.num_micro_batches = static_cast<int>(b);
+  if (auto it = json.find("schedule"); it != json.end()) {
+    if (!it->is_string()) {
+      return InvalidArgument("schedule: must be a string, found {}", it->type_name());
+    }
+    Result<ScheduleKind> kind = pipeline::ParseScheduleKind(it->get<std::string>());
+    if (!kind.ok()) return kind.status().WithContext("schedule");
+    spec.schedule = *kind;
+  }
+  if (auto it = json.find("chunks"); it != json.end()) {
+    ALPA_ASSIGN_OR_RETURN(int64_t v, IntegerJson(*it, "chunks"));
+    if (v < 1 || v > 1000000) return InvalidArgument("chunks: {} must be at least 1", v);
+    spec.num_chunks = static_cast<int>(v);
+  }
+  auto stages = json.find("stages");
+  if (stages == json.end()) return InvalidArgument("missing key 'stages'");
+  if (!stages->is_array() || stages->empty()) {
+    return InvalidArgument("stages: must be a non-empty list of stages, found {}",
+                           stages->is_array() ? "an empty list" : stages->type_name());
+  }
+  for (size_t i = 0; i < stages->size(); ++i) {
+    ALPA_ASSIGN_OR_RETURN(StageSpec stage, ReadStage((*stages)[i], fmt::format("stages[{}]", i),
+                                                     spec.num_micro_batches));
+    spec.stages.push_back(std::move(stage));
+  }
+  const size_t boundaries = spec.stages.size() - 1;
+  for (const char* key : {"forward_transfer_s", "backward_transfer_s"}) {
+    auto it = json.find(key);
+    if (it == json.end()) continue;
+    std::vector<double>& transfers = std::string_view(key) == "forward_transfer_s"
+                                         ? spec.forward_transfer_s
+                                         : spec.backward_transfer_s;
+    if (it->is_number()) {
+      ALPA_ASSIGN_OR_RETURN(double t, TimeJson(*it, key));
+      transfers.assign(boundaries, t);
+    } else {
+      ALPA_ASSIGN_OR_RETURN(transfers,
+                            TimeListJson(*it, key, boundaries, "one per boundary: stages - 1"));
+    }
+  }
+  ALPA_RETURN_IF_ERROR(CheckLayout(spec, "chunks:", "micro_batches:"));
+  return spec;
+}
+
+// --- The report --------------------------------------------------------------------------------
+
+struct Summary {
+  double formula_s = 0;
+  std::vector<std::vector<int>> device_stages;  // virtual stages of each device
+  int64_t peak_bytes = 0;
+  int peak_device = 0;
+  int peak_in_flight = 0;
+};
+
+double MeanTime(const std::vector<double>& per_micro_batch, double fallback) {
+  if (per_micro_batch.empty()) return fallback;
+  double sum = 0;
+  for (double t : per_micro_batch) sum += t;
+  return sum / static_cast<double>(per_micro_batch.size());
+}
+
+Summary Summarize(const PipelineSpec& spec, const SimulationResult& result) {
+  Summary summary;
+  const int num_devices = result.num_devices;
+  summary.device_stages.resize(num_devices);
+  // Alpa's formula over pipeline stages: with chunks a device's stage time is the sum of its
+  // chunks (the work it does for one micro-batch); per-micro-batch times enter as their mean.
+  std::vector<double> stage_times(num_devices, 0.0);
+  for (size_t j = 0; j < spec.stages.size(); ++j) {
+    const StageSpec& stage = spec.stages[j];
+    const int device = static_cast<int>(j) % num_devices;
+    summary.device_stages[device].push_back(static_cast<int>(j));
+    stage_times[device] += MeanTime(stage.forward_per_micro_batch_s, stage.forward_s) +
+                           MeanTime(stage.backward_per_micro_batch_s, stage.backward_s);
+  }
+  summary.formula_s = pipeline::AlpaPipelineLatency(stage_times, spec.num_micro_batches);
+  for (int d = 0; d < num_devices; ++d) {
+    const pipeline::DeviceStats& stats = result.devices[d];
+    if (stats.peak_bytes > summary.peak_bytes) {
+      summary.peak_bytes = stats.peak_bytes;
+      summary.peak_device = d;
+    }
+    summary.peak_in_flight = std::max(summary.peak_in_flight, stats.peak_in_flight);
+  }
+  return summary;
+}
+
+// (formula - simulation) / simulation; 0 for an empty step.
+double FormulaError(const Summary& summary, const SimulationResult& result) {
+  if (result.step_time_s <= 0) return 0;
+  return (summary.formula_s - result.step_time_s) / result.step_time_s;
+}
+
+std::string StageList(const std::vector<int>& stages) {
+  std::string list;
+  for (int s : stages) list += fmt::format("{}{}", list.empty() ? "" : ",", s);
+  return list;
+}
+
+double BusyFraction(const pipeline::DeviceStats& stats, const SimulationResult& result) {
+  return result.step_time_s > 0 ? stats.busy_s / result.step_time_s : 0;
+}
+
+std::string TextReport(const PipelineSpec& spec, const SimulationResult& result,
+                       const SimulateOptions& options) {
+  const Summary summary = Summarize(spec, result);
+  std::string out;
+  out += fmt::format(
+      "pipeline       {} micro-batch{} through {} stage{} on {} device{}, {}{}\n",
+      result.num_micro_batches, result.num_micro_batches == 1 ? "" : "es", spec.stages.size(),
+      spec.stages.size() == 1 ? "" : "s", result.num_devices, result.num_devices == 1 ? "" : "s",
+      pipeline::ScheduleKindName(result.schedule),
+      result.num_chunks > 1 ? fmt::format(" ({} chunks per device)", result.num_chunks) : "");
+  out += fmt::format("step time      {}\n", FormatSeconds(result.step_time_s));
+  out += fmt::format("bubble         {:.1f}% of device time idle\n", 100 * result.bubble_fraction);
+  out += fmt::format("critical path  {} (longest dependency chain: no schedule is faster)\n",
+                     FormatSeconds(result.critical_path_s));
+  const double error = FormulaError(summary, result);
+  const double diff = summary.formula_s - result.step_time_s;
+  const std::string versus =
+      std::fabs(diff) <= 1e-9 * std::max(1.0, result.step_time_s)
+          ? "equal to the simulation"
+          : fmt::format("{}{} ({:+.1f}%) vs the simulation", diff > 0 ? "+" : "-",
+                        FormatSeconds(std::fabs(diff)), 100 * error);
+  out += fmt::format("alpa formula   {}: sum(t_i) + (B-1)*max(t_i), t_i = f_i + b_i; {}\n",
+                     FormatSeconds(summary.formula_s), versus);
+  out += fmt::format("peak memory    {} (device {}); at most {} micro-batch{} in flight\n",
+                     FormatBytes(summary.peak_bytes), summary.peak_device, summary.peak_in_flight,
+                     summary.peak_in_flight == 1 ? "" : "es");
+  if (!options.trace.empty()) {
+    out += fmt::format("trace          {} (open in chrome://tracing or ui.perfetto.dev)\n",
+                       options.trace);
+  }
+  if (!options.svg.empty()) out += fmt::format("svg            {}\n", options.svg);
+
+  Table table(
+      {"device", "stages", "busy", "busy %", "static", "peak memory", "peak in flight"},
+      {Table::Align::kRight, Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight,
+       Table::Align::kRight, Table::Align::kRight, Table::Align::kRight});
+  for (int d = 0; d < result.num_devices; ++d) {
+    const pipeline::DeviceStats& stats = result.devices[d];
+    table.AddRow(
+        {fmt::format("{}", d), StageList(summary.device_stages[d]), FormatSeconds(stats.busy_s),
+         fmt::format("{:.1f}%", 100 * BusyFraction(stats, result)), FormatBytes(stats.static_bytes),
+         FormatBytes(stats.peak_bytes), fmt::format("{}", stats.peak_in_flight)});
+  }
+  out += "\n" + table.Render();
+  return out;
+}
+
+std::string JsonReport(const PipelineSpec& spec, const SimulationResult& result,
+                       const SimulateOptions& options) {
+  const Summary summary = Summarize(spec, result);
+  Json json = Json::object();
+  json["schedule"] = std::string(pipeline::ScheduleKindName(result.schedule));
+  json["num_stages"] = spec.stages.size();
+  json["num_devices"] = result.num_devices;
+  json["num_chunks"] = result.num_chunks;
+  json["num_micro_batches"] = result.num_micro_batches;
+  json["step_time_s"] = result.step_time_s;
+  json["bubble_fraction"] = result.bubble_fraction;
+  json["critical_path_s"] = result.critical_path_s;
+  json["alpa_formula_s"] = summary.formula_s;
+  json["alpa_formula_error"] = FormulaError(summary, result);
+  json["peak_bytes"] = summary.peak_bytes;
+  json["peak_in_flight"] = summary.peak_in_flight;
+  Json devices = Json::array();
+  for (int d = 0; d < result.num_devices; ++d) {
+    const pipeline::DeviceStats& stats = result.devices[d];
+    devices.push_back(Json{{"device", d},
+                           {"stages", summary.device_stages[d]},
+                           {"busy_s", stats.busy_s},
+                           {"busy_fraction", BusyFraction(stats, result)},
+                           {"static_bytes", stats.static_bytes},
+                           {"peak_bytes", stats.peak_bytes},
+                           {"peak_in_flight", stats.peak_in_flight}});
+  }
+  json["devices"] = std::move(devices);
+  if (!options.trace.empty()) json["trace_file"] = options.trace;
+  if (!options.svg.empty()) json["svg_file"] = options.svg;
+  return json.dump(2) + "\n";
+}
+
+}  // namespace
+
+Result<PipelineSpec> PipelineSpecFromFlags(const SimulateOptions& options) {
+  PipelineSpec spec;
+  const std::vector<std::string> stages = Split(options.stages, ',');
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const std::vector<std::string> times = Split(stages[i], ':');
+    if (times.size() != 2 || times[0].empty() || times[1].empty()) {
+      return InvalidArgument(
+          "--stages: stage {} is '{}', not FORWARD:BACKWARD (seconds per micro-batch, e.g. "
+          "--stages 1:2,1:2 or 1.5ms:3ms)",
+          i, stages[i]);
+    }
+    StageSpec stage;
+    ALPA_ASSIGN_OR_RETURN(stage.forward_s,
+                          TimeValue(times[0], fmt::format("--stages: stage {} forward", i)));
+    ALPA_ASSIGN_OR_RETURN(stage.backward_s,
+                          TimeValue(times[1], fmt::format("--stages: stage {} backward", i)));
+    spec.stages.push_back(stage);
+  }
+  if (options.micro_batches < 1) {
+    return InvalidArgument("--micro-batches {}: must be at least 1", options.micro_batches);
+  }
+  spec.num_micro_batches = options.micro_batches;
+  Result<ScheduleKind> kind = pipeline::ParseScheduleKind(options.schedule);
+  if (!kind.ok()) return kind.status().WithContext("--schedule");
+  spec.schedule = *kind;
+  spec.num_chunks = options.chunks;
+  if (!options.transfer.empty()) {
+    ALPA_ASSIGN_OR_RETURN(double t, TimeValue(options.transfer, "--transfer"));
+    spec.forward_transfer_s.assign(spec.stages.size() - 1, t);
+    spec.backward_transfer_s.assign(spec.stages.size() - 1, t);
+  }
+  if (!options.static_bytes.empty()) {
+    ALPA_ASSIGN_OR_RETURN(std::vector<int64_t> bytes,
+                          BytesList(options.static_bytes, spec.stages.size(), "--static-bytes"));
+    for (size_t i = 0; i < bytes.size(); ++i) spec.stages[i].static_bytes = bytes[i];
+  }
+  if (!options.activation_bytes.empty()) {
+    ALPA_ASSIGN_OR_RETURN(
+        std::vector<int64_t> bytes,
+        BytesList(options.activation_bytes, spec.stages.size(), "--activation-bytes"));
+    for (size_t i = 0; i < bytes.size(); ++i) spec.stages[i].activation_bytes = bytes[i];
+  }
+  ALPA_RETURN_IF_ERROR(CheckLayout(spec, "--chunks", "--micro-batches"));
+  return spec;
+}
+
+Result<PipelineSpec> ParsePipelineJson(std::string_view text, const std::string& source) {
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: what" becomes
+    // "SOURCE:3:5: malformed JSON: what".
+    std::string what = e.what();
+    int line = 0;
+    int column = 0;
+    int consumed = 0;
+    const size_t at = what.find("at line ");
+    if (at != std::string::npos &&
+        std::sscanf(what.c_str() + at, "at line %d, column %d: %n", &line, &column, &consumed) ==
+            2 &&
+        consumed > 0) {
+      return InvalidArgument("{}:{}:{}: malformed JSON: {}", source, line, column,
+                             what.substr(at + consumed));
+    }
+    const size_t start = what.find("] ");
+    if (start != std::string::npos) what = what.substr(start + 2);
+    return InvalidArgument("{}: malformed JSON: {}", source, what);
+  }
+  Result<PipelineSpec> spec = ReadPipeline(json);
+  if (!spec.ok()) return spec.status().WithContext(source);
+  return spec;
+}
+
+CLI::App* AddSimulateCommand(CLI::App& app, SimulateOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "simulate",
+      "Simulate one training step of a pipeline: step time, bubbles, memory; Chrome trace and SVG "
+      "timeline");
+  CLI::Option* stages = command->add_option(
+      "--stages", options.stages,
+      "F:B[,F:B...]: forward and backward seconds per micro-batch of each stage, in model order "
+      "(plain seconds or with s, ms, us: 1:2, 1.5ms:3ms)");
+  CLI::Option* micro_batches =
+      command->add_option("--micro-batches", options.micro_batches, "Micro-batches per step (B)")
+          ->capture_default_str();
+  CLI::Option* schedule = command
+                              ->add_option("--schedule", options.schedule,
+                                           "Pipeline schedule: gpipe, 1f1b or interleaved-1f1b")
+                              ->capture_default_str();
+  CLI::Option* chunks =
+      command
+          ->add_option("--chunks", options.chunks,
+                       "Model chunks per device (interleaved-1f1b); --stages then lists "
+                       "devices x chunks virtual stages, stage j on device j % devices")
+          ->capture_default_str();
+  CLI::Option* transfer = command->add_option(
+      "--transfer", options.transfer,
+      "Seconds to send activations forward and gradients backward across every stage boundary "
+      "(overlaps with compute)");
+  CLI::Option* activation = command->add_option(
+      "--activation-bytes", options.activation_bytes,
+      "Bytes saved per micro-batch in flight: one value for every stage or one per stage "
+      "(e.g. 512MiB or 1GiB,1GiB)");
+  CLI::Option* static_bytes = command->add_option(
+      "--static-bytes", options.static_bytes,
+      "Bytes held all step (weights, gradients, optimizer state): one value or one per stage");
+  CLI::Option* spec =
+      command->add_option("--spec", options.spec,
+                          "A pipeline file FILE.json instead of the flags above (format in "
+                          "tools/alpa/simulate_command.h; example in examples/pipelines/)");
+  for (CLI::Option* flag :
+       {stages, micro_batches, schedule, chunks, transfer, activation, static_bytes}) {
+    spec->excludes(flag);
+  }
+  command->add_flag("--json", options.json, "Print the summary as JSON");
+  command->add_option("--trace", options.trace,
+                      "Write the timeline as a Chrome trace to FILE (chrome://tracing, Perfetto)");
+  command->add_option("--svg", options.svg, "Write the timeline as an SVG Gantt chart to FILE");
+  command->footer(
+      "Examples:\n"
+      "  alpa simulate --stages 1:2,1:2 --micro-batches 4 --schedule gpipe\n"
+      "  alpa simulate --spec examples/pipelines/gpt-4-stages.json --svg step.svg\n"
+      "Alpa's formula is the closed form its stage-construction DP uses; the simulation adds "
+      "the schedule's task order and transfers (src/pipeline/simulator.h). Exit codes: 0 "
+      "success, 2 bad input.");
+  return command;
+}
+
+int RunSimulate(const SimulateOptions& options) {
+  Result<PipelineSpec> spec = [&]() -> Result<PipelineSpec> {
+    if (!options.spec.empty()) {
+      ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(options.spec));
+      return ParsePipelineJson(text, options.spec);
+    }
+    if (options.stages.empty()) {
+      return InvalidArgument(
+          "simulate: give the pipeline as --stages F:B,... (with --micro-batches) or --spec "
+          "FILE.json; see alpa simulate --help");
+    }
+    return PipelineSpecFromFlags(options);
+  }();
+  if (!spec.ok()) return ReportError(spec.status());
+  Result<SimulationResult> result = pipeline::SimulatePipeline(*spec);
+  if (!result.ok()) return ReportError(result.status());
+  // Files first: an unwritable path is bad input and leaves stdout empty.
+  if (!options.trace.empty()) {
+    Status status = WriteTextFile(options.trace, pipeline::ToChromeTrace(*result), "--trace");
+    if (!status.ok()) return ReportError(status);
+  }
+  if (!options.svg.empty()) {
+    Status status = WriteTextFile(options.svg, pipeline::ToSvgGantt(*result), "--svg");
+    if (!status.ok()) return ReportError(status);
+  }
+  fmt::print("{}", options.json ? JsonReport(*spec, *result, options)
+                                : TextReport(*spec, *result, options));
+  return kExitOk;
+}
+
+}  // namespace alpa::tools
