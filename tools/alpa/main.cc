@@ -7,11 +7,11 @@
 #include <string>
 
 #include "tools/alpa/cluster_command.h"
-#include "tools/alpa/profile_command.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
 #include "tools/alpa/grad_command.h"
 #include "tools/alpa/inspect_command.h"
+#include "tools/alpa/profile_command.h"
 #include "tools/alpa/run_command.h"
 #include "tools/alpa/simulate_command.h"
 #include "tools/alpa/zoo_command.h"
