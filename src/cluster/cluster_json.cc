@@ -1,12 +1,12 @@
 #include "cluster/cluster_json.h"
 
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 
 #include "support/file.h"
+#include "support/json_text.h"
 
 namespace alpa::cluster {
 namespace {
@@ -213,28 +213,7 @@ Json LinkJson(const Link& link, bool with_topology) {
 }  // namespace
 
 Result<ClusterSpec> ParseClusterJson(std::string_view text, const std::string& source) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: what";
-    // report it as "SOURCE:3:5: malformed JSON: what".
-    std::string what = e.what();
-    int line = 0;
-    int column = 0;
-    int consumed = 0;
-    const size_t at = what.find("at line ");
-    if (at != std::string::npos &&
-        std::sscanf(what.c_str() + at, "at line %d, column %d: %n", &line, &column, &consumed) ==
-            2 &&
-        consumed > 0) {
-      return InvalidArgument("{}:{}:{}: malformed JSON: {}", source, line, column,
-                             what.substr(at + consumed));
-    }
-    const size_t start = what.find("] ");
-    if (start != std::string::npos) what = what.substr(start + 2);
-    return InvalidArgument("{}: malformed JSON: {}", source, what);
-  }
+  ALPA_ASSIGN_OR_RETURN(Json json, ParseJsonText(text, source));
   Result<ClusterSpec> spec = ReadCluster(json);
   if (!spec.ok()) return spec.status().WithContext(source);
   return spec;

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
 #include "support/file.h"
+#include "support/json_text.h"
 
 namespace alpa::runtime {
 namespace {
@@ -316,26 +316,7 @@ std::string ProfileJson(const ProfileDatabase& db) {
 }
 
 Result<ProfileDatabase> ParseProfileJson(std::string_view text, const std::string& source) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    std::string what = e.what();
-    int line = 0;
-    int column = 0;
-    int consumed = 0;
-    const size_t at = what.find("at line ");
-    if (at != std::string::npos &&
-        std::sscanf(what.c_str() + at, "at line %d, column %d: %n", &line, &column, &consumed) ==
-            2 &&
-        consumed > 0) {
-      return InvalidArgument("{}:{}:{}: malformed JSON: {}", source, line, column,
-                             what.substr(at + consumed));
-    }
-    const size_t start = what.find("] ");
-    if (start != std::string::npos) what = what.substr(start + 2);
-    return InvalidArgument("{}: malformed JSON: {}", source, what);
-  }
+  ALPA_ASSIGN_OR_RETURN(Json json, ParseJsonText(text, source));
   Result<ProfileDatabase> db = ReadProfile(json);
   if (!db.ok()) return db.status().WithContext(source);
   return db;

@@ -15,6 +15,7 @@
 #include "pipeline/schedule.h"
 #include "pipeline/trace_export.h"
 #include "support/file.h"
+#include "support/json_text.h"
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
@@ -495,28 +496,7 @@ Result<PipelineSpec> PipelineSpecFromFlags(const SimulateOptions& options) {
 }
 
 Result<PipelineSpec> ParsePipelineJson(std::string_view text, const std::string& source) {
-  Json json;
-  try {
-    json = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // "[json.exception.parse_error.101] parse error at line 3, column 5: what" becomes
-    // "SOURCE:3:5: malformed JSON: what".
-    std::string what = e.what();
-    int line = 0;
-    int column = 0;
-    int consumed = 0;
-    const size_t at = what.find("at line ");
-    if (at != std::string::npos &&
-        std::sscanf(what.c_str() + at, "at line %d, column %d: %n", &line, &column, &consumed) ==
-            2 &&
-        consumed > 0) {
-      return InvalidArgument("{}:{}:{}: malformed JSON: {}", source, line, column,
-                             what.substr(at + consumed));
-    }
-    const size_t start = what.find("] ");
-    if (start != std::string::npos) what = what.substr(start + 2);
-    return InvalidArgument("{}: malformed JSON: {}", source, what);
-  }
+  ALPA_ASSIGN_OR_RETURN(Json json, ParseJsonText(text, source));
   Result<PipelineSpec> spec = ReadPipeline(json);
   if (!spec.ok()) return spec.status().WithContext(source);
   return spec;
