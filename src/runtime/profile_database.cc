@@ -12,8 +12,6 @@
 namespace alpa::runtime {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 constexpr char kFormatName[] = "alpa-profile";
 const std::vector<std::string>& CollectiveKinds() {
   static const std::vector<std::string> kinds = {"all-reduce", "all-gather", "reduce-scatter",
@@ -21,98 +19,39 @@ const std::vector<std::string>& CollectiveKinds() {
   return kinds;
 }
 
-std::string Join(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-
-Status CheckObject(const Json& object, const std::string& path,
-                   std::initializer_list<std::string_view> allowed) {
-  if (!object.is_object()) {
-    return InvalidArgument("{}: must be an object, found {}", path.empty() ? "the profile" : path,
-                           object.type_name());
-  }
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string names;
-      for (std::string_view name : allowed) {
-        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", name);
-      }
-      return InvalidArgument("{}: unknown key; expected {}", Join(path, key), names);
-    }
-  }
-  return Status::Ok();
-}
-
-Result<const Json*> Field(const Json& object, const std::string& path, const std::string& key) {
-  auto it = object.find(key);
-  if (it == object.end()) {
-    if (path.empty()) return InvalidArgument("missing key '{}'", key);
-    return InvalidArgument("{}: missing key '{}'", path, key);
-  }
-  return &*it;
-}
-
-Result<double> NumberField(const Json& object, const std::string& path, const std::string& key) {
-  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
-  if (!value->is_number() || !std::isfinite(value->get<double>())) {
-    return InvalidArgument("{}: must be a number, found {}", Join(path, key), value->dump());
-  }
-  return value->get<double>();
-}
-
 Result<double> NonNegativeField(const Json& object, const std::string& path,
                                 const std::string& key) {
-  ALPA_ASSIGN_OR_RETURN(double value, NumberField(object, path, key));
+  ALPA_ASSIGN_OR_RETURN(double value, JsonNumber(object, path, key));
   if (value < 0)
-    return InvalidArgument("{}: must not be negative, found {}", Join(path, key), value);
+    return InvalidArgument("{}: must not be negative, found {}", JsonPath(path, key), value);
   return value;
 }
 
 Result<int64_t> IntegerField(const Json& object, const std::string& path, const std::string& key,
                              int64_t minimum) {
-  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
-  if (!value->is_number_integer() ||
-      (value->is_number_unsigned() && value->get<uint64_t>() > uint64_t{INT64_MAX})) {
-    return InvalidArgument("{}: must be an integer, found {}", Join(path, key), value->dump());
-  }
-  const int64_t integer = value->get<int64_t>();
+  ALPA_ASSIGN_OR_RETURN(const int64_t integer, JsonInteger(object, path, key));
   if (integer < minimum) {
-    return InvalidArgument("{}: must be at least {}, found {}", Join(path, key), minimum, integer);
+    return InvalidArgument("{}: must be at least {}, found {}", JsonPath(path, key), minimum,
+                           integer);
   }
   return integer;
 }
 
-Result<std::string> StringField(const Json& object, const std::string& path,
-                                const std::string& key) {
-  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
-  if (!value->is_string()) {
-    return InvalidArgument("{}: must be a string, found {}", Join(path, key), value->type_name());
-  }
-  return value->get<std::string>();
-}
-
-Result<bool> BoolField(const Json& object, const std::string& path, const std::string& key) {
-  ALPA_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key));
-  if (!value->is_boolean()) {
-    return InvalidArgument("{}: must be true or false, found {}", Join(path, key), value->dump());
-  }
-  return value->get<bool>();
-}
-
 Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   ALPA_RETURN_IF_ERROR(
-      CheckObject(json, path,
-                  {"kind", "name", "dtype", "shape", "work", "unit", "median_s", "spread",
-                   "throughput", "runs", "iterations_per_run", "retries", "flagged"}));
+      CheckJsonObject(json, path,
+                      {"kind", "name", "dtype", "shape", "work", "unit", "median_s", "spread",
+                       "throughput", "runs", "iterations_per_run", "retries", "flagged"},
+                      "the profile"));
   Measurement m;
-  ALPA_ASSIGN_OR_RETURN(m.kind, StringField(json, path, "kind"));
+  ALPA_ASSIGN_OR_RETURN(m.kind, JsonString(json, path, "kind"));
   if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise") {
     return InvalidArgument("{}.kind: expected 'matmul', 'convolution' or 'elementwise', found '{}'",
                            path, m.kind);
   }
-  ALPA_ASSIGN_OR_RETURN(m.name, StringField(json, path, "name"));
-  ALPA_ASSIGN_OR_RETURN(m.dtype, StringField(json, path, "dtype"));
-  ALPA_ASSIGN_OR_RETURN(const Json* shape, Field(json, path, "shape"));
+  ALPA_ASSIGN_OR_RETURN(m.name, JsonString(json, path, "name"));
+  ALPA_ASSIGN_OR_RETURN(m.dtype, JsonString(json, path, "dtype"));
+  ALPA_ASSIGN_OR_RETURN(const Json* shape, JsonField(json, path, "shape"));
   if (!shape->is_array()) return InvalidArgument("{}.shape: must be a list of sizes", path);
   for (size_t i = 0; i < shape->size(); ++i) {
     if (!(*shape)[i].is_number_integer() || (*shape)[i].get<int64_t>() < 0) {
@@ -122,19 +61,19 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
     m.shape.push_back((*shape)[i].get<int64_t>());
   }
   ALPA_ASSIGN_OR_RETURN(m.work, NonNegativeField(json, path, "work"));
-  ALPA_ASSIGN_OR_RETURN(m.unit, StringField(json, path, "unit"));
+  ALPA_ASSIGN_OR_RETURN(m.unit, JsonString(json, path, "unit"));
   if (m.unit != "FLOP" && m.unit != "B") {
     return InvalidArgument("{}.unit: expected 'FLOP' or 'B', found '{}'", path, m.unit);
   }
-  ALPA_ASSIGN_OR_RETURN(m.median_s, NumberField(json, path, "median_s"));
+  ALPA_ASSIGN_OR_RETURN(m.median_s, JsonNumber(json, path, "median_s"));
   if (m.median_s <= 0) {
     return InvalidArgument("{}.median_s: must be a positive number, found {}", path, m.median_s);
   }
   ALPA_ASSIGN_OR_RETURN(m.spread, NonNegativeField(json, path, "spread"));
   if (json.contains("throughput")) {
-    ALPA_RETURN_IF_ERROR(NumberField(json, path, "throughput").status());
+    ALPA_RETURN_IF_ERROR(JsonNumber(json, path, "throughput").status());
   }
-  ALPA_ASSIGN_OR_RETURN(const Json* runs, Field(json, path, "runs"));
+  ALPA_ASSIGN_OR_RETURN(const Json* runs, JsonField(json, path, "runs"));
   if (!runs->is_array() || runs->empty()) {
     return InvalidArgument("{}.runs: must be a non-empty list of seconds", path);
   }
@@ -147,15 +86,16 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   }
   ALPA_ASSIGN_OR_RETURN(m.iterations_per_run, IntegerField(json, path, "iterations_per_run", 1));
   ALPA_ASSIGN_OR_RETURN(m.retries, IntegerField(json, path, "retries", 0));
-  ALPA_ASSIGN_OR_RETURN(m.flagged, BoolField(json, path, "flagged"));
+  ALPA_ASSIGN_OR_RETURN(m.flagged, JsonBool(json, path, "flagged"));
   return m;
 }
 
 Result<ProfileDatabase> ReadProfile(const Json& json) {
-  ALPA_RETURN_IF_ERROR(CheckObject(json, "",
-                                   {"format", "version", "cluster", "machine", "settings",
-                                    "measurements", "derived", "collectives"}));
-  ALPA_ASSIGN_OR_RETURN(std::string format, StringField(json, "", "format"));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(json, "",
+                                       {"format", "version", "cluster", "machine", "settings",
+                                        "measurements", "derived", "collectives"},
+                                       "the profile"));
+  ALPA_ASSIGN_OR_RETURN(std::string format, JsonString(json, "", "format"));
   if (format != kFormatName) {
     return InvalidArgument("format: expected '{}', found '{}'", kFormatName, format);
   }
@@ -165,23 +105,24 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
                            kProfileFormatVersion, version);
   }
   ProfileDatabase db;
-  ALPA_ASSIGN_OR_RETURN(db.cluster, StringField(json, "", "cluster"));
+  ALPA_ASSIGN_OR_RETURN(db.cluster, JsonString(json, "", "cluster"));
 
-  ALPA_ASSIGN_OR_RETURN(const Json* machine, Field(json, "", "machine"));
-  ALPA_RETURN_IF_ERROR(
-      CheckObject(*machine, "machine",
-                  {"hardware_threads", "devices", "threads_per_device", "onednn_version"}));
+  ALPA_ASSIGN_OR_RETURN(const Json* machine, JsonField(json, "", "machine"));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(
+      *machine, "machine", {"hardware_threads", "devices", "threads_per_device", "onednn_version"},
+      "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.hardware_threads,
                         IntegerField(*machine, "machine", "hardware_threads", 1));
   ALPA_ASSIGN_OR_RETURN(db.devices, IntegerField(*machine, "machine", "devices", 1));
   ALPA_ASSIGN_OR_RETURN(db.threads_per_device,
                         IntegerField(*machine, "machine", "threads_per_device", 1));
-  ALPA_ASSIGN_OR_RETURN(db.onednn_version, StringField(*machine, "machine", "onednn_version"));
+  ALPA_ASSIGN_OR_RETURN(db.onednn_version, JsonString(*machine, "machine", "onednn_version"));
 
-  ALPA_ASSIGN_OR_RETURN(const Json* settings, Field(json, "", "settings"));
-  ALPA_RETURN_IF_ERROR(
-      CheckObject(*settings, "settings",
-                  {"repeats", "max_relative_spread", "max_retries", "min_run_seconds", "spread"}));
+  ALPA_ASSIGN_OR_RETURN(const Json* settings, JsonField(json, "", "settings"));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(
+      *settings, "settings",
+      {"repeats", "max_relative_spread", "max_retries", "min_run_seconds", "spread"},
+      "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.settings.repeats, IntegerField(*settings, "settings", "repeats", 1));
   ALPA_ASSIGN_OR_RETURN(db.settings.max_relative_spread,
                         NonNegativeField(*settings, "settings", "max_relative_spread"));
@@ -189,9 +130,9 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
                         IntegerField(*settings, "settings", "max_retries", 0));
   ALPA_ASSIGN_OR_RETURN(db.min_run_seconds,
                         NonNegativeField(*settings, "settings", "min_run_seconds"));
-  ALPA_RETURN_IF_ERROR(StringField(*settings, "settings", "spread").status());
+  ALPA_RETURN_IF_ERROR(JsonString(*settings, "settings", "spread").status());
 
-  ALPA_ASSIGN_OR_RETURN(const Json* measurements, Field(json, "", "measurements"));
+  ALPA_ASSIGN_OR_RETURN(const Json* measurements, JsonField(json, "", "measurements"));
   if (!measurements->is_array()) {
     return InvalidArgument("measurements: must be a list, found {}", measurements->type_name());
   }
@@ -206,24 +147,25 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
     db.measurements.push_back(std::move(m));
   }
 
-  ALPA_ASSIGN_OR_RETURN(const Json* collectives, Field(json, "", "collectives"));
-  ALPA_RETURN_IF_ERROR(CheckObject(*collectives, "collectives", {"measured", "reason", "kinds"}));
-  ALPA_ASSIGN_OR_RETURN(db.collectives_measured,
-                        BoolField(*collectives, "collectives", "measured"));
+  ALPA_ASSIGN_OR_RETURN(const Json* collectives, JsonField(json, "", "collectives"));
+  ALPA_RETURN_IF_ERROR(
+      CheckJsonObject(*collectives, "collectives", {"measured", "reason", "kinds"}, "the profile"));
+  ALPA_ASSIGN_OR_RETURN(db.collectives_measured, JsonBool(*collectives, "collectives", "measured"));
   if (db.collectives_measured) {
     return InvalidArgument(
         "collectives.measured: this build has no collective figures; found true");
   }
-  ALPA_ASSIGN_OR_RETURN(db.collectives_reason, StringField(*collectives, "collectives", "reason"));
+  ALPA_ASSIGN_OR_RETURN(db.collectives_reason, JsonString(*collectives, "collectives", "reason"));
 
   // The derived figures must be what the measurements give.
   DeriveFigures(db);
-  ALPA_ASSIGN_OR_RETURN(const Json* derived, Field(json, "", "derived"));
-  ALPA_RETURN_IF_ERROR(CheckObject(*derived, "derived", {"peak_flops", "memory_bandwidth"}));
+  ALPA_ASSIGN_OR_RETURN(const Json* derived, JsonField(json, "", "derived"));
+  ALPA_RETURN_IF_ERROR(
+      CheckJsonObject(*derived, "derived", {"peak_flops", "memory_bandwidth"}, "the profile"));
   auto agrees = [](double a, double b) {
     return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
   };
-  ALPA_ASSIGN_OR_RETURN(const Json* peaks, Field(*derived, "derived", "peak_flops"));
+  ALPA_ASSIGN_OR_RETURN(const Json* peaks, JsonField(*derived, "derived", "peak_flops"));
   if (!peaks->is_object()) return InvalidArgument("derived.peak_flops: must be an object");
   for (const auto& [dtype, value] : peaks->items()) {
     const std::string path = "derived.peak_flops." + dtype;

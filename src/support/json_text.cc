@@ -1,13 +1,14 @@
 #include "support/json_text.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace alpa {
 
-Result<nlohmann::ordered_json> ParseJsonText(std::string_view text, const std::string& source) {
+Result<Json> ParseJsonText(std::string_view text, const std::string& source) {
   try {
-    return nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::ordered_json::parse_error& e) {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line 3, column 5: what";
     // it becomes "SOURCE:3:5: malformed JSON: what".
     std::string what = e.what();
@@ -26,6 +27,76 @@ Result<nlohmann::ordered_json> ParseJsonText(std::string_view text, const std::s
     if (start != std::string::npos) what = what.substr(start + 2);
     return InvalidArgument("{}: malformed JSON: {}", source, what);
   }
+}
+
+std::string JsonPath(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+Status CheckJsonObject(const Json& object, const std::string& path,
+                       std::initializer_list<std::string_view> allowed, std::string_view whole) {
+  if (!object.is_object()) {
+    return InvalidArgument("{}: must be an object, found {}", path.empty() ? whole : path,
+                           object.type_name());
+  }
+  for (const auto& [key, value] : object.items()) {
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    std::string names;
+    for (std::string_view name : allowed) {
+      names += fmt::format("{}'{}'", names.empty() ? "" : ", ", name);
+    }
+    return InvalidArgument("{}: unknown key; expected {}", JsonPath(path, key), names);
+  }
+  return Status::Ok();
+}
+
+Result<const Json*> JsonField(const Json& object, const std::string& path, const std::string& key) {
+  auto it = object.find(key);
+  if (it == object.end()) {
+    if (path.empty()) return InvalidArgument("missing key '{}'", key);
+    return InvalidArgument("{}: missing key '{}'", path, key);
+  }
+  return &*it;
+}
+
+Result<double> JsonNumber(const Json& object, const std::string& path, const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, JsonField(object, path, key));
+  if (!value->is_number()) {
+    return InvalidArgument("{}: must be a number, found {}", JsonPath(path, key),
+                           value->type_name());
+  }
+  return value->get<double>();
+}
+
+Result<int64_t> JsonInteger(const Json& object, const std::string& path, const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, JsonField(object, path, key));
+  if (value->is_number_unsigned() && value->get<uint64_t>() > uint64_t{INT64_MAX}) {
+    return InvalidArgument("{}: {} is too large", JsonPath(path, key), value->dump());
+  }
+  if (!value->is_number_integer()) {
+    return InvalidArgument("{}: must be an integer, found {}", JsonPath(path, key),
+                           value->is_number() ? value->dump() : value->type_name());
+  }
+  return value->get<int64_t>();
+}
+
+Result<std::string> JsonString(const Json& object, const std::string& path,
+                               const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, JsonField(object, path, key));
+  if (!value->is_string()) {
+    return InvalidArgument("{}: must be a string, found {}", JsonPath(path, key),
+                           value->type_name());
+  }
+  return value->get<std::string>();
+}
+
+Result<bool> JsonBool(const Json& object, const std::string& path, const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* value, JsonField(object, path, key));
+  if (!value->is_boolean()) {
+    return InvalidArgument("{}: must be true or false, found {}", JsonPath(path, key),
+                           value->type_name());
+  }
+  return value->get<bool>();
 }
 
 }  // namespace alpa

@@ -23,7 +23,6 @@
 namespace alpa::tools {
 namespace {
 
-using Json = nlohmann::ordered_json;
 using pipeline::PipelineSpec;
 using pipeline::ScheduleKind;
 using pipeline::SimulationResult;
@@ -158,28 +157,6 @@ Status CheckLayout(const PipelineSpec& spec, const std::string& chunks_name,
 
 // --- The pipeline file -------------------------------------------------------------------------
 
-std::string Join(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-
-Status CheckObject(const Json& object, const std::string& path,
-                   std::initializer_list<std::string_view> allowed) {
-  if (!object.is_object()) {
-    return InvalidArgument("{}: must be an object, found {}", path.empty() ? "the pipeline" : path,
-                           object.type_name());
-  }
-  for (const auto& [key, value] : object.items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string names;
-      for (std::string_view name : allowed) {
-        names += fmt::format("{}'{}'", names.empty() ? "" : ", ", name);
-      }
-      return InvalidArgument("{}: unknown key; expected {}", Join(path, key), names);
-    }
-  }
-  return Status::Ok();
-}
-
 Result<double> TimeJson(const Json& value, const std::string& path) {
   if (!value.is_number()) {
     return InvalidArgument("{}: must be a number of seconds, found {}", path, value.type_name());
@@ -220,43 +197,46 @@ Result<std::vector<double>> TimeListJson(const Json& value, const std::string& p
 }
 
 Result<StageSpec> ReadStage(const Json& json, const std::string& path, int micro_batches) {
-  ALPA_RETURN_IF_ERROR(CheckObject(json, path,
-                                   {"forward_s", "backward_s", "static_bytes", "activation_bytes",
-                                    "forward_per_micro_batch_s", "backward_per_micro_batch_s"}));
+  ALPA_RETURN_IF_ERROR(
+      CheckJsonObject(json, path,
+                      {"forward_s", "backward_s", "static_bytes", "activation_bytes",
+                       "forward_per_micro_batch_s", "backward_per_micro_batch_s"},
+                      "the pipeline"));
   StageSpec stage;
   for (const char* key : {"forward_s", "backward_s"}) {
     auto it = json.find(key);
     if (it == json.end()) return InvalidArgument("{}: missing key '{}'", path, key);
-    ALPA_ASSIGN_OR_RETURN(double t, TimeJson(*it, Join(path, key)));
+    ALPA_ASSIGN_OR_RETURN(double t, TimeJson(*it, JsonPath(path, key)));
     (std::string_view(key) == "forward_s" ? stage.forward_s : stage.backward_s) = t;
   }
   for (const char* key : {"static_bytes", "activation_bytes"}) {
     auto it = json.find(key);
     if (it == json.end()) continue;
-    ALPA_ASSIGN_OR_RETURN(int64_t bytes, IntegerJson(*it, Join(path, key)));
+    ALPA_ASSIGN_OR_RETURN(int64_t bytes, IntegerJson(*it, JsonPath(path, key)));
     if (bytes < 0) {
-      return InvalidArgument("{}: {} is negative; bytes must be >= 0", Join(path, key), bytes);
+      return InvalidArgument("{}: {} is negative; bytes must be >= 0", JsonPath(path, key), bytes);
     }
     (std::string_view(key) == "static_bytes" ? stage.static_bytes : stage.activation_bytes) = bytes;
   }
   const std::string meaning = "one per micro-batch";
   if (auto it = json.find("forward_per_micro_batch_s"); it != json.end()) {
     ALPA_ASSIGN_OR_RETURN(stage.forward_per_micro_batch_s,
-                          TimeListJson(*it, Join(path, "forward_per_micro_batch_s"),
+                          TimeListJson(*it, JsonPath(path, "forward_per_micro_batch_s"),
                                        static_cast<size_t>(micro_batches), meaning));
   }
   if (auto it = json.find("backward_per_micro_batch_s"); it != json.end()) {
     ALPA_ASSIGN_OR_RETURN(stage.backward_per_micro_batch_s,
-                          TimeListJson(*it, Join(path, "backward_per_micro_batch_s"),
+                          TimeListJson(*it, JsonPath(path, "backward_per_micro_batch_s"),
                                        static_cast<size_t>(micro_batches), meaning));
   }
   return stage;
 }
 
 Result<PipelineSpec> ReadPipeline(const Json& json) {
-  ALPA_RETURN_IF_ERROR(CheckObject(json, "",
-                                   {"stages", "micro_batches", "schedule", "chunks",
-                                    "forward_transfer_s", "backward_transfer_s"}));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(json, "",
+                                       {"stages", "micro_batches", "schedule", "chunks",
+                                        "forward_transfer_s", "backward_transfer_s"},
+                                       "the pipeline"));
   PipelineSpec spec;
   auto micro_batches = json.find("micro_batches");
   if (micro_batches == json.end()) return InvalidArgument("missing key 'micro_batches'");
