@@ -5,26 +5,8 @@
 //
 // The pipeline comes from flags for the common case
 //   alpa simulate --stages 1:2,1:2 --micro-batches 4 --schedule gpipe [--transfer 0.5]
-// or from a pipeline file (--spec FILE.json):
-//
-//   {
-//     "stages": [                                virtual stages in model order (required)
-//       {"forward_s": 1.0, "backward_s": 2.0,    seconds per micro-batch (required)
-//        "static_bytes": 1073741824,             optional (0): weights, grads, optimizer state
-//        "activation_bytes": 268435456,          optional (0): saved per micro-batch in flight
-//        "forward_per_micro_batch_s": [...],     optional: one time per micro-batch, replacing
-//        "backward_per_micro_batch_s": [...]}    forward_s / backward_s
-//     ],
-//     "micro_batches": 4,                        required, >= 1
-//     "schedule": "1f1b",                        optional: gpipe, 1f1b (default), interleaved-1f1b
-//     "chunks": 1,                               optional (1): model chunks per device
-//     "forward_transfer_s": 0.5,                 optional (0): one number for every boundary or a
-//     "backward_transfer_s": [0.5, 0.25]         list with one entry per boundary (stages - 1)
-//   }
-//
-// With chunks v the stages list has S·v entries and virtual stage j runs on device j % S.
-// Unknown keys are errors; every error names the JSON path ("stages[1].backward_s").
-// examples/pipelines/ has an example.
+// or from a pipeline file (--spec FILE.json, format in src/pipeline/spec_json.h; examples in
+// examples/pipelines/).
 #ifndef ALPA_TOOLS_ALPA_SIMULATE_COMMAND_H_
 #define ALPA_TOOLS_ALPA_SIMULATE_COMMAND_H_
 
@@ -58,9 +40,6 @@ int RunSimulate(const SimulateOptions& options);
 
 // The pipeline the flags describe; errors name the flag.
 Result<pipeline::PipelineSpec> PipelineSpecFromFlags(const SimulateOptions& options);
-
-// Parses a pipeline file (format above). Errors start with `source` and name the JSON path.
-Result<pipeline::PipelineSpec> ParsePipelineJson(std::string_view text, const std::string& source);
 
 }  // namespace alpa::tools
 
