@@ -8,6 +8,7 @@
 
 #include "ir/builder.h"
 #include "ir/layer_boundary.h"
+#include "models/config_check.h"
 #include "models/transformer.h"
 
 namespace alpa::models {
@@ -20,22 +21,14 @@ namespace {
 constexpr double kInitStddev = 0.02;
 
 Status CheckConfig(const GptConfig& config) {
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"batch", config.batch},
-                                    {"seq", config.seq},
-                                    {"hidden", config.hidden},
-                                    {"layers", config.layers},
-                                    {"heads", config.heads},
-                                    {"vocab", config.vocab}}) {
-    if (value < 1) return InvalidArgument("gpt: {} is {}; it must be at least 1", name, value);
-  }
-  if (config.hidden % config.heads != 0) {
-    return InvalidArgument("gpt: heads is {}; it must divide hidden ({})", config.heads,
-                           config.hidden);
-  }
-  if (!ir::IsFloating(config.dtype)) {
-    return InvalidArgument("gpt: dtype {} is not a float type", ir::DTypeName(config.dtype));
-  }
-  return Status::Ok();
+  ALPA_RETURN_IF_ERROR(CheckAtLeast("gpt", {{"batch", config.batch},
+                                            {"seq", config.seq},
+                                            {"hidden", config.hidden},
+                                            {"layers", config.layers},
+                                            {"heads", config.heads},
+                                            {"vocab", config.vocab}}));
+  ALPA_RETURN_IF_ERROR(CheckHeadsDivideHidden("gpt", config.heads, config.hidden));
+  return CheckFloatType("gpt", config.dtype);
 }
 
 struct LayerWeights {

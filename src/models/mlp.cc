@@ -5,6 +5,7 @@
 
 #include "ir/builder.h"
 #include "ir/layer_boundary.h"
+#include "models/config_check.h"
 #include "models/init.h"
 #include "models/transformer.h"
 
@@ -15,19 +16,12 @@ using ir::Instruction;
 namespace {
 
 Status CheckConfig(const MlpConfig& config) {
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"batch", config.batch},
-                                    {"input", config.input},
-                                    {"hidden", config.hidden},
-                                    {"output", config.output}}) {
-    if (value < 1) return InvalidArgument("mlp: {} is {}; it must be at least 1", name, value);
-  }
-  if (config.layers < 0) {
-    return InvalidArgument("mlp: layers is {}; it must be at least 0", config.layers);
-  }
-  if (!ir::IsFloating(config.dtype)) {
-    return InvalidArgument("mlp: dtype {} is not a float type", ir::DTypeName(config.dtype));
-  }
-  return Status::Ok();
+  ALPA_RETURN_IF_ERROR(CheckAtLeast("mlp", {{"batch", config.batch},
+                                            {"input", config.input},
+                                            {"hidden", config.hidden},
+                                            {"output", config.output}}));
+  ALPA_RETURN_IF_ERROR(CheckAtLeast("mlp", {{"layers", config.layers}}, 0));
+  return CheckFloatType("mlp", config.dtype);
 }
 
 // x normal(0, 1) and y[r, j] = sign_j * x[r, j mod input], sign_j = +-1 by j's parity: a fixed

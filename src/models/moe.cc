@@ -7,6 +7,7 @@
 
 #include "ir/builder.h"
 #include "ir/layer_boundary.h"
+#include "models/config_check.h"
 #include "models/transformer.h"
 
 namespace alpa::models {
@@ -23,30 +24,22 @@ constexpr double kInitStddev = 0.02;
 constexpr int64_t kMlpFactor = 8;
 
 Status CheckConfig(const MoeConfig& config) {
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"batch", config.batch},
-                                    {"seq", config.seq},
-                                    {"hidden", config.hidden},
-                                    {"layers", config.layers},
-                                    {"heads", config.heads},
-                                    {"vocab", config.vocab},
-                                    {"experts", config.experts},
-                                    {"expert_group_size", config.expert_group_size}}) {
-    if (value < 1) return InvalidArgument("moe: {} is {}; it must be at least 1", name, value);
-  }
-  if (config.hidden % config.heads != 0) {
-    return InvalidArgument("moe: heads is {}; it must divide hidden ({})", config.heads,
-                           config.hidden);
-  }
+  ALPA_RETURN_IF_ERROR(CheckAtLeast("moe", {{"batch", config.batch},
+                                            {"seq", config.seq},
+                                            {"hidden", config.hidden},
+                                            {"layers", config.layers},
+                                            {"heads", config.heads},
+                                            {"vocab", config.vocab},
+                                            {"experts", config.experts},
+                                            {"expert_group_size", config.expert_group_size}}));
+  ALPA_RETURN_IF_ERROR(CheckHeadsDivideHidden("moe", config.heads, config.hidden));
   const int64_t tokens = config.batch * config.seq;
   if (tokens % std::min(config.expert_group_size, tokens) != 0) {
     return InvalidArgument(
         "moe: expert_group_size is {}; it must divide the batch*seq = {} tokens of a batch",
         config.expert_group_size, tokens);
   }
-  if (!ir::IsFloating(config.dtype)) {
-    return InvalidArgument("moe: dtype {} is not a float type", ir::DTypeName(config.dtype));
-  }
-  return Status::Ok();
+  return CheckFloatType("moe", config.dtype);
 }
 
 // The weights of one MoE layer: the gate [H, E] and E expert MLPs stacked along dimension 0.

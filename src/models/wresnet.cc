@@ -10,6 +10,7 @@
 
 #include "ir/builder.h"
 #include "ir/layer_boundary.h"
+#include "models/config_check.h"
 #include "models/init.h"
 #include "models/transformer.h"
 
@@ -46,13 +47,11 @@ Result<std::vector<int64_t>> StagesOf(int64_t depth) {
 }
 
 Status CheckConfig(const WResNetConfig& config) {
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"batch", config.batch},
-                                    {"image", config.image},
-                                    {"channels", config.channels},
-                                    {"width_factor", config.width_factor},
-                                    {"classes", config.classes}}) {
-    if (value < 1) return InvalidArgument("wresnet: {} is {}; it must be at least 1", name, value);
-  }
+  ALPA_RETURN_IF_ERROR(CheckAtLeast("wresnet", {{"batch", config.batch},
+                                                {"image", config.image},
+                                                {"channels", config.channels},
+                                                {"width_factor", config.width_factor},
+                                                {"classes", config.classes}}));
   if (config.image < kMinImage) {
     return InvalidArgument(
         "wresnet: image is {}; it must be at least {}: the five stride-2 steps halve it (rounding "
@@ -60,10 +59,7 @@ Status CheckConfig(const WResNetConfig& config) {
         config.image, kMinImage, kMinImage);
   }
   ALPA_RETURN_IF_ERROR(StagesOf(config.layers));
-  if (!ir::IsFloating(config.dtype)) {
-    return InvalidArgument("wresnet: dtype {} is not a float type", ir::DTypeName(config.dtype));
-  }
-  return Status::Ok();
+  return CheckFloatType("wresnet", config.dtype);
 }
 
 // A convolution's kernel [k, k, in, out] (HWIO) and stride, and the BatchNorm after it.

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "../autodiff/training_loop.h"
 #include "autodiff/grad.h"
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
@@ -16,6 +15,7 @@
 #include "model_gradient_check.h"
 #include "models/init.h"
 #include "models/zoo.h"
+#include "zoo_training.h"
 
 namespace alpa::models {
 namespace {
@@ -394,32 +394,13 @@ TEST(MoeTest, BuildsInHalfPrecision) {
 // moe-tiny with its zoo training options learns the next token of a progression: over 50 steps,
 // each on a fresh batch, the mean loss of the last 5 falls below 70% of the first 5's.
 TEST(MoeTest, MoeTinyTrains) {
-  Result<ZooModel> zoo = BuildZooModel("moe-tiny");
-  ASSERT_TRUE(zoo.ok()) << zoo.status().ToString();
-  const Model& model = zoo->model;
-  Result<std::unique_ptr<ir::Module>> step =
-      autodiff::BuildTrainStep(*model.loss, model.weights, zoo->training);
-  ASSERT_TRUE(step.ok()) << step.status().ToString();
-  const int64_t rows = model.loss->entry()->parameters()[model.weights.size()]->shape().dim(0);
-  constexpr uint64_t kSeed = 1;
-  autodiff::testing::Training training =
-      autodiff::testing::StartTraining(InitialWeights(model, kSeed), zoo->training.optimizer);
-  std::vector<double> losses;
-  for (uint64_t s = 0; s < 50; ++s) {
-    const std::vector<double> loss =
-        autodiff::testing::RunSteps(**step, training, model.batch(rows, kSeed + s), 1);
-    ASSERT_EQ(loss.size(), 1u);
-    ASSERT_TRUE(std::isfinite(loss[0])) << "step " << s;
-    losses.push_back(loss[0]);
-  }
-  double first = 0, last = 0;
-  for (size_t i = 0; i < 5; ++i) {
-    first += losses[i] / 5;
-    last += losses[losses.size() - 5 + i] / 5;
-  }
-  EXPECT_LT(last, 0.7 * first) << "first-5 mean " << first << ", last-5 mean " << last;
-  RecordProperty("first5_mean_loss", std::to_string(first));
-  RecordProperty("last5_mean_loss", std::to_string(last));
+  const std::vector<double> losses = testing::TrainZooModel("moe-tiny", 50, 1, 1);
+  ASSERT_EQ(losses.size(), 50u);
+  const testing::FirstAndLast means = testing::MeansOfFirstAndLast(losses, 5);
+  EXPECT_LT(means.last, 0.7 * means.first)
+      << "first-5 mean " << means.first << ", last-5 mean " << means.last;
+  RecordProperty("first5_mean_loss", std::to_string(means.first));
+  RecordProperty("last5_mean_loss", std::to_string(means.last));
 }
 
 TEST(MoeTest, BadConfigsNameTheField) {

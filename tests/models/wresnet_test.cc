@@ -5,19 +5,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "../autodiff/training_loop.h"
 #include "autodiff/grad.h"
-#include "autodiff/train_step.h"
 #include "interp/evaluator.h"
 #include "ir/layer_boundary.h"
 #include "model_gradient_check.h"
 #include "models/init.h"
 #include "models/zoo.h"
+#include "zoo_training.h"
 
 namespace alpa::models {
 namespace {
@@ -172,30 +170,12 @@ TEST(WResNetTest, GradientMatchesFiniteDifferences) {
 // seeds above 0.7) and 0.20-0.49 at 0.02; seed 1 gives 0.12 and 0.23. Its exact value also moves
 // with oneDNN's thread count (0.12 with 2 threads, 0.21 with 1).
 TEST(WResNetTest, TinyTrainingLowersTheLoss) {
-  Result<ZooModel> zoo = BuildZooModel("wresnet-tiny");
-  ASSERT_TRUE(zoo.ok()) << zoo.status().ToString();
-  const Model& model = zoo->model;
-  Result<std::unique_ptr<ir::Module>> step =
-      autodiff::BuildTrainStep(*model.loss, model.weights, zoo->training);
-  ASSERT_TRUE(step.ok()) << step.status().ToString();
-  const int64_t rows = model.loss->entry()->parameters().back()->shape().dim(0);
-
-  autodiff::testing::Training training =
-      autodiff::testing::StartTraining(InitialWeights(model, 1), zoo->training.optimizer);
-  std::vector<double> losses;
-  constexpr int kSteps = 50;
-  for (int s = 0; s < kSteps; ++s) {
-    const std::vector<double> loss =
-        autodiff::testing::RunSteps(**step, training, model.batch(rows, 1000 + s), 1);
-    ASSERT_EQ(loss.size(), 1u);
-    ASSERT_TRUE(std::isfinite(loss[0])) << "step " << s;
-    losses.push_back(loss[0]);
-  }
-  const double first = std::accumulate(losses.begin(), losses.begin() + 5, 0.0) / 5;
-  const double last = std::accumulate(losses.end() - 5, losses.end(), 0.0) / 5;
-  EXPECT_LT(last, 0.7 * first) << "first-5 mean " << first;
-  RecordProperty("first_5_mean_loss", std::to_string(first));
-  RecordProperty("last_5_mean_loss", std::to_string(last));
+  const std::vector<double> losses = testing::TrainZooModel("wresnet-tiny", 50, 1, 1000);
+  ASSERT_EQ(losses.size(), 50u);
+  const testing::FirstAndLast means = testing::MeansOfFirstAndLast(losses, 5);
+  EXPECT_LT(means.last, 0.7 * means.first) << "first-5 mean " << means.first;
+  RecordProperty("first_5_mean_loss", std::to_string(means.first));
+  RecordProperty("last_5_mean_loss", std::to_string(means.last));
 }
 
 TEST(WResNetTest, BadConfigsNameTheField) {
