@@ -63,11 +63,11 @@ DeviceSpec H100Sxm80GB() {
   return device;
 }
 
-// A placeholder until the profiler measures this machine: one x86-64 core at about 2.5 GHz with
-// two 256-bit FMA units does 2 units x 8 f32 lanes x 2 FLOP x 2.5e9 = 80 GFLOP/s f32 and half of
-// that in f64. f16 and bf16 are computed in f32 by the CPU kernels (oneDNN converts), so they get
-// the f32 figure. Memory bandwidth: about 10 GB/s per core (a socket's ~100 GB/s shared by ~10
-// cores).
+// An analytic estimate, used until a profile is applied (runtime::ApplyProfile): one x86-64 core
+// at about 2.5 GHz with two 256-bit FMA units does 2 units x 8 f32 lanes x 2 FLOP x 2.5e9 =
+// 80 GFLOP/s f32 and half of that in f64. f16 and bf16 are computed in f32 by the CPU kernels
+// (oneDNN converts), so they get the f32 figure. Memory bandwidth: about 10 GB/s per core (a
+// socket's ~100 GB/s shared by ~10 cores).
 DeviceSpec CpuCoreEstimate(int64_t memory_bytes) {
   DeviceSpec device;
   device.name = "cpu-core";

@@ -35,8 +35,10 @@ const std::vector<std::string>& DisplayedDtypes();
 DeviceSpec V100Sxm2(int64_t memory_gib);  // 16 or 32
 DeviceSpec A100Sxm40GB();
 DeviceSpec H100Sxm80GB();
-// One CPU core of this machine: a placeholder analytic estimate (see device.cc), to be replaced by
-// the profiler's measurements. `memory_bytes` is the share of the host's memory given to the core.
+// One CPU core of this machine: an analytic estimate, not a measurement (see device.cc); the
+// `local` preset says so in its note ("figures: estimated, not profiled"). runtime::ApplyProfile
+// replaces the figures with those `alpa profile` measured. `memory_bytes` is the share of the
+// host's memory given to the core.
 DeviceSpec CpuCoreEstimate(int64_t memory_bytes);
 
 }  // namespace alpa::cluster

@@ -75,6 +75,13 @@ double BottleneckBandwidth(const Prepared& p) {
   return bw;
 }
 
+// One pass of the flat ring with B the full buffer: a ring all-gather or reduce-scatter,
+//   RingPassLatency + (P - 1)/P * B / min_k b_k.
+double FlatRingPass(const Prepared& p) {
+  return RingPassLatency(p) +
+         (p.participants - 1) / p.participants * p.bytes / BottleneckBandwidth(p);
+}
+
 // Depth of a binary tree over n members.
 double TreeDepth(double n) { return std::ceil(std::log2(n)); }
 
@@ -84,14 +91,6 @@ double TreeDepth(double n) { return std::ceil(std::log2(n)); }
 // is why the bandwidth term is in B, not B/m.
 double RingGatherOneLevel(const Level& level, double bytes) {
   return (level.n - 1) * level.alpha + (level.n - 1) / level.n * bytes / level.bw;
-}
-
-// All-reduce on one level: ring 2(n - 1) * alpha + 2(n - 1)/n * B/b, or tree
-// 2 * ceil(log2 n) * alpha + 2 * B/b; the cheaper (as NCCL's tuner picks by its model).
-double AllReduceOneLevel(const Level& level, double bytes) {
-  const double ring = 2 * RingGatherOneLevel(level, bytes);
-  const double tree = 2 * TreeDepth(level.n) * level.alpha + 2 * bytes / level.bw;
-  return std::min(ring, tree);
 }
 
 void KeepCheaper(CollectiveCost& best, double seconds, std::string_view algorithm) {
@@ -134,18 +133,17 @@ std::string_view CollectiveKindName(CollectiveKind kind) {
 //   hierarchical (only with >= 2 levels): reduce-scatter up the inner levels, all-reduce over the
 //          outermost level on B/m_top per device, all-gather back down:
 //            sum_{k < top} 2 * [(n_k - 1) * alpha_k + (n_k - 1)/n_k * B / b_k]
-//              + AllReduceOneLevel(top, B)     (ring or tree; named after it)
+//              + min(ring 2 * [(n_top - 1) * alpha_top + (n_top - 1)/n_top * B / b_top],
+//                    tree 2 * ceil(log2 n_top) * alpha_top + 2 * B / b_top)   (named after it)
 //          The m_top devices of a member run their outer all-reduces at once through the member's
 //          link, so the outer level sees B bytes per member.
 Result<CollectiveCost> AllReduceCost(int64_t bytes, const CollectiveGroup& group) {
   ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
   if (p.trivial()) return CollectiveCost{};
-  const double bw = BottleneckBandwidth(p);
-  const double P = p.participants;
-  CollectiveCost best{2 * RingPassLatency(p) + 2 * (P - 1) / P * p.bytes / bw, "ring"};
+  CollectiveCost best{2 * FlatRingPass(p), "ring"};
   double tree_latency = 0;
   for (const Level& level : p.levels) tree_latency += 2 * TreeDepth(level.n) * level.alpha;
-  KeepCheaper(best, tree_latency + 2 * p.bytes / bw, "tree");
+  KeepCheaper(best, tree_latency + 2 * p.bytes / BottleneckBandwidth(p), "tree");
   if (p.levels.size() > 1) {
     double inner = 0;
     for (size_t k = 0; k + 1 < p.levels.size(); ++k) {
@@ -153,9 +151,12 @@ Result<CollectiveCost> AllReduceCost(int64_t bytes, const CollectiveGroup& group
     }
     const Level& top = p.top();
     const double top_ring = 2 * RingGatherOneLevel(top, p.bytes);
-    const double top_best = AllReduceOneLevel(top, p.bytes);
-    KeepCheaper(best, inner + top_best,
-                top_best < top_ring ? "hierarchical tree" : "hierarchical ring");
+    const double top_tree = 2 * TreeDepth(top.n) * top.alpha + 2 * p.bytes / top.bw;
+    if (top_tree < top_ring) {
+      KeepCheaper(best, inner + top_tree, "hierarchical tree");
+    } else {
+      KeepCheaper(best, inner + top_ring, "hierarchical ring");
+    }
   }
   return best;
 }
@@ -171,9 +172,7 @@ Result<CollectiveCost> AllReduceCost(int64_t bytes, const CollectiveGroup& group
 Result<CollectiveCost> AllGatherCost(int64_t bytes, const CollectiveGroup& group) {
   ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
   if (p.trivial()) return CollectiveCost{};
-  const double P = p.participants;
-  return CollectiveCost{RingPassLatency(p) + (P - 1) / P * p.bytes / BottleneckBandwidth(p),
-                        "ring"};
+  return CollectiveCost{FlatRingPass(p), "ring"};
 }
 
 Result<CollectiveCost> ReduceScatterCost(int64_t bytes, const CollectiveGroup& group) {

@@ -1,6 +1,5 @@
 #include "cost/flop_count.h"
 
-#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>

@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "support/file.h"
 #include "support/units.h"
 
 namespace alpa::pipeline {
@@ -48,15 +47,6 @@ double TickStep(double span, int max_ticks) {
     if (factor * power >= raw) return factor * power;
   }
   return 10 * power;
-}
-
-Status WriteText(const std::string& text, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return InvalidArgument("{}: cannot open for writing", path);
-  out << text;
-  out.close();
-  if (!out) return InvalidArgument("{}: write failed", path);
-  return Status::Ok();
 }
 
 }  // namespace
@@ -174,12 +164,12 @@ std::string ToSvgGantt(const SimulationResult& result, std::string_view title) {
 }
 
 Status WriteChromeTrace(const SimulationResult& result, const std::string& path) {
-  return WriteText(ToChromeTrace(result), path);
+  return WriteStringToFile(path, ToChromeTrace(result));
 }
 
 Status WriteSvgGantt(const SimulationResult& result, const std::string& path,
                      std::string_view title) {
-  return WriteText(ToSvgGantt(result, title), path);
+  return WriteStringToFile(path, ToSvgGantt(result, title));
 }
 
 }  // namespace alpa::pipeline

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
@@ -270,12 +269,7 @@ Result<ProfileDatabase> LoadProfile(const std::string& path) {
 }
 
 Status SaveProfile(const ProfileDatabase& database, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return InvalidArgument("{}: cannot open for writing", path);
-  out << ProfileJson(database);
-  out.close();
-  if (!out) return InvalidArgument("{}: write failed", path);
-  return Status::Ok();
+  return WriteStringToFile(path, ProfileJson(database));
 }
 
 Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device) {

@@ -12,7 +12,8 @@ namespace alpa {
 namespace {
 
 bool EndsWith(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 Result<std::string> ReadGzip(const std::string& path) {
@@ -30,8 +31,8 @@ Result<std::string> ReadGzip(const std::string& path) {
   const std::string error_text = gzerror(file, &error);
   gzclose(file);
   if (n < 0 || error != Z_OK) {
-    return InvalidArgument("{}: not a valid gzip file ({}); pass the uncompressed file instead", path,
-                           error_text);
+    return InvalidArgument("{}: not a valid gzip file ({}); pass the uncompressed file instead",
+                           path, error_text);
   }
   return out;
 }
@@ -51,6 +52,14 @@ Result<std::string> ReadFileToString(const std::string& path) {
   contents << in.rdbuf();
   if (in.bad()) return InvalidArgument("{}: read error", path);
   return contents.str();
+}
+
+Status WriteStringToFile(const std::string& path, std::string_view contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (out) out.close();
+  if (!out) return InvalidArgument("{}: cannot write the file: {}", path, std::strerror(errno));
+  return Status::Ok();
 }
 
 }  // namespace alpa

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace alpa::cost {
@@ -37,51 +38,48 @@ void ExpectSeconds(double actual, double expected) {
   EXPECT_NEAR(actual, expected, 1e-12 * expected + 1e-15);
 }
 
+// The cost of `kind` is `seconds` (to 1e-12 relative) by `algorithm`.
+void ExpectCost(CollectiveKind kind, int64_t bytes, const CollectiveGroup& group, double seconds,
+                std::string_view algorithm) {
+  SCOPED_TRACE(CollectiveKindName(kind));
+  CollectiveCost cost = Cost(kind, bytes, group);
+  ExpectSeconds(cost.seconds, seconds);
+  EXPECT_EQ(cost.algorithm, algorithm);
+}
+
 TEST(CollectiveCostTest, AllReduceOneHostLargeIsRing) {
   // ring: 2*7*1e-5 + 2*7/8 * 0.01073741824 = 1.4e-4 + 0.01879048192 = 0.01893048192
   // tree: 2*3*1e-5 + 2 * 0.01073741824     = 6e-5 + 0.02147483648   = 0.02153483648
-  CollectiveCost cost = Cost(CollectiveKind::kAllReduce, kGiB, OneHost(8));
-  ExpectSeconds(cost.seconds, 0.01893048192);
-  EXPECT_EQ(cost.algorithm, "ring");
+  ExpectCost(CollectiveKind::kAllReduce, kGiB, OneHost(8), 0.01893048192, "ring");
 }
 
 TEST(CollectiveCostTest, AllReduceOneHostSmallIsTree) {
   // B = 1 KiB, B/b0 = 1.024e-8. ring: 1.4e-4 + 1.75 * 1.024e-8 = 1.4017920e-4
   //                              tree: 6e-5 + 2 * 1.024e-8     = 6.002048e-5
-  CollectiveCost cost = Cost(CollectiveKind::kAllReduce, 1024, OneHost(8));
-  ExpectSeconds(cost.seconds, 6.002048e-5);
-  EXPECT_EQ(cost.algorithm, "tree");
+  ExpectCost(CollectiveKind::kAllReduce, 1024, OneHost(8), 6.002048e-5, "tree");
 }
 
 TEST(CollectiveCostTest, AllGatherAndReduceScatterOneHost) {
   // 7*1e-5 + 7/8 * 0.01073741824 = 7e-5 + 0.00939524096
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
-    CollectiveCost cost = Cost(kind, kGiB, OneHost(8));
-    ExpectSeconds(cost.seconds, 0.00946524096);
-    EXPECT_EQ(cost.algorithm, "ring");
+    ExpectCost(kind, kGiB, OneHost(8), 0.00946524096, "ring");
   }
 }
 
 TEST(CollectiveCostTest, AllToAllOneHost) {
   // 7 * (1e-5 + B / (8 * 1e11)) = 7 * (1e-5 + 0.00134217728) = 0.00946524096
-  CollectiveCost cost = Cost(CollectiveKind::kAllToAll, kGiB, OneHost(8));
-  ExpectSeconds(cost.seconds, 0.00946524096);
-  EXPECT_EQ(cost.algorithm, "pairwise exchange");
+  ExpectCost(CollectiveKind::kAllToAll, kGiB, OneHost(8), 0.00946524096, "pairwise exchange");
 }
 
 TEST(CollectiveCostTest, BroadcastOneHost) {
   // 7 * 1e-5 + 0.01073741824
-  CollectiveCost cost = Cost(CollectiveKind::kBroadcast, kGiB, OneHost(8));
-  ExpectSeconds(cost.seconds, 0.01080741824);
-  EXPECT_EQ(cost.algorithm, "pipelined ring");
+  ExpectCost(CollectiveKind::kBroadcast, kGiB, OneHost(8), 0.01080741824, "pipelined ring");
 }
 
 TEST(CollectiveCostTest, PointToPointOneHost) {
   // 1e-5 + 0.01073741824, for send/recv and for collective-permute alike.
   for (CollectiveKind kind : {CollectiveKind::kSendRecv, CollectiveKind::kCollectivePermute}) {
-    CollectiveCost cost = Cost(kind, kGiB, OneHost(8));
-    ExpectSeconds(cost.seconds, 0.01074741824);
-    EXPECT_EQ(cost.algorithm, "point-to-point");
+    ExpectCost(kind, kGiB, OneHost(8), 0.01074741824, "point-to-point");
   }
 }
 
@@ -93,9 +91,7 @@ TEST(CollectiveCostTest, AllReduceAcrossHostsIsHierarchical) {
   // hierarchical: inner 2*(7e-5 + 0.00939524096) = 0.01893048192
   //               top (n = 2) ring 2*(5e-5 + 1/2*0.34359738368) = 0.34369738368 (tree: 0.687...)
   //               -> 0.3626278656
-  CollectiveCost cost = Cost(CollectiveKind::kAllReduce, kGiB, Hosts(8, 2));
-  ExpectSeconds(cost.seconds, 0.3626278656);
-  EXPECT_EQ(cost.algorithm, "hierarchical ring");
+  ExpectCost(CollectiveKind::kAllReduce, kGiB, Hosts(8, 2), 0.3626278656, "hierarchical ring");
 }
 
 TEST(CollectiveCostTest, AllReduceOverEquallyFastLevelsIsFlatRing) {
@@ -104,9 +100,7 @@ TEST(CollectiveCostTest, AllReduceOverEquallyFastLevelsIsFlatRing) {
   // tree 2*(3e-5 + 1e-5) + 2*0.01073741824 = 0.02155483648
   // hierarchical 0.01893048192 + 2*(1e-5 + 0.00536870912) = 0.02968790016
   CollectiveGroup group{{{8, kNvAlpha, kNvBw}, {2, kNvAlpha, kNvBw}}};
-  CollectiveCost cost = Cost(CollectiveKind::kAllReduce, kGiB, group);
-  ExpectSeconds(cost.seconds, 0.0204326592);
-  EXPECT_EQ(cost.algorithm, "ring");
+  ExpectCost(CollectiveKind::kAllReduce, kGiB, group, 0.0204326592, "ring");
 }
 
 TEST(CollectiveCostTest, SmallAllReduceAcrossManyHostsUsesTree) {
@@ -115,9 +109,7 @@ TEST(CollectiveCostTest, SmallAllReduceAcrossManyHostsUsesTree) {
   // tree: 2*(3*1e-5 + 4*5e-5) + 2*3.2768e-7 = 4.6e-4 + 6.5536e-7 = 4.6065536e-4
   // hierarchical: inner 2*(7e-5 + 7/8*1.024e-8) = 1.4001792e-4; top tree
   //   2*4*5e-5 + 2*3.2768e-7 = 4.0065536e-4 -> 5.4067328e-4
-  CollectiveCost cost = Cost(CollectiveKind::kAllReduce, 1024, Hosts(8, 16));
-  ExpectSeconds(cost.seconds, 4.6065536e-4);
-  EXPECT_EQ(cost.algorithm, "tree");
+  ExpectCost(CollectiveKind::kAllReduce, 1024, Hosts(8, 16), 4.6065536e-4, "tree");
 }
 
 TEST(CollectiveCostTest, OtherCollectivesAcrossHosts) {

@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <limits>
 
 #include "hlo/parser.h"
@@ -52,13 +50,14 @@ CLI::Validator SeedValidator() {
 }
 
 Status WriteTextFile(const std::string& path, const std::string& text, const std::string& flag) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) out << text;
-  if (out) out.close();
-  if (!out) {
-    return InvalidArgument("{} {}: cannot write the file: {}", flag, path, std::strerror(errno));
-  }
-  return Status::Ok();
+  // "--svg out/x.svg: cannot write the file: ...", the flag before the path it names.
+  const Status written = WriteStringToFile(path, text);
+  if (written.ok()) return written;
+  return InvalidArgument("{} {}", flag, written.message());
+}
+
+std::string DumpJson(const nlohmann::ordered_json& json) {
+  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace alpa::tools

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "ir/module.h"
@@ -17,13 +18,12 @@ inline constexpr int kExitInternalError = 1;  // a bug in alpa: please report it
 inline constexpr int kExitBadInput = 2;       // the input (file, flag, model) is at fault
 
 // Prints "alpa: error: <message>" on stderr and returns the exit code for the status: internal
-// errors 1, everything else (the user's input) 2. A located parser message
-// ("FILE:L:C: error: what") loses its own "error: " so the word is not said twice.
+// errors 1, everything else (the user's input) 2.
 int ReportError(const Status& status);
 
 // Reads MODEL (HLO text, plain or .gz), parses and verifies it. Every failure names the file and,
-// for parse and verifier errors, the line:column (for the verifier, of the rejected instruction's
-// definition, found by its name) and the instruction.
+// for parse and verifier errors, the line:column (for the verifier, of the rejected instruction,
+// from its parsed location) and the instruction.
 Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path);
 
 // Keeps memory the interpreter frees in the heap for reuse instead of returning it to the
@@ -36,6 +36,10 @@ CLI::Validator SeedValidator();
 
 // Writes `text` to `path` (replacing it). The error names `flag` (e.g. "--export") and the path.
 Status WriteTextFile(const std::string& path, const std::string& text, const std::string& flag);
+
+// Dumps JSON for printing; invalid UTF-8 (a path need not be UTF-8) becomes U+FFFD rather than
+// an exception.
+std::string DumpJson(const nlohmann::ordered_json& json);
 
 }  // namespace alpa::tools
 

@@ -23,7 +23,7 @@ void Flatten(const Json& value, std::vector<const Json*>& leaves) {
   for (const Json& element : value) Flatten(element, leaves);
 }
 
-Result<double> JsonNumber(const Json& value, const std::string& where) {
+Result<double> ToDouble(const Json& value, const std::string& where) {
   if (value.is_boolean()) return value.get<bool>() ? 1.0 : 0.0;
   if (value.is_number()) return value.get<double>();
   return InvalidArgument("{}: expected a number, found {}", where, value.dump());
@@ -105,8 +105,8 @@ Result<ir::Literal> ArrayFromJson(const Json& json, const ir::Shape& shape,
         return InvalidArgument("{}: expected [real, imaginary], found {}", element_where,
                                value.dump());
       }
-      ALPA_ASSIGN_OR_RETURN(double re, JsonNumber(value[0], element_where));
-      ALPA_ASSIGN_OR_RETURN(double im, JsonNumber(value[1], element_where));
+      ALPA_ASSIGN_OR_RETURN(double re, ToDouble(value[0], element_where));
+      ALPA_ASSIGN_OR_RETURN(double im, ToDouble(value[1], element_where));
       literal.SetComplex(i, {re, im});
     } else if (ir::IsInteger(shape.dtype()) || shape.dtype() == ir::DType::kPred) {
       if (!value.is_boolean() && !value.is_number_integer()) {
@@ -116,7 +116,7 @@ Result<ir::Literal> ArrayFromJson(const Json& json, const ir::Shape& shape,
       ALPA_ASSIGN_OR_RETURN(int64_t number, ToInteger(value, shape.dtype(), element_where));
       literal.SetInt(i, number);
     } else {
-      ALPA_ASSIGN_OR_RETURN(double number, JsonNumber(value, element_where));
+      ALPA_ASSIGN_OR_RETURN(double number, ToDouble(value, element_where));
       literal.SetDouble(i, number);
       // JSON numbers are finite; one that rounds to infinity in the element type is a typo or the
       // wrong dtype, not a value to compute with.

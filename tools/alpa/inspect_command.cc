@@ -50,11 +50,8 @@ nlohmann::ordered_json ZooJson(const ZooStep& zoo, const ZooFlags& flags,
 
 std::string OverridesText(const ZooFlags& flags) {
   std::string text;
-  const std::pair<const std::optional<int64_t>&, const char*> shape[] = {
-      {flags.layers, "layers"}, {flags.hidden, "hidden"}, {flags.heads, "heads"},
-      {flags.seq, "seq"},       {flags.vocab, "vocab"},   {flags.experts, "experts"}};
-  for (const auto& [value, key] : shape) {
-    if (value) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", key, *value);
+  for (const auto& [key, value] : ShapeOverrides(flags)) {
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", key, value);
   }
   return text;
 }

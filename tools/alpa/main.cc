@@ -60,15 +60,12 @@ int main(int argc, char** argv) {
     // CLI11's own exit codes (105, 106, ...) mean nothing to scripts: a bad command line is bad
     // input like any other, reported in the same "alpa: error: " form as the rest.
     std::string help = "alpa --help";
-    for (const CLI::App* command : {inspect_command, eval_command, run_command, grad_command,
-                                    zoo_command, simulate_command}) {
+    for (const CLI::App* command :
+         {inspect_command, eval_command, run_command, grad_command, zoo_command, cluster_command,
+          profile_command, simulate_command}) {
       if (command->parsed()) help = "alpa " + command->get_name() + " --help";
     }
-    if (profile_command->parsed()) help = "alpa profile --help";
-    if (cluster_command->parsed()) {
-      help = "alpa cluster --help";
-      if (cluster.show->parsed()) help = "alpa cluster show --help";
-    }
+    if (cluster.show->parsed()) help = "alpa cluster show --help";
     fmt::print(stderr, "alpa: error: {}\nRun '{}' for more information.\n", e.what(), help);
     return kExitBadInput;
   }

@@ -162,8 +162,4 @@ std::string OpcodeTable(const ModuleSummary& summary) {
   return opcodes.Render(2);
 }
 
-std::string DumpJson(const nlohmann::ordered_json& json) {
-  return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
 }  // namespace alpa::tools

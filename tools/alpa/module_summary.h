@@ -52,10 +52,6 @@ std::string ToText(const ModuleSummary& summary, const std::string& source);
 // The table of instructions by opcode with their FLOPs, indented by two spaces.
 std::string OpcodeTable(const ModuleSummary& summary);
 
-// Dumps JSON for printing; invalid UTF-8 (a path need not be UTF-8) becomes U+FFFD rather than
-// an exception.
-std::string DumpJson(const nlohmann::ordered_json& json);
-
 }  // namespace alpa::tools
 
 #endif  // ALPA_TOOLS_ALPA_MODULE_SUMMARY_H_

@@ -10,7 +10,6 @@
 
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
-#include "tools/alpa/module_summary.h"
 #include "tools/alpa/zoo_training.h"
 
 namespace alpa::tools {

@@ -1,14 +1,16 @@
 #include "tools/alpa/simulate_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/alpa_formula.h"
@@ -59,13 +61,19 @@ std::optional<double> ParseNumber(const std::string& text) {
   return value;
 }
 
-// "2", "2s", "1.5ms", "300us": seconds.
-std::optional<double> ParseSeconds(const std::string& text) {
-  struct Unit {
-    std::string_view suffix;
-    double scale;
-  };
-  for (const Unit& unit : {Unit{"ms", 1e-3}, Unit{"us", 1e-6}, Unit{"s", 1.0}}) {
+struct Unit {
+  std::string_view suffix;
+  double scale;
+};
+constexpr Unit kTimeUnits[] = {{"ms", 1e-3}, {"us", 1e-6}, {"s", 1.0}};
+constexpr Unit kByteUnits[] = {
+    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+    {"TB", 1e12},    {"B", 1.0}};
+
+// A number with the first of `units` it ends with, scaled by that unit; or a plain number.
+std::optional<double> ParseWithUnit(const std::string& text, std::span<const Unit> units) {
+  for (const Unit& unit : units) {
     if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
       std::optional<double> value =
           ParseNumber(Trim(std::string_view(text).substr(0, text.size() - unit.suffix.size())));
@@ -76,27 +84,21 @@ std::optional<double> ParseSeconds(const std::string& text) {
   return ParseNumber(text);
 }
 
-// "1073741824", "512MiB", "1.5GiB", "2GB": bytes, a whole number.
+// "2", "2s", "1.5ms", "300us": seconds.
+std::optional<double> ParseSeconds(const std::string& text) {
+  return ParseWithUnit(text, kTimeUnits);
+}
+
+// "1073741824", "512MiB", "1.5GiB", "2GB": bytes, a whole number. A plain number must be whole;
+// one with a unit is rounded to whole bytes.
 std::optional<double> ParseBytes(const std::string& text) {
-  struct Unit {
-    std::string_view suffix;
-    double scale;
-  };
-  static constexpr Unit kUnits[] = {
-      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-      {"kB", 1e3},     {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
-      {"TB", 1e12},    {"B", 1.0}};
-  for (const Unit& unit : kUnits) {
-    if (text.size() > unit.suffix.size() && text.ends_with(unit.suffix)) {
-      std::optional<double> value =
-          ParseNumber(Trim(std::string_view(text).substr(0, text.size() - unit.suffix.size())));
-      if (!value.has_value()) return std::nullopt;
-      return std::round(*value * unit.scale);
-    }
+  if (std::optional<double> plain = ParseNumber(text); plain.has_value()) {
+    if (*plain != std::floor(*plain)) return std::nullopt;
+    return plain;
   }
-  std::optional<double> value = ParseNumber(text);
-  if (value.has_value() && *value != std::floor(*value)) return std::nullopt;
-  return value;
+  std::optional<double> value = ParseWithUnit(text, kByteUnits);
+  if (!value.has_value()) return std::nullopt;
+  return std::round(*value);
 }
 
 Result<double> TimeValue(const std::string& text, const std::string& what) {
@@ -181,12 +183,6 @@ double FormulaError(const Summary& summary, const SimulationResult& result) {
   return (summary.formula_s - result.step_time_s) / result.step_time_s;
 }
 
-std::string StageList(const std::vector<int>& stages) {
-  std::string list;
-  for (int s : stages) list += fmt::format("{}{}", list.empty() ? "" : ",", s);
-  return list;
-}
-
 double BusyFraction(const pipeline::DeviceStats& stats, const SimulationResult& result) {
   return result.step_time_s > 0 ? stats.busy_s / result.step_time_s : 0;
 }
@@ -229,10 +225,11 @@ std::string TextReport(const PipelineSpec& spec, const SimulationResult& result,
        Table::Align::kRight, Table::Align::kRight, Table::Align::kRight});
   for (int d = 0; d < result.num_devices; ++d) {
     const pipeline::DeviceStats& stats = result.devices[d];
-    table.AddRow(
-        {fmt::format("{}", d), StageList(summary.device_stages[d]), FormatSeconds(stats.busy_s),
-         fmt::format("{:.1f}%", 100 * BusyFraction(stats, result)), FormatBytes(stats.static_bytes),
-         FormatBytes(stats.peak_bytes), fmt::format("{}", stats.peak_in_flight)});
+    table.AddRow({fmt::format("{}", d), fmt::format("{}", fmt::join(summary.device_stages[d], ",")),
+                  FormatSeconds(stats.busy_s),
+                  fmt::format("{:.1f}%", 100 * BusyFraction(stats, result)),
+                  FormatBytes(stats.static_bytes), FormatBytes(stats.peak_bytes),
+                  fmt::format("{}", stats.peak_in_flight)});
   }
   out += "\n" + table.Render();
   return out;
@@ -268,7 +265,7 @@ std::string JsonReport(const PipelineSpec& spec, const SimulationResult& result,
   json["devices"] = std::move(devices);
   if (!options.trace.empty()) json["trace_file"] = options.trace;
   if (!options.svg.empty()) json["svg_file"] = options.svg;
-  return json.dump(2) + "\n";
+  return DumpJson(json) + "\n";
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include "models/zoo.h"
 #include "support/table.h"
 #include "tools/alpa/command_util.h"
-#include "tools/alpa/module_summary.h"
 
 namespace alpa::tools {
 

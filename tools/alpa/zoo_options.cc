@@ -214,6 +214,17 @@ std::string OptimizerName(autodiff::OptimizerKind kind) {
   return "?";
 }
 
+std::vector<std::pair<std::string, int64_t>> ShapeOverrides(const ZooFlags& flags) {
+  const std::pair<const std::optional<int64_t>&, const char*> shape[] = {
+      {flags.layers, "layers"}, {flags.hidden, "hidden"}, {flags.heads, "heads"},
+      {flags.seq, "seq"},       {flags.vocab, "vocab"},   {flags.experts, "experts"}};
+  std::vector<std::pair<std::string, int64_t>> given;
+  for (const auto& [value, key] : shape) {
+    if (value) given.emplace_back(key, *value);
+  }
+  return given;
+}
+
 std::vector<ConfigValue> StepConfig(const ZooStep& step, const ZooFlags& flags) {
   const int64_t micro_batches = step.training.num_micro_batches;
   std::vector<ConfigValue> config = {{"batch", step.batch},
@@ -223,12 +234,7 @@ std::vector<ConfigValue> StepConfig(const ZooStep& step, const ZooFlags& flags) 
                                      {"remat", step.training.remat},
                                      {"optimizer", OptimizerName(step.training.optimizer.kind)},
                                      {"learning_rate", step.training.optimizer.learning_rate}};
-  const std::pair<const std::optional<int64_t>&, const char*> shape[] = {
-      {flags.layers, "layers"}, {flags.hidden, "hidden"}, {flags.heads, "heads"},
-      {flags.seq, "seq"},       {flags.vocab, "vocab"},   {flags.experts, "experts"}};
-  for (const auto& [value, key] : shape) {
-    if (value) config.push_back({key, *value});
-  }
+  for (const auto& [key, value] : ShapeOverrides(flags)) config.push_back({key, value});
   return config;
 }
 

@@ -72,6 +72,10 @@ Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags);
 // "sgd", "adam", "adamw".
 std::string OptimizerName(autodiff::OptimizerKind kind);
 
+// The model-shape overrides given, as (key, value) pairs in a fixed order: layers, hidden, heads,
+// seq, vocab, experts.
+std::vector<std::pair<std::string, int64_t>> ShapeOverrides(const ZooFlags& flags);
+
 // The config of a built step as (key, value) pairs in a fixed order: batch, micro_batches,
 // micro_batch_size, dtype, remat, optimizer, learning_rate, then the model-shape overrides given.
 // Values are numbers, strings or booleans as JSON would hold them.
