@@ -5,6 +5,7 @@
 #include "autodiff/grad.h"
 #include "autodiff/vjp.h"
 #include "ir/builder.h"
+#include "ir/value_tag.h"
 
 namespace alpa::autodiff {
 
@@ -87,11 +88,31 @@ std::vector<Instruction*> MicroBatch(const std::vector<Instruction*>& arguments,
   return micro;
 }
 
+// Tags {loss, gradients...} (ir/value_tag.h) so that analyses of the step's IR can tell the
+// forward pass, the backward pass and the gradients apart.
+void TagLossAndGradients(const std::vector<Instruction*>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    ir::SetValueTag(*values[i], i == 0 ? ir::ValueTag::kLoss : ir::ValueTag::kGradient);
+  }
+}
+
 }  // namespace
 
 ir::DType MasterWeightType(ir::DType weight_type) {
   const bool half = weight_type == ir::DType::kF16 || weight_type == ir::DType::kBF16;
   return half ? ir::DType::kF32 : weight_type;
+}
+
+std::vector<StepParameter> StepParameterLayout(int64_t num_loss_parameters, int64_t num_weights,
+                                               const TrainStepOptions& options) {
+  std::vector<StepParameter> layout(static_cast<size_t>(num_weights), StepParameter::kWeight);
+  layout.insert(layout.end(),
+                static_cast<size_t>(num_weights * StatePerParameter(options.optimizer)),
+                StepParameter::kOptimizerState);
+  layout.push_back(StepParameter::kStepCount);
+  layout.insert(layout.end(), static_cast<size_t>(num_loss_parameters - num_weights),
+                StepParameter::kBatch);
+  return layout;
 }
 
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
@@ -154,6 +175,7 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
     for (Instruction*& value : micro) {
       if (value->shape().dtype() != master) value = b.Convert(value, master);
     }
+    TagLossAndGradients(micro);
     if (loss_and_gradients.empty()) {
       loss_and_gradients = std::move(micro);
     } else {
@@ -161,6 +183,7 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
         loss_and_gradients[i] = b.Add(loss_and_gradients[i], micro[i]);
       }
     }
+    TagLossAndGradients(loss_and_gradients);
   }
   for (size_t i = 0; i < loss_and_gradients.size(); ++i) {
     const double divisor =
@@ -168,6 +191,7 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
     Instruction*& sum = loss_and_gradients[i];
     if (divisor != 1.0) sum = b.Divide(sum, Full(b, sum, divisor));
   }
+  TagLossAndGradients(loss_and_gradients);
   Instruction* next_step = b.Add(step, b.ConstantScalar(master, 1));
   std::vector<Instruction*> new_weights, new_state;
   for (size_t i = 0; i < weights.size(); ++i) {

@@ -44,7 +44,14 @@ struct TrainStepOptions {
 // f32 for f16 and bf16 (the master copy), the type itself otherwise.
 ir::DType MasterWeightType(ir::DType weight_type);
 
-// Weights must be float arrays of one dtype.
+// What each entry parameter of a step is, in parameter order (the layout above), for a loss with
+// `num_loss_parameters` parameters of which `num_weights` are weights.
+enum class StepParameter { kWeight, kOptimizerState, kStepCount, kBatch };
+std::vector<StepParameter> StepParameterLayout(int64_t num_loss_parameters, int64_t num_weights,
+                                               const TrainStepOptions& options);
+
+// Weights must be float arrays of one dtype. The loss and the gradients of the weights (each
+// micro-batch's and their sums) carry value tags (ir/value_tag.h).
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
                                                    const TrainStepOptions& options);

@@ -1,22 +1,13 @@
-// Peak memory of a naive schedule: the entry computation's instructions run one by one in
+// Peak memory of the naive schedule: the entry computation's instructions run one by one in
 // post order (ir::Computation::MakePostOrder), nothing is rematerialized or reused in place.
 //
 //   live(t) = sum(parameter bytes) + sum over non-parameter buffers b defined at a step <= t and
 //             whose last use is at a step >= t of bytes(b)
 //   peak    = max over steps t of live(t)
 //
-// Rules:
-//   - every instruction's result is one buffer of shape.ByteSize() bytes (tuples: all leaves),
-//     allocated at its step and freed after the step of its last user; a result nobody uses is
-//     freed right after its own step; the root lives to the end (it is the output);
-//   - parameters live for the whole program (the caller owns them);
-//   - tuple, get-tuple-element, bitcast and opt-barrier allocate nothing: they alias their
-//     operands, which therefore live as long as any user of the alias;
-//   - constants are buffers like any other;
-//   - buffers inside called computations (fusion temporaries, loop bodies) are not counted: a
-//     fusion's output is the only buffer it materializes.
-// This is an upper bound on what a real allocator needs for this order, and the number the
-// planner's memory constraint starts from.
+// The buffers, their live intervals and the aliasing rules are those of liveness.h (full shape
+// bytes). This is an upper bound on what a real allocator needs for this order, and the number
+// the planner's memory constraint starts from; memory_model.h says what the peak is made of.
 #ifndef ALPA_COST_MEMORY_USAGE_H_
 #define ALPA_COST_MEMORY_USAGE_H_
 

@@ -9,6 +9,7 @@
 #include "hlo/printer.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/memory_report.h"
 #include "tools/alpa/module_summary.h"
 
 namespace alpa::tools {
@@ -122,6 +123,46 @@ std::string EstimateText(const DeviceEstimate& estimate) {
   return out;
 }
 
+// `--memory`: the model's identity (a zoo model's config), then memory_report.h's breakdown.
+int RunMemory(const InspectOptions& options, const ModelArgument& model) {
+  const cost::MemoryModel memory = ModelMemory(model);
+  std::optional<DeviceFit> fit;
+  if (!options.cluster.empty()) {
+    Result<DeviceFit> fitted = FitOnOneDevice(options.cluster, memory);
+    if (!fitted.ok()) return ReportError(fitted.status().WithContext("--cluster"));
+    fit = std::move(fitted).value();
+  }
+  if (options.json) {
+    nlohmann::ordered_json json;
+    if (model.zoo) {
+      json["model"] = model.zoo->zoo.entry.name;
+      json["config"] = ConfigJson(*model.zoo, options.zoo);
+    } else {
+      json["source"] = options.model_path;
+    }
+    json["module"] = model.module().name();
+    json["memory"] = MemoryJson(memory);
+    if (fit) json["one_device"] = FitJson(*fit);
+    fmt::print("{}\n", DumpJson(json));
+    return kExitOk;
+  }
+  std::string text;
+  if (model.zoo) {
+    text += fmt::format("model         {}  ({})\n", model.zoo->zoo.entry.name,
+                        model.zoo->zoo.entry.description);
+    if (const std::string overrides = OverridesText(options.zoo); !overrides.empty()) {
+      text += fmt::format("overrides     {}\n", overrides);
+    }
+    text += fmt::format("config        {}\n", DescribeConfig(*model.zoo));
+  } else {
+    text += fmt::format("module        {}  ({})\n", model.module().name(), options.model_path);
+  }
+  text += MemoryText(memory);
+  if (fit) text += "\n" + FitText(*fit);
+  fmt::print("{}", text);
+  return kExitOk;
+}
+
 }  // namespace
 
 CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options) {
@@ -135,12 +176,15 @@ CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options) {
       ->required();
   command->add_flag("--json", options.json, "Print the summary as one JSON object");
   command->add_flag("--print", options.print, "Print the module back as HLO text instead");
+  command->add_flag("--memory", options.memory,
+                    "Print what the peak memory of one device running the module is made of "
+                    "(weights, optimizer state, gradients, saved activations, ...) instead");
   command->add_option("--export", options.export_path,
                       "Also write the module (a zoo model's train step) as HLO text to this file");
   command->add_option(
       "--cluster", options.cluster,
       "Estimate one execution on one device of this cluster: PRESET[:HOSTS[xDEVICES]] "
-      "or FILE.json (`alpa cluster show` prints one)");
+      "or FILE.json (`alpa cluster show` prints one); with --memory, whether the peak fits it");
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
       "For a zoo model the module is one training step (forward, backward, optimizer update) and "
@@ -162,6 +206,7 @@ int RunInspect(const InspectOptions& options) {
     fmt::print("{}", hlo::PrintModule(model->module()));
     return kExitOk;
   }
+  if (options.memory) return RunMemory(options, *model);
   Result<ModuleSummary> summary = Summarize(model->module());
   if (!summary.ok()) return ReportError(summary.status());
   std::optional<DeviceEstimate> estimate;

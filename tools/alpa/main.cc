@@ -11,9 +11,11 @@
 #include "tools/alpa/eval_command.h"
 #include "tools/alpa/grad_command.h"
 #include "tools/alpa/inspect_command.h"
+#include "tools/alpa/plan_command.h"
 #include "tools/alpa/profile_command.h"
 #include "tools/alpa/run_command.h"
 #include "tools/alpa/simulate_command.h"
+#include "tools/alpa/solve_command.h"
 #include "tools/alpa/zoo_command.h"
 
 #ifndef ALPA_VERSION
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
   ClusterOptions cluster;
   ProfileCommandOptions profile;
   SimulateOptions simulate;
+  SolveCommandOptions solve;
+  PlanOptions plan;
   CLI::App* inspect_command = AddInspectCommand(app, inspect);
   CLI::App* eval_command = AddEvalCommand(app, eval);
   CLI::App* run_command = AddRunCommand(app, run);
@@ -47,6 +51,8 @@ int main(int argc, char** argv) {
   CLI::App* cluster_command = AddClusterCommand(app, cluster);
   CLI::App* profile_command = AddProfileCommand(app, profile);
   CLI::App* simulate_command = AddSimulateCommand(app, simulate);
+  CLI::App* solve_command = AddSolveCommand(app, solve);
+  CLI::App* plan_command = AddPlanCommand(app, plan);
 
   try {
     app.parse(argc, argv);
@@ -62,7 +68,7 @@ int main(int argc, char** argv) {
     std::string help = "alpa --help";
     for (const CLI::App* command :
          {inspect_command, eval_command, run_command, grad_command, zoo_command, cluster_command,
-          profile_command, simulate_command}) {
+          profile_command, simulate_command, solve_command, plan_command}) {
       if (command->parsed()) help = "alpa " + command->get_name() + " --help";
     }
     if (cluster.show->parsed()) help = "alpa cluster show --help";
@@ -78,6 +84,8 @@ int main(int argc, char** argv) {
     if (cluster_command->parsed()) return RunCluster(cluster);
     if (profile_command->parsed()) return RunProfile(profile);
     if (simulate_command->parsed()) return RunSimulate(simulate);
+    if (solve_command->parsed()) return RunSolve(solve);
+    if (plan_command->parsed()) return RunPlan(plan);
   } catch (const std::exception& e) {
     // Errors a user can cause are Status values; an exception that gets here is a bug, reported as
     // one (exit 1) rather than as an abort that looks like a crash.

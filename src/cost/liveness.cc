@@ -1,0 +1,111 @@
+#include "cost/liveness.h"
+
+#include <algorithm>
+
+#include "support/status.h"
+
+namespace alpa::cost {
+
+using ir::Instruction;
+using ir::Opcode;
+
+int64_t FullShapeBytes(const Instruction& instruction) { return instruction.shape().ByteSize(); }
+
+bool IsAliasOpcode(Opcode opcode) {
+  return opcode == Opcode::kTuple || opcode == Opcode::kGetTupleElement ||
+         opcode == Opcode::kBitcast || opcode == Opcode::kOptimizationBarrier;
+}
+
+int64_t Liveness::StepOf(const Instruction* instruction) const {
+  auto it = step_of.find(instruction);
+  return it == step_of.end() ? -1 : it->second;
+}
+
+const BufferInterval& Liveness::BufferOf(const Instruction* instruction) const {
+  const int64_t step = StepOf(instruction);
+  ALPA_CHECK(step >= 0, "%{} is not in the schedule", instruction->name());
+  return buffers[static_cast<size_t>(step)];
+}
+
+Liveness ComputeLiveness(const ir::Computation& computation, const BufferBytesFn& bytes) {
+  const std::vector<Instruction*> post_order = computation.MakePostOrder();
+  return ComputeLiveness(computation, {post_order.begin(), post_order.end()}, bytes);
+}
+
+Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const Instruction*> order,
+                         const BufferBytesFn& bytes) {
+  Liveness liveness;
+  liveness.order = std::move(order);
+  const int64_t steps = liveness.steps();
+  ALPA_CHECK(steps == computation.instruction_count(),
+             "a schedule of %{} lists {} instructions, the computation has {}", computation.name(),
+             steps, computation.instruction_count());
+  for (int64_t t = 0; t < steps; ++t) {
+    const Instruction* instruction = liveness.order[static_cast<size_t>(t)];
+    ALPA_CHECK(instruction->parent() == &computation, "%{} is not an instruction of %{}",
+               instruction->name(), computation.name());
+    ALPA_CHECK(liveness.step_of.emplace(instruction, t).second, "%{} is scheduled twice",
+               instruction->name());
+  }
+
+  // end[t]: one past the last step reading the value of step t; at least t + 1 (a value nobody
+  // reads is freed right after its step).
+  std::vector<int64_t> end(static_cast<size_t>(steps));
+  for (int64_t t = 0; t < steps; ++t) {
+    end[static_cast<size_t>(t)] = t + 1;
+    for (const Instruction* operand : liveness.order[static_cast<size_t>(t)]->operands()) {
+      const int64_t def = liveness.StepOf(operand);
+      ALPA_CHECK(def >= 0 && def < t, "%{} is scheduled before its operand %{}",
+                 liveness.order[static_cast<size_t>(t)]->name(), operand->name());
+      end[static_cast<size_t>(def)] = std::max(end[static_cast<size_t>(def)], t + 1);
+    }
+  }
+  if (const int64_t root = liveness.StepOf(computation.root()); root >= 0) {
+    end[static_cast<size_t>(root)] = steps;  // the output outlives the program
+  }
+  // An alias keeps its operands alive as long as itself. Visiting readers before their operands
+  // (reverse schedule order) pushes the end through chains of aliases in one pass.
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    const Instruction* instruction = liveness.order[static_cast<size_t>(t)];
+    if (!IsAliasOpcode(instruction->opcode())) continue;
+    for (const Instruction* operand : instruction->operands()) {
+      int64_t& operand_end = end[static_cast<size_t>(liveness.StepOf(operand))];
+      operand_end = std::max(operand_end, end[static_cast<size_t>(t)]);
+    }
+  }
+
+  // usage(t) by a difference array: +bytes at start, -bytes at end.
+  std::vector<int64_t> delta(static_cast<size_t>(steps) + 1, 0);
+  liveness.buffers.resize(static_cast<size_t>(steps));
+  for (int64_t t = 0; t < steps; ++t) {
+    const Instruction* instruction = liveness.order[static_cast<size_t>(t)];
+    BufferInterval& buffer = liveness.buffers[static_cast<size_t>(t)];
+    buffer.instruction = instruction;
+    buffer.start = t;
+    buffer.end = end[static_cast<size_t>(t)];
+    if (instruction->opcode() == Opcode::kParameter) {
+      buffer.start = 0;
+      buffer.end = steps;
+      buffer.bytes = bytes(*instruction);
+      liveness.parameter_bytes += buffer.bytes;
+    } else if (!IsAliasOpcode(instruction->opcode())) {
+      buffer.bytes = bytes(*instruction);
+    }
+    ALPA_CHECK(buffer.bytes >= 0, "%{} has {} bytes", instruction->name(), buffer.bytes);
+    delta[static_cast<size_t>(buffer.start)] += buffer.bytes;
+    delta[static_cast<size_t>(buffer.end)] -= buffer.bytes;
+  }
+  liveness.usage.resize(static_cast<size_t>(steps));
+  int64_t live = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    live += delta[static_cast<size_t>(t)];
+    liveness.usage[static_cast<size_t>(t)] = live;
+    if (liveness.peak_step < 0 || live > liveness.peak_bytes) {
+      liveness.peak_bytes = live;
+      liveness.peak_step = t;
+    }
+  }
+  return liveness;
+}
+
+}  // namespace alpa::cost

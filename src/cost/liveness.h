@@ -1,0 +1,80 @@
+// Liveness of the buffers of a computation over a schedule (an order of its instructions): when
+// each result is allocated and freed, and the bytes live at each step.
+//
+// Step t runs order[t]. Each instruction's result is one buffer whose live interval is half-open
+// over steps, like solver::Interval (the auto-sharding problem's node intervals):
+//
+//   [start, end) = [def, last_use + 1)     def = its step, last_use = the last step reading it
+//   usage(t)     = sum over instructions i with start(i) <= t < end(i) of bytes(i)
+//   peak         = max over t of usage(t), first reached at peak_step
+//
+// Rules (the naive schedule: nothing is rematerialized or reused in place):
+//   - a result nobody reads is freed right after its own step: [def, def + 1);
+//   - parameters live for the whole program (the caller owns them): [0, steps);
+//   - the root lives to the end (it is the output): end = steps;
+//   - tuple, get-tuple-element, bitcast and opt-barrier allocate nothing (bytes 0): they alias
+//     their operands, which therefore live as long as any reader of the alias;
+//   - constants are buffers like any other;
+//   - buffers inside called computations (fusion temporaries, loop bodies) are not counted: a
+//     fusion's output is the only buffer it materializes.
+//
+// Bytes come from a caller's function (default: the result's full ByteSize(), tuples all leaves)
+// so that the sharding layer can pass per-device shard bytes for the same intervals.
+#ifndef ALPA_COST_LIVENESS_H_
+#define ALPA_COST_LIVENESS_H_
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/computation.h"
+
+namespace alpa::cost {
+
+// Bytes of one instruction's result on the device being modelled.
+using BufferBytesFn = std::function<int64_t(const ir::Instruction&)>;
+
+// The default: shape().ByteSize().
+int64_t FullShapeBytes(const ir::Instruction& instruction);
+
+// Whether `opcode`'s result is a view of its operands' buffers (allocates nothing).
+bool IsAliasOpcode(ir::Opcode opcode);
+
+struct BufferInterval {
+  const ir::Instruction* instruction = nullptr;
+  int64_t start = 0;  // first step it is live
+  int64_t end = 0;    // one past the last step it is live
+  int64_t bytes = 0;  // 0 for aliases
+
+  bool live_at(int64_t step) const { return start <= step && step < end; }
+};
+
+struct Liveness {
+  std::vector<const ir::Instruction*> order;  // the schedule: step t runs order[t]
+  std::vector<BufferInterval> buffers;        // buffers[t]: the result of order[t]
+  std::vector<int64_t> usage;                 // usage[t]: bytes live at step t
+  int64_t peak_bytes = 0;                     // max of usage; 0 when there are no steps
+  int64_t peak_step = -1;                     // first step reaching peak_bytes; -1 if none
+  int64_t parameter_bytes = 0;                // bytes of all parameters (live throughout)
+  std::unordered_map<const ir::Instruction*, int64_t> step_of;  // the inverse of order
+
+  int64_t steps() const { return static_cast<int64_t>(order.size()); }
+  // The step of `instruction`, or -1 when it is not in the order.
+  int64_t StepOf(const ir::Instruction* instruction) const;
+  // The buffer of `instruction` (which must be in the order).
+  const BufferInterval& BufferOf(const ir::Instruction* instruction) const;
+};
+
+// Liveness over the post order (ir::Computation::MakePostOrder).
+Liveness ComputeLiveness(const ir::Computation& computation,
+                         const BufferBytesFn& bytes = FullShapeBytes);
+
+// Liveness over a given order: every instruction of `computation` exactly once, each after its
+// operands (checked).
+Liveness ComputeLiveness(const ir::Computation& computation,
+                         std::vector<const ir::Instruction*> order, const BufferBytesFn& bytes);
+
+}  // namespace alpa::cost
+
+#endif  // ALPA_COST_LIVENESS_H_

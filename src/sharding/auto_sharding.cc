@@ -1,0 +1,340 @@
+#include "sharding/auto_sharding.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "cost/liveness.h"
+#include "sharding/build_cost_graph.h"
+#include "sharding/resharding.h"
+#include "sharding/strategy_dispatch.h"
+#include "solver/milp_model.h"
+#include "support/units.h"
+
+namespace alpa::sharding {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point begin) {
+  return std::chrono::duration<double>(Clock::now() - begin).count();
+}
+
+// CBC keeps process-wide state (its C interface and message handlers were not written for
+// threads): one CBC solve at a time in this process.
+std::mutex cbc_mutex;
+
+Result<solver::Answer> SolveMilpAlone(const solver::Request& request,
+                                      const solver::SolveOptions& options) {
+  const std::lock_guard<std::mutex> lock(cbc_mutex);
+  return solver::Solve(request, options);
+}
+
+// The planner's policy (auto_sharding.h, kPlannerHeuristicEffort).
+Result<solver::Answer> SolveForPlan(const solver::Request& request,
+                                    const solver::SolveOptions& options) {
+  // kMilp, and kAuto with an effort the caller chose, are the solver's own modes (both may run
+  // CBC).
+  if (options.kind == solver::SolverKind::kMilp || options.effort.has_value()) {
+    return options.kind == solver::SolverKind::kHeuristic ? solver::Solve(request, options)
+                                                          : SolveMilpAlone(request, options);
+  }
+  solver::SolveOptions heuristic_options = options;
+  heuristic_options.kind = solver::SolverKind::kHeuristic;
+  heuristic_options.effort = kPlannerHeuristicEffort;
+  if (options.kind == solver::SolverKind::kHeuristic) {
+    return solver::Solve(request, heuristic_options);
+  }
+  const Clock::time_point begin = Clock::now();
+  ALPA_ASSIGN_OR_RETURN(solver::Answer answer, solver::Solve(request, heuristic_options));
+  const double left = options.time_limit_s - SecondsSince(begin);
+  if (answer.status == solver::SolveStatus::kOptimal || left <= 0 ||
+      solver::CountMilpColumns(request) > kPlannerMilpColumnLimit) {
+    return answer;
+  }
+  solver::SolveOptions milp_options = options;
+  milp_options.kind = solver::SolverKind::kMilp;
+  milp_options.time_limit_s = left;
+  if (answer.has_solution()) milp_options.start = answer.choice;
+  ALPA_ASSIGN_OR_RETURN(solver::Answer milp, SolveMilpAlone(request, milp_options));
+  if (milp.status == solver::SolveStatus::kOptimal ||
+      (milp.status == solver::SolveStatus::kInfeasible && !answer.has_solution())) {
+    milp.seconds = SecondsSince(begin);
+    return milp;
+  }
+  answer.seconds = SecondsSince(begin);
+  return answer;
+}
+
+// The devices of a mesh must be of one type for one cost model; the smallest memory bounds the
+// budget.
+struct MeshDevice {
+  cluster::DeviceSpec device;
+  int64_t smallest_memory_bytes = 0;
+};
+
+Result<MeshDevice> DeviceOfMesh(const cluster::ClusterSpec& cluster,
+                                const cluster::LogicalMesh& mesh) {
+  const std::vector<int64_t> host_of = cluster::HostOfDevices(cluster);
+  MeshDevice result;
+  result.smallest_memory_bytes = std::numeric_limits<int64_t>::max();
+  for (size_t k = 0; k < mesh.devices.size(); ++k) {
+    const int64_t id = mesh.devices[k];
+    if (id < 0 || id >= static_cast<int64_t>(host_of.size())) {
+      return InvalidArgument("mesh device {} is not a device of cluster '{}' ({} devices)", id,
+                             cluster.name, host_of.size());
+    }
+    const cluster::DeviceSpec& device =
+        cluster.hosts[static_cast<size_t>(host_of[static_cast<size_t>(id)])].device;
+    if (k == 0) result.device = device;
+    if (device.name != result.device.name) {
+      return InvalidArgument(
+          "the mesh mixes device types '{}' and '{}'; auto-sharding plans one device type per "
+          "mesh (give each type its own stage)",
+          result.device.name, device.name);
+    }
+    result.smallest_memory_bytes = std::min(result.smallest_memory_bytes, device.memory_bytes);
+  }
+  return result;
+}
+
+void AddCollective(CommunicationSummary& summary, cost::CollectiveKind kind, int64_t bytes,
+                   double seconds) {
+  ++summary.count[kind];
+  summary.bytes += bytes;
+  summary.seconds += seconds;
+}
+
+// Step time, collectives and the exact per-device peak of the chosen strategies.
+ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolution& solution,
+                          const ReshardCostModel& reshard_cost) {
+  ShardingEstimate estimate;
+  const StrategyGraph& graph = solution.graph;
+  for (size_t v = 0; v < graph.nodes.size(); ++v) {
+    const Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
+    estimate.compute_seconds += chosen.compute_seconds;
+    estimate.communication_seconds += chosen.communication_seconds;
+    for (const StrategyCollective& collective : chosen.collectives) {
+      AddCollective(estimate.communication, collective.kind, collective.bytes,
+                    reshard_cost.StepSeconds(
+                        ReshardStep{collective.kind, collective.axes, collective.bytes}));
+    }
+    const ir::Instruction& user = *graph.nodes[v].instruction;
+    for (const OperandLeaf& operand : OperandLeaves(user)) {
+      const ValueSource source = graph.SourceOf(*user.operand(operand.operand), operand.leaf);
+      const ShardingSpec& from =
+          solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)];
+      const ShardingSpec& to =
+          chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)];
+      if (from == to) continue;
+      for (const ReshardStep& step :
+           PlanReshard(from, to, reshard_cost.mesh_shape(), operand.shape->dims(),
+                       ir::DTypeByteSize(operand.shape->dtype()))) {
+        const double seconds = reshard_cost.StepSeconds(step);
+        estimate.resharding_seconds += seconds;
+        AddCollective(estimate.communication, step.kind, step.bytes, seconds);
+      }
+    }
+  }
+  const cost::Liveness liveness =
+      cost::ComputeLiveness(computation, [&](const ir::Instruction& instruction) -> int64_t {
+        const int64_t node = graph.NodeOf(instruction);
+        return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
+      });
+  estimate.peak_memory_bytes = liveness.peak_bytes;
+  if (liveness.peak_step >= 0) {
+    estimate.peak_instruction = liveness.order[static_cast<size_t>(liveness.peak_step)];
+  }
+  return estimate;
+}
+
+// The least per-device memory any choice needs under the request's memory terms:
+//   max over t of sum over nodes live at t of min_j usage[j]
+// Every choice needs at least this at the maximising t, and choosing each node's smallest
+// strategy needs exactly this at every t, so it is the minimum.
+int64_t LeastMemory(const solver::Request& request) {
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, usage change); ends sort first
+  for (const solver::Node& node : request.nodes) {
+    if (node.interval.empty()) continue;
+    const int64_t smallest = *std::min_element(node.usages.begin(), node.usages.end());
+    events.push_back({node.interval.start, smallest});
+    events.push_back({node.interval.end, -smallest});
+  }
+  std::sort(events.begin(), events.end());
+  int64_t current = 0;
+  int64_t peak = 0;
+  for (const auto& [time, change] : events) {
+    current += change;
+    peak = std::max(peak, current);
+  }
+  return peak;
+}
+
+// A node whose every strategy is forbidden makes the whole problem infeasible; name it rather
+// than let the solver say "infeasible".
+Status CheckSomeStrategyAllowed(const StrategyGraph& graph, const CostGraph& cost_graph) {
+  for (size_t v = 0; v < cost_graph.nodes.size(); ++v) {
+    const std::vector<double>& seconds = cost_graph.nodes[v].seconds;
+    if (std::any_of(seconds.begin(), seconds.end(),
+                    [](double t) { return ToSolverCost(t) < solver::kForbiddenCost; })) {
+      continue;
+    }
+    const ir::Instruction& instruction = *graph.nodes[v].instruction;
+    return InvalidArgument(
+        "{} ({}{}): every sharding strategy of this op is forbidden by the cost "
+        "model (first: '{}')",
+        instruction.name(), ir::OpcodeName(instruction.opcode()),
+        instruction.location().known() ? fmt::format(", line {}", instruction.location().line) : "",
+        graph.nodes[v].set.strategies.front().name);
+  }
+  return Status::Ok();
+}
+
+// Forbids every strategy of a pinned instruction whose output differs from the pin. Forbidding
+// (rather than removing) keeps the one-to-one correspondence of followers with their leaders.
+Status ApplyPins(const std::map<std::string, LeafSpecs>& pins, StrategyGraph& graph) {
+  size_t applied = 0;
+  for (StrategyNode& node : graph.nodes) {
+    auto pin = pins.find(node.instruction->name());
+    if (pin == pins.end()) continue;
+    ++applied;
+    // A pinned node decides on its own: merged with a leader pinned otherwise, the group would
+    // have no allowed strategy left.
+    node.set.follows_operand = -1;
+    bool matched = false;
+    std::vector<std::string> available;
+    for (Strategy& strategy : node.set.strategies) {
+      if (strategy.output == pin->second) {
+        matched = true;
+        continue;
+      }
+      strategy.compute_seconds = std::numeric_limits<double>::infinity();
+      std::vector<std::string> leaves;
+      for (const ShardingSpec& spec : strategy.output) leaves.push_back(ToString(spec));
+      available.push_back(fmt::format("{}", fmt::join(leaves, " ")));
+    }
+    if (!matched) {
+      std::vector<std::string> wanted;
+      for (const ShardingSpec& spec : pin->second) wanted.push_back(ToString(spec));
+      std::sort(available.begin(), available.end());
+      available.erase(std::unique(available.begin(), available.end()), available.end());
+      return InvalidArgument("{}: no strategy lays it out as the pinned {}; it can take: {}",
+                             pin->first, fmt::join(wanted, " "), fmt::join(available, ", "));
+    }
+  }
+  if (applied < pins.size()) {
+    for (const auto& [name, specs] : pins) {
+      bool found = false;
+      for (const StrategyNode& node : graph.nodes)
+        found = found || node.instruction->name() == name;
+      if (!found)
+        return NotFound("pinned sharding for '{}': no such instruction decides a layout", name);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ShardingSolution> AutoShard(const ir::Computation& computation,
+                                   const cluster::ClusterSpec& cluster,
+                                   const cluster::LogicalMesh& mesh,
+                                   const AutoShardingOptions& options) {
+  ALPA_ASSIGN_OR_RETURN(MeshDevice mesh_device, DeviceOfMesh(cluster, mesh));
+  ALPA_ASSIGN_OR_RETURN(ReshardCostModel reshard_cost, ReshardCostModel::Create(cluster, mesh));
+
+  StrategyContext context;
+  context.cluster = &cluster;
+  context.mesh = &mesh;
+  context.device = cost::ThroughputOf(mesh_device.device);
+  context.efficiency = options.efficiency;
+  context.pricer = &reshard_cost;
+  context.options = options.strategy;
+
+  ShardingSolution solution;
+  Clock::time_point phase = Clock::now();
+  ALPA_RETURN_IF_ERROR(
+      GenerateStrategies(computation, context, DispatchStrategies, solution.graph));
+  ALPA_RETURN_IF_ERROR(ApplyPins(options.pinned_outputs, solution.graph));
+  solution.timings.generate_s = SecondsSince(phase);
+  phase = Clock::now();
+
+  const cost::Liveness liveness = cost::ComputeLiveness(computation);
+  const CostGraph cost_graph = BuildCostGraph(solution.graph, liveness, reshard_cost);
+  ALPA_RETURN_IF_ERROR(CheckSomeStrategyAllowed(solution.graph, cost_graph));
+  solution.memory_budget_bytes =
+      options.memory_budget_bytes.value_or(mesh_device.smallest_memory_bytes);
+  const ReducedProblem problem =
+      ReduceCostGraph(cost_graph, computation.name(), solution.memory_budget_bytes);
+  solution.solver_nodes = static_cast<int64_t>(problem.request.nodes.size());
+  solution.solver_edges = static_cast<int64_t>(problem.request.edges.size());
+  solution.timings.cost_graph_s = SecondsSince(phase);
+
+  phase = Clock::now();
+  ALPA_ASSIGN_OR_RETURN(solution.answer, SolveForPlan(problem.request, options.solve));
+  solution.timings.solve_s = SecondsSince(phase);
+  switch (solution.answer.status) {
+    case solver::SolveStatus::kOptimal:
+    case solver::SolveStatus::kFeasible:
+      break;
+    case solver::SolveStatus::kInfeasible:
+    case solver::SolveStatus::kNoSolution: {
+      const int64_t least = LeastMemory(problem.request);
+      if (least > solution.memory_budget_bytes) {
+        return Status(StatusCode::kResourceExhausted,
+                      fmt::format("no sharding of '{}' on mesh {} fits the memory budget of {} "
+                                  "per device: the least memory any sharding needs is {} per "
+                                  "device; raise the budget (--memory-budget), use more devices "
+                                  "or turn on rematerialisation",
+                                  computation.name(), cluster::ShapeString(mesh.shape),
+                                  FormatBytes(solution.memory_budget_bytes), FormatBytes(least)));
+      }
+      return Status(StatusCode::kResourceExhausted,
+                    fmt::format("the solver found no sharding of '{}' on mesh {} within its "
+                                "limits (status: {}; the least memory any sharding needs, {}, "
+                                "is within the budget of {}): raise --time-limit",
+                                computation.name(), cluster::ShapeString(mesh.shape),
+                                solver::SolveStatusName(solution.answer.status), FormatBytes(least),
+                                FormatBytes(solution.memory_budget_bytes)));
+    }
+  }
+  phase = Clock::now();
+  solution.choice = ExpandChoice(problem, solution.answer.choice);
+  solution.estimate = Estimate(computation, solution, reshard_cost);
+  solution.timings.estimate_s = SecondsSince(phase);
+  return solution;
+}
+
+std::vector<Result<ShardingSolution>> AutoShardMeshes(
+    const ir::Computation& computation, const cluster::ClusterSpec& cluster,
+    const std::vector<cluster::LogicalMesh>& meshes,
+    const std::vector<AutoShardingOptions>& options, int64_t threads) {
+  ALPA_CHECK(options.size() == meshes.size(), "AutoShardMeshes: {} meshes but {} option sets",
+             meshes.size(), options.size());
+  if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  threads = std::min<int64_t>(threads, static_cast<int64_t>(meshes.size()));
+  // Each thread takes the next mesh not yet taken; results land in their mesh's slot.
+  std::vector<std::optional<Result<ShardingSolution>>> slots(meshes.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t m = next++; m < meshes.size(); m = next++) {
+      slots[m].emplace(AutoShard(computation, cluster, meshes[m], options[m]));
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& thread : pool) thread.join();
+  std::vector<Result<ShardingSolution>> results;
+  results.reserve(meshes.size());
+  for (std::optional<Result<ShardingSolution>>& slot : slots) results.push_back(std::move(*slot));
+  return results;
+}
+
+}  // namespace alpa::sharding

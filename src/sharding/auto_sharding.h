@@ -1,0 +1,123 @@
+// Intra-operator auto-sharding of one computation on one logical mesh (Alpa's intra-op pass,
+// reference/alpa.md 2.a): generate every instruction's strategies, build the cost graph with the
+// resharding costs between them, reduce it to the solver's problem, solve, read the choice back
+// and estimate the result.
+//
+//   min  sum_v (compute_v + communication_v)[s_v] + sum_(u,v) reshard_uv[s_u][s_v]
+//   s.t. per-device memory at every step of the schedule <= budget       (Alpa's Eq. 1)
+//
+// The estimate serialises everything on each device: step time = compute + the collectives the
+// chosen strategies run + the resharding on edges (no overlap of communication with compute).
+// The peak memory is recomputed exactly for the chosen shardings over the same schedule (the
+// solver's memory terms are an upper bound, cost_graph.h).
+#ifndef ALPA_SHARDING_AUTO_SHARDING_H_
+#define ALPA_SHARDING_AUTO_SHARDING_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "cluster/mesh.h"
+#include "cost/collective_cost.h"
+#include "cost/compute_cost.h"
+#include "ir/computation.h"
+#include "sharding/strategy_graph.h"
+#include "solver/request.h"
+#include "solver/solve.h"
+#include "support/status.h"
+
+namespace alpa::sharding {
+
+struct AutoShardingOptions {
+  StrategyOptions strategy;
+  solver::SolveOptions solve;
+  // Per-device memory the plan may use; absent: the mesh's smallest device memory.
+  std::optional<int64_t> memory_budget_bytes;
+  cost::Efficiency efficiency;
+  // Layouts the plan must use, by instruction name: one spec per result leaf (a user's
+  // --shardings file, shardings present in imported HLO, a parallel method's rules). The other
+  // strategies of a pinned instruction become forbidden; a pin no strategy matches is an error
+  // naming the instruction and the layouts it can take.
+  std::map<std::string, LeafSpecs> pinned_outputs;
+};
+
+struct CommunicationSummary {
+  std::map<cost::CollectiveKind, int64_t> count;  // collectives per step, by kind
+  int64_t bytes = 0;                              // their sizes (collective_cost.h convention)
+  double seconds = 0;
+};
+
+struct ShardingEstimate {
+  double compute_seconds = 0;
+  double communication_seconds = 0;    // collectives the chosen strategies run themselves
+  double resharding_seconds = 0;       // collectives on edges between strategies
+  CommunicationSummary communication;  // both kinds together
+  int64_t peak_memory_bytes = 0;       // per device, exact for the chosen shardings
+  const ir::Instruction* peak_instruction = nullptr;
+
+  double step_seconds() const {
+    return compute_seconds + communication_seconds + resharding_seconds;
+  }
+};
+
+// Wall-clock seconds of AutoShard's phases (reported, never used for a decision).
+struct ShardingTimings {
+  double generate_s = 0;    // strategy generation and pins
+  double cost_graph_s = 0;  // liveness, resharding prices on edges, follower merging
+  double solve_s = 0;       // the solver (heuristic, then CBC when it runs)
+  double estimate_s = 0;    // reading the choice back: step time, collectives, exact peak
+};
+
+struct ShardingSolution {
+  StrategyGraph graph;
+  std::vector<int64_t> choice;  // per graph node
+  solver::Answer answer;
+  int64_t solver_nodes = 0;  // after follower merging
+  int64_t solver_edges = 0;
+  int64_t memory_budget_bytes = 0;
+  ShardingEstimate estimate;
+  ShardingTimings timings;
+
+  const Strategy& Chosen(int64_t node) const {
+    return graph.nodes[static_cast<size_t>(node)]
+        .set.strategies[static_cast<size_t>(choice[static_cast<size_t>(node)])];
+  }
+};
+
+// The planner's solver policy (deterministic: effort bounds the search, the time limit is a
+// safety net). With options.solve.kind == kAuto and no effort given:
+//   1. the heuristic, bounded by kPlannerHeuristicEffort iterations;
+//   2. CBC, warm-started from it, only when the heuristic did not prove its answer optimal and
+//      the MILP is small (at most kPlannerMilpColumnLimit columns); its answer replaces the
+//      heuristic's only when CBC proved it optimal (a time-limited CBC answer depends on the
+//      machine's speed).
+// kHeuristic without an effort is step 1 alone; kMilp, and any kind with an effort, run as the
+// solver's own modes (solve.h). CBC runs one at a time in a process (AutoShardMeshes runs meshes
+// on threads).
+inline constexpr int64_t kPlannerHeuristicEffort = 2000;
+inline constexpr int64_t kPlannerMilpColumnLimit = 20'000;
+
+// Errors: an instruction without strategy rules (named, with its location), a mesh whose devices
+// are not of the cluster; the memory budget cannot be met (the message gives the least memory
+// found to fit); the solver found nothing within its limits.
+Result<ShardingSolution> AutoShard(const ir::Computation& computation,
+                                   const cluster::ClusterSpec& cluster,
+                                   const cluster::LogicalMesh& mesh,
+                                   const AutoShardingOptions& options);
+
+// AutoShard on every mesh of `meshes` with the options of the same index (pins differ per mesh
+// shape), on up to `threads` threads (0: one per hardware thread), results in the order of
+// `meshes`. Each result is what AutoShard alone gives (the solver
+// policy does not depend on the other meshes or on timing), so the output does not depend on the
+// number of threads.
+std::vector<Result<ShardingSolution>> AutoShardMeshes(
+    const ir::Computation& computation, const cluster::ClusterSpec& cluster,
+    const std::vector<cluster::LogicalMesh>& meshes,
+    const std::vector<AutoShardingOptions>& options, int64_t threads = 0);
+
+}  // namespace alpa::sharding
+
+#endif  // ALPA_SHARDING_AUTO_SHARDING_H_

@@ -1,0 +1,120 @@
+#include "sharding/build_cost_graph.h"
+
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "ir/dtype.h"
+#include "sharding/strategy_util.h"
+
+namespace alpa::sharding {
+namespace {
+
+// Edge matrices memoised by everything they depend on: the leaf's shape, the source's output
+// layouts (rows), the user's required layouts (columns) and whether only the diagonal is priced.
+// Identical transformer layers repeat the same edges layer after layer, so each distinct matrix is
+// priced once; single prices are memoised by (shape, from, to) across edges as well, since
+// strategy sets repeat specs a lot.
+class EdgePricer {
+ public:
+  explicit EdgePricer(const ReshardCostModel& model) : model_(model) {}
+
+  const std::vector<double>& Matrix(const ir::Shape& leaf, std::vector<ShardingSpec> rows,
+                                    std::vector<ShardingSpec> cols, bool diagonal_only) {
+    MatrixKey key{{leaf.dims(), ir::DTypeByteSize(leaf.dtype())},
+                  diagonal_only,
+                  std::move(rows),
+                  std::move(cols)};
+    auto it = matrices_.find(key);
+    if (it != matrices_.end()) return it->second;
+    const size_t num_rows = key.rows.size();
+    const size_t num_cols = key.cols.size();
+    std::vector<double> seconds(num_rows * num_cols, 0.0);
+    for (size_t i = 0; i < num_rows; ++i) {
+      for (size_t j = diagonal_only ? i : 0; j < (diagonal_only ? i + 1 : num_cols); ++j) {
+        seconds[i * num_cols + j] = Price(key.leaf, key.rows[i], key.cols[j]);
+      }
+    }
+    return matrices_.emplace(std::move(key), std::move(seconds)).first->second;
+  }
+
+ private:
+  using LeafKey = std::pair<std::vector<int64_t>, int64_t>;  // dims, element bytes
+  struct MatrixKey {
+    LeafKey leaf;
+    bool diagonal_only = false;
+    std::vector<ShardingSpec> rows;
+    std::vector<ShardingSpec> cols;
+    friend auto operator<=>(const MatrixKey&, const MatrixKey&) = default;
+  };
+
+  double Price(const LeafKey& leaf, const ShardingSpec& from, const ShardingSpec& to) {
+    if (from == to) return 0;
+    auto [it, inserted] = prices_.try_emplace({leaf, from, to}, 0.0);
+    if (inserted) it->second = model_.ReshardSeconds(from, to, leaf.first, leaf.second);
+    return it->second;
+  }
+
+  const ReshardCostModel& model_;
+  std::map<MatrixKey, std::vector<double>> matrices_;
+  std::map<std::tuple<LeafKey, ShardingSpec, ShardingSpec>, double> prices_;
+};
+
+}  // namespace
+
+std::vector<OperandLeaf> OperandLeaves(const ir::Instruction& instruction) {
+  std::vector<OperandLeaf> leaves;
+  for (int64_t o = 0; o < instruction.operand_count(); ++o) {
+    const std::vector<const ir::Shape*> shapes = ShapeLeaves(instruction.operand(o)->shape());
+    for (size_t l = 0; l < shapes.size(); ++l) {
+      leaves.push_back(OperandLeaf{o, static_cast<int64_t>(l), shapes[l]});
+    }
+  }
+  return leaves;
+}
+
+CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liveness,
+                         const ReshardCostModel& reshard_cost) {
+  CostGraph cost_graph;
+  cost_graph.nodes.reserve(graph.nodes.size());
+  for (const StrategyNode& node : graph.nodes) {
+    CostGraphNode& out = cost_graph.nodes.emplace_back();
+    for (const Strategy& strategy : node.set.strategies) {
+      out.seconds.push_back(strategy.compute_seconds + strategy.communication_seconds);
+      out.memory_bytes.push_back(strategy.memory_bytes);
+    }
+    const cost::BufferInterval& buffer = liveness.BufferOf(node.instruction);
+    out.live = solver::Interval{buffer.start, buffer.end};
+    if (node.set.follows_operand >= 0) {
+      out.follows = graph.SourceOf(*node.instruction->operand(node.set.follows_operand), 0).node;
+    }
+  }
+
+  EdgePricer pricer(reshard_cost);
+  for (size_t v = 0; v < graph.nodes.size(); ++v) {
+    const StrategyNode& user = graph.nodes[v];
+    for (const OperandLeaf& operand : OperandLeaves(*user.instruction)) {
+      const ValueSource source =
+          graph.SourceOf(*user.instruction->operand(operand.operand), operand.leaf);
+      const bool followed =
+          cost_graph.nodes[v].follows == source.node && user.set.follows_operand == operand.operand;
+      std::vector<ShardingSpec> rows;
+      for (const Strategy& strategy :
+           graph.nodes[static_cast<size_t>(source.node)].set.strategies) {
+        rows.push_back(strategy.output[static_cast<size_t>(source.leaf)]);
+      }
+      std::vector<ShardingSpec> cols;
+      for (const Strategy& strategy : user.set.strategies) {
+        cols.push_back(strategy.operands[static_cast<size_t>(operand.operand)]
+                                        [static_cast<size_t>(operand.leaf)]);
+      }
+      CostGraphEdge& edge = cost_graph.edges.emplace_back();
+      edge.from = source.node;
+      edge.to = static_cast<int64_t>(v);
+      edge.seconds = pricer.Matrix(*operand.shape, std::move(rows), std::move(cols), followed);
+    }
+  }
+  return cost_graph;
+}
+
+}  // namespace alpa::sharding

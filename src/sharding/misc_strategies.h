@@ -1,0 +1,51 @@
+// Strategies of the ops no other family covers (reference/alpa.md 2.a.4, the last rows):
+//
+//   sort, topk      follow an operand (ChooseOperandToFollow for sort's keys and values); the
+//                   sorted dim (topk: the last) must be unsplit and partial sums are summed first,
+//                   so the needed spec drops both and the edge pays for them; every result leaf
+//                   takes the needed spec (Alpa charged the same resharding inside the node).
+//   custom-call     the layer boundary marker (ir/layer_boundary.h) is an identity: it follows
+//                   its operand, partial axes included. Any other target is unknown: with
+//                   MiscOptions::replicate_unknown_custom_calls it runs as a replicated unit,
+//                   else it is an error naming the op, its target and its source location.
+//   while, conditional, call
+//                   a replicated unit: one strategy, every operand and result leaf replicated,
+//                   the whole cost on every device. Their bodies are not sharded (Alpa refused
+//                   them; a batch-split strategy would need the body's rules).
+//   collectives already in the imported HLO (all-reduce, all-gather, reduce-scatter, all-to-all,
+//   collective-permute, their async halves, collective-broadcast): a replicated unit. Their
+//                   replica groups were chosen for some other partitioning; running them on
+//                   replicated data keeps the program's meaning whatever the plan.
+//   token ops (after-all, add-dependency, infeed, outfeed, send, recv and their -done halves):
+//                   a replicated unit. (rng-get-and-update-state, partition-id and replica-id are
+//                   sources: source_strategies.h.)
+//
+// Tuples and get-tuple-elements are not handled here: a tuple is no decision node, and a
+// get-tuple-element follows its operand's selected leaf (strategy_graph.h does both).
+#ifndef ALPA_SHARDING_MISC_STRATEGIES_H_
+#define ALPA_SHARDING_MISC_STRATEGIES_H_
+
+#include "ir/instruction.h"
+#include "ir/opcode.h"
+#include "sharding/strategy.h"
+#include "support/status.h"
+
+namespace alpa::sharding {
+
+struct MiscOptions {
+  // Run a custom-call of an unknown target replicated (one strategy) instead of failing
+  // (StrategyOptions::replicate_unknown_ops).
+  bool replicate_unknown_custom_calls = false;
+};
+
+// The opcodes MiscStrategies handles.
+bool IsMiscStrategyOpcode(ir::Opcode opcode);
+
+// Requires IsMiscStrategyOpcode(instruction.opcode()). Errors: an unknown custom-call target when
+// not allowed; those of the compute cost model.
+Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const StrategyContext& ctx,
+                                   const MiscOptions& options = {});
+
+}  // namespace alpa::sharding
+
+#endif  // ALPA_SHARDING_MISC_STRATEGIES_H_

@@ -1,0 +1,92 @@
+#include "solver/heuristic_trws.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace alpa::solver {
+
+Trws::Trws(const HeuristicProblem& problem)
+    : problem_(problem), gamma_(problem.num_nodes, 1.0), labelling_(problem.num_nodes, 0) {
+  const int64_t entries = problem.adj_begin[problem.num_nodes];
+  message_offset_.resize(entries);
+  int64_t total = 0;
+  for (int32_t v = 0; v < problem.num_nodes; ++v) {
+    int64_t earlier = 0, later = 0;
+    for (int64_t a = problem.adj_begin[v]; a < problem.adj_begin[v + 1]; ++a) {
+      message_offset_[a] = total;
+      total += k(v);
+      (problem.adj_node[a] < v ? earlier : later) += 1;
+    }
+    gamma_[v] = 1.0 / static_cast<double>(std::max<int64_t>(1, std::max(earlier, later)));
+  }
+  messages_.assign(total, 0.0);
+}
+
+void Trws::Pass(const std::vector<int64_t>& penalty, bool forward) {
+  const int32_t n = problem_.num_nodes;
+  for (int32_t step = 0; step < n; ++step) {
+    const int32_t i = forward ? step : n - 1 - step;
+    const int32_t ki = k(i);
+    const int64_t base = problem_.strategy_begin[i];
+    belief_.resize(ki);
+    for (int32_t s = 0; s < ki; ++s) {
+      belief_[s] = static_cast<double>(problem_.unary[base + s] + penalty[base + s]);
+    }
+    for (int64_t a = problem_.adj_begin[i]; a < problem_.adj_begin[i + 1]; ++a) {
+      const double* m = &messages_[message_offset_[a]];
+      for (int32_t s = 0; s < ki; ++s) belief_[s] += m[s];
+    }
+    if (forward) {
+      // Decode: earlier neighbours are fixed at their new labels, later ones speak by message.
+      out_.assign(ki, 0.0);
+      for (int32_t s = 0; s < ki; ++s) {
+        out_[s] = static_cast<double>(problem_.unary[base + s] + penalty[base + s]);
+      }
+      for (int64_t a = problem_.adj_begin[i]; a < problem_.adj_begin[i + 1]; ++a) {
+        const int32_t j = problem_.adj_node[a];
+        if (j < i) {
+          const int64_t* row =
+              &problem_.matrices[problem_.adj_matrix[a] + int64_t{labelling_[j]} * ki];
+          for (int32_t s = 0; s < ki; ++s) out_[s] += static_cast<double>(row[s]);
+        } else {
+          const double* m = &messages_[message_offset_[a]];
+          for (int32_t s = 0; s < ki; ++s) out_[s] += m[s];
+        }
+      }
+      labelling_[i] =
+          static_cast<int32_t>(std::min_element(out_.begin(), out_.end()) - out_.begin());
+    }
+    // Messages to the neighbours after i in this pass's order.
+    for (int64_t a = problem_.adj_begin[i]; a < problem_.adj_begin[i + 1]; ++a) {
+      const int32_t j = problem_.adj_node[a];
+      if (forward ? j < i : j > i) continue;
+      const int32_t kj = k(j);
+      const int64_t back = problem_.adj_reverse[a];  // j's entry for this edge
+      const double* from_j = &messages_[message_offset_[a]];
+      double* to_j = &messages_[message_offset_[back]];
+      // Matrix oriented for j: row s (i's strategy) holds theta_ij(s, t) over t.
+      const int64_t* matrix = &problem_.matrices[problem_.adj_matrix[back]];
+      std::fill(to_j, to_j + kj, std::numeric_limits<double>::infinity());
+      for (int32_t s = 0; s < ki; ++s) {
+        const double h = gamma_[i] * belief_[s] - from_j[s];
+        const int64_t* row = matrix + int64_t{s} * kj;
+        for (int32_t t = 0; t < kj; ++t) {
+          to_j[t] = std::min(to_j[t], h + static_cast<double>(row[t]));
+        }
+      }
+      const double least = *std::min_element(to_j, to_j + kj);
+      for (int32_t t = 0; t < kj; ++t) to_j[t] -= least;
+    }
+  }
+}
+
+std::vector<int32_t> Trws::Run(const std::vector<int64_t>& penalty, int iterations,
+                               const std::function<bool()>& stop) {
+  for (int it = 0; it < iterations && (it == 0 || !stop()); ++it) {
+    Pass(penalty, /*forward=*/true);
+    Pass(penalty, /*forward=*/false);
+  }
+  return labelling_;
+}
+
+}  // namespace alpa::solver

@@ -1,0 +1,52 @@
+// Sequential tree-reweighted message passing (TRW-S, Kolmogorov 2006) for the relaxed problem:
+// minimise sum_v theta_v(s_v) + sum_(v,w) theta_vw(s_v, s_w) with no memory limit, where
+// theta_v = unary + memory penalty (heuristic_search.h).
+//
+// Local moves cannot switch a cycle of nodes that must agree (a residual block's operands) from
+// one sharding to another: every node left out of the move pays the disagreement. Message
+// passing reasons about the whole graph at once. With nodes in a fixed order, a forward pass
+// visits them in order and, for each node i, sends to each later neighbour j
+//
+//   m_ij(t) = min_s [ gamma_i * b_i(s) - m_ji(s) + theta_ij(s, t) ],   then shifted to min 0,
+//
+// where b_i = theta_i + sum of messages into i and gamma_i = 1 / max(#earlier, #later
+// neighbours). The backward pass does the same in reverse order. A labelling is decoded in each
+// forward pass: s_i = argmin theta_i(s) + sum_{j earlier} theta_ij(s_j, s) + sum_{j later} m_ji(s).
+// Messages persist between calls, so a run after the penalties change starts warm.
+#ifndef ALPA_SOLVER_HEURISTIC_TRWS_H_
+#define ALPA_SOLVER_HEURISTIC_TRWS_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "solver/heuristic_problem.h"
+
+namespace alpa::solver {
+
+class Trws {
+ public:
+  explicit Trws(const HeuristicProblem& problem);
+
+  // Runs `iterations` forward + backward passes with theta_v = unary + penalty (per local
+  // strategy), fewer when `stop` says so between two, and returns the labelling decoded in the
+  // last forward pass.
+  std::vector<int32_t> Run(const std::vector<int64_t>& penalty, int iterations,
+                           const std::function<bool()>& stop);
+
+ private:
+  int32_t k(int32_t v) const { return problem_.num_strategies(v); }
+  // One pass; `forward` decodes into labelling_.
+  void Pass(const std::vector<int64_t>& penalty, bool forward);
+
+  const HeuristicProblem& problem_;
+  std::vector<int64_t> message_offset_;  // per adjacency entry a of v: m_{w->v}, k(v) values
+  std::vector<double> messages_;
+  std::vector<double> gamma_;
+  std::vector<int32_t> labelling_;
+  std::vector<double> belief_, out_;
+};
+
+}  // namespace alpa::solver
+
+#endif  // ALPA_SOLVER_HEURISTIC_TRWS_H_

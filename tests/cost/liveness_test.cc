@@ -1,0 +1,171 @@
+#include "cost/liveness.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace alpa::cost {
+namespace {
+
+using testing::ParseVerified;
+
+struct Expected {
+  std::string name;
+  int64_t start;
+  int64_t end;
+  int64_t bytes;
+};
+
+// The schedule's buffers, in order, as {name, [start, end), bytes}.
+void ExpectBuffers(const Liveness& liveness, const std::vector<Expected>& expected) {
+  ASSERT_EQ(liveness.buffers.size(), expected.size());
+  for (size_t t = 0; t < expected.size(); ++t) {
+    const BufferInterval& buffer = liveness.buffers[t];
+    EXPECT_EQ(buffer.instruction->name(), expected[t].name) << "step " << t;
+    EXPECT_EQ(buffer.start, expected[t].start) << expected[t].name;
+    EXPECT_EQ(buffer.end, expected[t].end) << expected[t].name;
+    EXPECT_EQ(buffer.bytes, expected[t].bytes) << expected[t].name;
+  }
+}
+
+TEST(LivenessTest, ChainIntervalsAreHalfOpenFromDefinitionToLastUse) {
+  // f32[256] = 1 KiB each. Each negate's input lives [def, reader + 1); the root to the end (5).
+  // usage: p; p a; p a b; p b c; p c d = 1, 2, 3, 3, 3 KiB: peak first at step 2 (b).
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[256] parameter(0)
+  a = f32[256] negate(p)
+  b = f32[256] negate(a)
+  c = f32[256] negate(b)
+  ROOT d = f32[256] negate(c)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  ExpectBuffers(liveness, {{"p", 0, 5, 1024},
+                           {"a", 1, 3, 1024},
+                           {"b", 2, 4, 1024},
+                           {"c", 3, 5, 1024},
+                           {"d", 4, 5, 1024}});
+  EXPECT_EQ(liveness.usage, (std::vector<int64_t>{1024, 2048, 3072, 3072, 3072}));
+  EXPECT_EQ(liveness.peak_bytes, 3072);
+  EXPECT_EQ(liveness.peak_step, 2);
+  EXPECT_EQ(liveness.parameter_bytes, 1024);
+  EXPECT_EQ(liveness.StepOf(module->entry()->GetInstruction("c")), 3);
+  EXPECT_EQ(liveness.BufferOf(module->entry()->GetInstruction("c")).end, 5);
+}
+
+TEST(LivenessTest, AliasesAllocateNothingAndExtendTheirOperands) {
+  // f32[100] = 400 bytes. Post order p, y, x, t, g, r. x is read by the tuple t only, but t is
+  // read by g and g by r (step 5), so x lives [2, 6). The tuple and get-tuple-element are 0
+  // bytes; their own intervals follow their readers.
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[100] parameter(0)
+  y = f32[100] negate(p)
+  x = f32[100] exponential(p)
+  t = (f32[100]) tuple(x)
+  g = f32[100] get-tuple-element(t), index=0
+  ROOT r = f32[100] add(y, g)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  ExpectBuffers(liveness, {{"p", 0, 6, 400},
+                           {"y", 1, 6, 400},
+                           {"x", 2, 6, 400},
+                           {"t", 3, 6, 0},
+                           {"g", 4, 6, 0},
+                           {"r", 5, 6, 400}});
+  EXPECT_EQ(liveness.peak_bytes, 1600);
+  EXPECT_EQ(liveness.peak_step, 5);
+}
+
+TEST(LivenessTest, BitcastAndOptBarrierAlias) {
+  // a (16 bytes) is read only through the bitcast and the barrier, which n reads at step 4: a
+  // lives [1, 5). usage: 16, 32, 32, 32, 48 (p, a, n).
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[4] parameter(0)
+  a = f32[4] negate(p)
+  c = f32[2,2] bitcast(a)
+  o = f32[2,2] opt-barrier(c)
+  ROOT n = f32[2,2] negate(o)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  ExpectBuffers(
+      liveness,
+      {{"p", 0, 5, 16}, {"a", 1, 5, 16}, {"c", 2, 5, 0}, {"o", 3, 5, 0}, {"n", 4, 5, 16}});
+  EXPECT_EQ(liveness.usage, (std::vector<int64_t>{16, 32, 32, 32, 48}));
+}
+
+TEST(LivenessTest, DeadValueLivesOneStepAndARootTupleKeepsItsElements) {
+  // Post order: p, a, b, t (root), then the unreached d. The root tuple keeps a and b to the end
+  // (5); d (f32[64] = 256 bytes) nobody reads lives [4, 5) only.
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[4] parameter(0)
+  a = f32[4] negate(p)
+  b = f32[4] exponential(p)
+  d = f32[64] constant({...})
+  ROOT t = (f32[4], f32[4]) tuple(a, b)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  ExpectBuffers(
+      liveness,
+      {{"p", 0, 5, 16}, {"a", 1, 5, 16}, {"b", 2, 5, 16}, {"t", 3, 5, 0}, {"d", 4, 5, 256}});
+  EXPECT_EQ(liveness.peak_bytes, 16 * 3 + 256);
+  EXPECT_EQ(liveness.peak_step, 4);
+}
+
+TEST(LivenessTest, GivenOrderAndBytesFunction) {
+  // Two independent values a and s, both read by r, in the given order p, s, a, r; bytes are
+  // halved as for a 2-way shard (f32[100] = 400 bytes, 200 per device).
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[100] parameter(0)
+  a = f32[100] negate(p)
+  s = f32[100] exponential(p)
+  ROOT r = f32[100] add(a, s)
+})");
+  ASSERT_NE(module, nullptr);
+  const ir::Computation& entry = *module->entry();
+  auto half = [](const ir::Instruction& instruction) { return instruction.shape().ByteSize() / 2; };
+  const std::vector<const ir::Instruction*> order = {
+      entry.GetInstruction("p"), entry.GetInstruction("s"), entry.GetInstruction("a"),
+      entry.GetInstruction("r")};
+  const Liveness liveness = ComputeLiveness(entry, order, half);
+  ExpectBuffers(liveness, {{"p", 0, 4, 200}, {"s", 1, 4, 200}, {"a", 2, 4, 200}, {"r", 3, 4, 200}});
+  EXPECT_EQ(liveness.usage, (std::vector<int64_t>{200, 400, 600, 800}));
+  EXPECT_EQ(liveness.parameter_bytes, 200);
+}
+
+TEST(LivenessTest, ParametersLiveFromTheFirstStep) {
+  // The second parameter comes late in the post order but is counted from step 0: 8 + 24 bytes.
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  a = f32[2] parameter(0)
+  b = s64[3] parameter(1)
+  n = f32[2] negate(a)
+  ROOT t = (f32[2], s64[3]) tuple(n, b)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  const BufferInterval& b = liveness.BufferOf(module->entry()->GetInstruction("b"));
+  EXPECT_EQ(b.start, 0);
+  EXPECT_EQ(b.end, liveness.steps());
+  EXPECT_EQ(liveness.usage.front(), 32);
+  EXPECT_EQ(liveness.peak_bytes, 40);
+}
+
+}  // namespace
+}  // namespace alpa::cost

@@ -1,0 +1,181 @@
+// The heuristic solver against brute force on small random problems, and its contract: never a
+// forbidden or over-limit choice, proven infeasibility, determinism, the effort bound, the start.
+#include "solver/heuristic_solver.h"
+
+#include <gtest/gtest.h>
+
+#include "solver/checker.h"
+#include "tests/solver/test_problems.h"
+
+namespace alpa::solver {
+namespace {
+
+SolveOptions EffortOptions(int64_t effort) {
+  SolveOptions options;
+  options.kind = SolverKind::kHeuristic;
+  options.time_limit_s = 60;  // a safety net; the effort bounds the work
+  options.effort = effort;
+  return options;
+}
+
+// A chain a - b - c where b must be sharded like a and like c (forbidden off the diagonal): the
+// reductions contract it into one node.
+Request PinnedChain() {
+  Request request;
+  for (int v = 0; v < 3; ++v) {
+    request.nodes.push_back({{0, 2}, {5, 1, 7}, {4, 6, 2}});
+  }
+  const int64_t f = kForbiddenCost;
+  request.edges.push_back({0, 1, {0, f, f, f, 0, f, f, f, 0}});
+  request.edges.push_back({1, 2, {0, f, f, f, 0, f, f, f, 0}});
+  return request;
+}
+
+TEST(SolveHeuristic, FindsTheBruteForceOptimum) {
+  // With and without memory limits and forbidden entries. Not exact on every problem: the
+  // Lagrangian prices cannot single out an optimum inside a duality gap, and repair plus descent
+  // may then stop next to it.
+  int exact = 0, solved = 0;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    const Request request = testing::RandomRequest(seed, 7, 3, seed % 3 == 0 ? 0.2 : 0.05);
+    const testing::BruteForce expected = testing::SolveByEnumeration(request);
+    Result<Answer> answer = SolveHeuristic(request, EffortOptions(300));
+    ASSERT_TRUE(answer.ok());
+    if (!expected.optimum.has_value()) {
+      EXPECT_FALSE(answer->has_solution()) << "seed " << seed;
+      continue;
+    }
+    ASSERT_TRUE(answer->has_solution()) << "seed " << seed;
+    ++solved;
+    exact += answer->cost == *expected.optimum;
+    EXPECT_LE(answer->cost, *expected.optimum * 11 / 10) << "seed " << seed;
+    ASSERT_TRUE(answer->lower_bound.has_value());
+    EXPECT_LE(*answer->lower_bound, *expected.optimum);
+    EXPECT_EQ(answer->solver, "heuristic");
+  }
+  EXPECT_GE(exact, solved * 9 / 10) << exact << " of " << solved << " exact";
+}
+
+TEST(SolveHeuristic, NeverReturnsAForbiddenOrOverLimitChoice) {
+  int solved = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    const Request request = testing::RandomRequest(seed, 40, 6, 0.03);
+    Result<Answer> answer = SolveHeuristic(request, EffortOptions(50));
+    ASSERT_TRUE(answer.ok());
+    if (!answer->has_solution()) {
+      EXPECT_TRUE(answer->choice.empty());
+      continue;
+    }
+    ++solved;
+    Result<Evaluation> check = EvaluateChoice(request, answer->choice);
+    ASSERT_TRUE(check.ok());
+    EXPECT_TRUE(check->feasible()) << "seed " << seed;
+    EXPECT_EQ(check->cost, answer->cost);
+  }
+  EXPECT_GE(solved, 10);  // the test means something
+}
+
+TEST(SolveHeuristic, ProvesInfeasibility) {
+  // Least possible usage over the limit at time 1: nodes 0 and 1 overlap there.
+  Request memory;
+  memory.nodes.push_back({{0, 2}, {1, 2}, {5, 3}});
+  memory.nodes.push_back({{1, 3}, {1, 2}, {4, 6}});
+  memory.usage_limit = 6;
+  Result<Answer> answer = SolveHeuristic(memory, EffortOptions(10));
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(answer->status, SolveStatus::kInfeasible);
+  EXPECT_TRUE(answer->choice.empty());
+  memory.usage_limit = 7;
+  answer = SolveHeuristic(memory, EffortOptions(10));
+  ASSERT_TRUE(answer.ok());
+  EXPECT_TRUE(answer->has_solution());
+  EXPECT_EQ(answer->choice, (std::vector<int64_t>{1, 0}));
+
+  // Every combination of the edge is forbidden once node 1's forbidden strategy is gone.
+  const int64_t f = kForbiddenCost;
+  Request edges;
+  edges.nodes.push_back({{}, {1, 2}, {0, 0}});
+  edges.nodes.push_back({{}, {f, 3}, {0, 0}});
+  edges.edges.push_back({0, 1, {0, f, 0, f}});
+  answer = SolveHeuristic(edges, EffortOptions(10));
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(answer->status, SolveStatus::kInfeasible);
+}
+
+TEST(SolveHeuristic, ContractsPinnedNodes) {
+  // Strategy 1 everywhere costs 3, the cheap lower bound of the contracted node: optimal. With
+  // the limit, 6 + 6 + 6 > 17 rules it out, and strategy 0 (cost 15, usage 12) beats strategy 2
+  // (cost 21, usage 6); the bound (3) no longer proves it.
+  Request request = PinnedChain();
+  Result<Answer> answer = SolveHeuristic(request, EffortOptions(10));
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(answer->status, SolveStatus::kOptimal);
+  EXPECT_EQ(answer->choice, (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(answer->cost, 3);
+  EXPECT_EQ(answer->lower_bound, 3);
+  request.usage_limit = 17;
+  answer = SolveHeuristic(request, EffortOptions(10));
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(answer->status, SolveStatus::kFeasible);
+  EXPECT_EQ(answer->choice, (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(answer->cost, 15);
+}
+
+TEST(SolveHeuristic, IsDeterministic) {
+  const Request request = testing::RandomRequest(7, 300, 6, 0.1);
+  SolveOptions options = EffortOptions(40);
+  Result<Answer> first = SolveHeuristic(request, options);
+  Result<Answer> second = SolveHeuristic(request, options);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->status, second->status);
+  EXPECT_EQ(first->choice, second->choice);
+  EXPECT_EQ(first->cost, second->cost);
+}
+
+TEST(SolveHeuristic, MoreEffortIsNeverWorse) {
+  // The iterations of a smaller effort are a prefix of a larger one's, and the best only improves.
+  for (uint64_t seed = 30; seed < 36; ++seed) {
+    const Request request = testing::RandomRequest(seed, 200, 5, 0.1);
+    Result<Answer> small = SolveHeuristic(request, EffortOptions(1));
+    Result<Answer> large = SolveHeuristic(request, EffortOptions(30));
+    ASSERT_TRUE(small.ok());
+    ASSERT_TRUE(large.ok());
+    if (small->has_solution()) {
+      ASSERT_TRUE(large->has_solution());
+      EXPECT_LE(large->cost, small->cost) << "seed " << seed;
+    }
+  }
+}
+
+TEST(SolveHeuristic, StartsFromTheGivenSolution) {
+  // With no iteration at all (effort 0) the answer is the start, improved by descent only.
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const Request request = testing::RandomRequest(seed, 7, 3, 0.05);
+    const testing::BruteForce expected = testing::SolveByEnumeration(request);
+    if (!expected.optimum.has_value()) continue;
+    SolveOptions options = EffortOptions(0);
+    options.start = expected.choice;
+    Result<Answer> answer = SolveHeuristic(request, options);
+    ASSERT_TRUE(answer.ok());
+    ASSERT_TRUE(answer->has_solution()) << "seed " << seed;
+    EXPECT_EQ(answer->cost, *expected.optimum) << "seed " << seed;
+  }
+}
+
+TEST(SolveHeuristic, ReportsImprovements) {
+  Request request = testing::RandomRequest(3, 100, 5, 0.0);
+  request.usage_limit.reset();
+  SolveOptions options = EffortOptions(20);
+  std::vector<TotalCost> costs;
+  options.on_improvement = [&](double, TotalCost cost) { costs.push_back(cost); };
+  Result<Answer> answer = SolveHeuristic(request, options);
+  ASSERT_TRUE(answer.ok());
+  ASSERT_TRUE(answer->has_solution());
+  ASSERT_FALSE(costs.empty());
+  for (size_t i = 1; i < costs.size(); ++i) EXPECT_LT(costs[i], costs[i - 1]);
+  EXPECT_EQ(costs.back(), answer->cost);
+}
+
+}  // namespace
+}  // namespace alpa::solver

@@ -1,0 +1,150 @@
+#include "tools/alpa/memory_report.h"
+
+#include <fmt/format.h>
+
+#include "cluster/presets.h"
+#include "support/table.h"
+#include "support/units.h"
+
+namespace alpa::tools {
+namespace {
+
+cost::ParameterRole RoleOf(autodiff::StepParameter kind) {
+  switch (kind) {
+    case autodiff::StepParameter::kWeight:
+      return cost::ParameterRole::kWeight;
+    case autodiff::StepParameter::kOptimizerState:
+      return cost::ParameterRole::kOptimizerState;
+    case autodiff::StepParameter::kBatch:
+      return cost::ParameterRole::kBatch;
+    case autodiff::StepParameter::kStepCount:
+      break;
+  }
+  return cost::ParameterRole::kOther;
+}
+
+constexpr cost::MemoryCategory kCategories[] = {
+    cost::MemoryCategory::kWeights,        cost::MemoryCategory::kOptimizerState,
+    cost::MemoryCategory::kGradients,      cost::MemoryCategory::kSavedActivations,
+    cost::MemoryCategory::kTemporaries,    cost::MemoryCategory::kBatch,
+    cost::MemoryCategory::kOtherParameters};
+
+std::string Share(int64_t part, int64_t whole) {
+  return whole > 0 ? fmt::format("{:.1f}%",
+                                 100.0 * static_cast<double>(part) / static_cast<double>(whole))
+                   : "-";
+}
+
+const cost::ValueInfo* PeakValue(const cost::MemoryModel& memory) {
+  const int64_t step = memory.liveness.peak_step;
+  return step < 0 ? nullptr : &memory.values[static_cast<size_t>(step)];
+}
+
+const ir::Instruction* PeakInstruction(const cost::MemoryModel& memory) {
+  const int64_t step = memory.liveness.peak_step;
+  return step < 0 ? nullptr : memory.liveness.order[static_cast<size_t>(step)];
+}
+
+}  // namespace
+
+cost::MemoryModel ModelMemory(const ModelArgument& model) {
+  cost::MemoryModelOptions options;
+  if (model.zoo) {
+    const models::Model& loss = model.zoo->zoo.model;
+    const autodiff::TrainStepOptions& training = model.zoo->training;
+    options.num_micro_batches = training.num_micro_batches;
+    for (autodiff::StepParameter kind :
+         autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
+                                       static_cast<int64_t>(loss.weights.size()), training)) {
+      options.parameter_roles.push_back(RoleOf(kind));
+    }
+  }
+  return cost::BuildMemoryModel(*model.module().entry(), options);
+}
+
+Result<DeviceFit> FitOnOneDevice(const std::string& argument, const cost::MemoryModel& memory) {
+  ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec spec, cluster::ParseClusterArgument(argument));
+  return DeviceFit{argument, spec.hosts.front().device, memory.liveness.peak_bytes};
+}
+
+std::string MemoryText(const cost::MemoryModel& memory) {
+  const int64_t peak = memory.liveness.peak_bytes;
+  std::string out;
+  if (const ir::Instruction* at = PeakInstruction(memory)) {
+    out += fmt::format("peak memory   {} on one device running it all (naive schedule), at %{}\n",
+                       FormatBytes(peak), at->name());
+    out += fmt::format("              ({} pass, step {} of {})\n",
+                       cost::PassName(PeakValue(memory)->pass), memory.liveness.peak_step + 1,
+                       memory.liveness.steps());
+  } else {
+    out += fmt::format("peak memory   {} (an empty computation)\n", FormatBytes(peak));
+  }
+  Table table({"at the peak", "bytes", "share"},
+              {Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight});
+  for (cost::MemoryCategory category : kCategories) {
+    table.AddRow({std::string(cost::MemoryCategoryName(category)),
+                  FormatBytes(memory.at_peak[category]), Share(memory.at_peak[category], peak)});
+  }
+  table.AddRow({"total", FormatBytes(peak), Share(peak, peak)});
+  out += "\n" + table.Render(2) + "\n";
+  out += fmt::format("static        {} held all step (weights + gradients + optimizer state)\n",
+                     FormatBytes(memory.StaticBytes()));
+  out += fmt::format(
+      "activations   {} saved for the backward pass; {} per micro-batch ({} of them) over {} "
+      "layer(s)\n",
+      FormatBytes(memory.saved_activation_bytes),
+      FormatBytes(memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers)),
+      memory.num_micro_batches, memory.num_layers);
+  return out;
+}
+
+nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory) {
+  nlohmann::ordered_json at_peak = nlohmann::ordered_json::object();
+  for (cost::MemoryCategory category : kCategories) {
+    at_peak[std::string(cost::MemoryCategoryKey(category))] = memory.at_peak[category];
+  }
+  nlohmann::ordered_json per_layer = nlohmann::ordered_json::array();
+  for (int64_t layer = 0; layer < memory.num_layers; ++layer) {
+    per_layer.push_back(memory.SavedActivationBytesPerMicroBatch(layer, layer + 1));
+  }
+  const ir::Instruction* at = PeakInstruction(memory);
+  nlohmann::ordered_json json;
+  json["schedule"] = "post order";
+  json["steps"] = memory.liveness.steps();
+  json["peak_bytes"] = memory.liveness.peak_bytes;
+  json["peak_instruction"] = at ? at->name() : "";
+  json["peak_step"] = memory.liveness.peak_step;
+  json["peak_pass"] = at ? std::string(cost::PassName(PeakValue(memory)->pass)) : "";
+  json["at_peak"] = std::move(at_peak);
+  json["static_bytes"] = memory.StaticBytes();
+  json["gradient_bytes"] = memory.gradient_bytes;
+  json["saved_activation_bytes"] = memory.saved_activation_bytes;
+  json["micro_batches"] = memory.num_micro_batches;
+  json["layers"] = memory.num_layers;
+  json["saved_activation_bytes_per_micro_batch"] =
+      memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers);
+  json["saved_activation_bytes_per_micro_batch_by_layer"] = std::move(per_layer);
+  return json;
+}
+
+std::string FitText(const DeviceFit& fit) {
+  std::string out = fmt::format("one device    {} of {}: {} of memory; ", fit.device.name,
+                                fit.cluster, FormatBytes(fit.device.memory_bytes));
+  if (fit.HeadroomBytes() >= 0) {
+    return out + fmt::format("the peak fits with {} to spare\n", FormatBytes(fit.HeadroomBytes()));
+  }
+  out += fmt::format("the peak does NOT fit: {} short\n", FormatBytes(-fit.HeadroomBytes()));
+  return out + fmt::format("              (the smallest device memory it fits in is {})\n",
+                           FormatBytes(fit.required_bytes));
+}
+
+nlohmann::ordered_json FitJson(const DeviceFit& fit) {
+  return {{"cluster", fit.cluster},
+          {"device", fit.device.name},
+          {"device_memory_bytes", fit.device.memory_bytes},
+          {"required_bytes", fit.required_bytes},
+          {"fits_in_device_memory", fit.HeadroomBytes() >= 0},
+          {"headroom_bytes", fit.HeadroomBytes()}};
+}
+
+}  // namespace alpa::tools

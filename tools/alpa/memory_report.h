@@ -1,0 +1,47 @@
+// `alpa inspect MODEL --memory`: what one device running the whole module (a zoo model's train
+// step, or an HLO file) holds at its peak, by category (cost/memory_model.h), and with a cluster
+// whether that fits one of its devices and by how much.
+//
+// For a zoo model the entry parameters' roles come from the train step's layout
+// (autodiff::StepParameterLayout: weights, optimizer state, step counter, batch); an HLO file's
+// parameters are all "other", and only the value tags it carries (ir/value_tag.h, e.g. in a
+// train step exported with --export) tell its passes and gradients apart.
+#ifndef ALPA_TOOLS_ALPA_MEMORY_REPORT_H_
+#define ALPA_TOOLS_ALPA_MEMORY_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cluster/device.h"
+#include "cost/memory_model.h"
+#include "tools/alpa/zoo_options.h"
+
+namespace alpa::tools {
+
+// The memory model of `model`'s entry computation (naive post-order schedule, full shapes).
+cost::MemoryModel ModelMemory(const ModelArgument& model);
+
+// Whether the peak fits one device of a cluster.
+struct DeviceFit {
+  std::string cluster;  // the --cluster argument
+  cluster::DeviceSpec device;
+  int64_t required_bytes = 0;
+
+  int64_t HeadroomBytes() const { return device.memory_bytes - required_bytes; }  // < 0: short
+};
+
+// On the first device type of the cluster `argument` names (a preset or a file).
+Result<DeviceFit> FitOnOneDevice(const std::string& argument, const cost::MemoryModel& memory);
+
+// The breakdown at the peak and the whole-step figures: text lines for people, the "memory"
+// object for --json.
+std::string MemoryText(const cost::MemoryModel& memory);
+nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory);
+
+// The fit: one line (two when it does not fit), and the "one_device" object for --json.
+std::string FitText(const DeviceFit& fit);
+nlohmann::ordered_json FitJson(const DeviceFit& fit);
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_MEMORY_REPORT_H_

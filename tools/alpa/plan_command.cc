@@ -1,0 +1,443 @@
+#include "tools/alpa/plan_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "cluster/mesh.h"
+#include "cluster/presets.h"
+#include "cost/flop_count.h"
+#include "hlo/printer.h"
+#include "sharding/auto_sharding.h"
+#include "sharding/hlo_sharding.h"
+#include "sharding/parallel_methods.h"
+#include "sharding/pins.h"
+#include "support/table.h"
+#include "support/units.h"
+#include "tools/alpa/command_util.h"
+
+namespace alpa::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// "2x4" -> {2, 4}; every factor a positive integer.
+Result<std::vector<int64_t>> ParseMeshShape(const std::string& text) {
+  std::vector<int64_t> shape;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find_first_of("x,", begin), text.size());
+    const std::string part = text.substr(begin, end - begin);
+    char* rest = nullptr;
+    const long long value = std::strtoll(part.c_str(), &rest, 10);
+    if (part.empty() || *rest != '\0' || value < 1) {
+      return InvalidArgument("--mesh {}: '{}' is not a positive integer; write the shape as 2x4",
+                             text, part);
+    }
+    shape.push_back(value);
+    begin = end + 1;
+  }
+  return shape;
+}
+
+// (N), then (a, N/a) for every divisor 1 < a < N: the logical shapes Alpa's intra-op pass tries.
+std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
+  std::vector<std::vector<int64_t>> shapes = {{devices}};
+  for (int64_t a = 2; a < devices; ++a) {
+    if (devices % a == 0) shapes.push_back({a, devices / a});
+  }
+  return shapes;
+}
+
+// FNV-1a over the module's HLO text: the same model and config always give the same value.
+std::string Fingerprint(const ir::Module& module) {
+  uint64_t hash = 1469598103934665603ull;
+  for (const char c : hlo::PrintModule(module)) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  return fmt::format("{:016x}", hash);
+}
+
+struct PlannedMesh {
+  std::vector<int64_t> shape;
+  sharding::ShardingSolution solution;
+  int64_t pins = 0;
+};
+
+cost::ParameterRole RoleOf(autodiff::StepParameter kind) {
+  switch (kind) {
+    case autodiff::StepParameter::kWeight:
+      return cost::ParameterRole::kWeight;
+    case autodiff::StepParameter::kOptimizerState:
+      return cost::ParameterRole::kOptimizerState;
+    case autodiff::StepParameter::kBatch:
+      return cost::ParameterRole::kBatch;
+    case autodiff::StepParameter::kStepCount:
+      break;
+  }
+  return cost::ParameterRole::kOther;
+}
+
+// The entry parameters as the parallel methods see them. A zoo step's layout gives the roles,
+// and step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1) replaces parameter i before
+// the batch by element i + 1 of the result. An HLO file has no roles.
+Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgument& model,
+                                                                sharding::ParallelMethod method) {
+  if (!model.zoo) {
+    return InvalidArgument(
+        "--method {} needs to know which parameters are the batch, the weights and the optimizer "
+        "state, which an HLO file does not say: give a zoo model, or use --method shard with "
+        "--shardings FILE.json pinning the batch parameters",
+        sharding::ParallelMethodName(method));
+  }
+  const models::Model& loss = model.zoo->zoo.model;
+  std::vector<cost::ParameterRole> roles;
+  std::vector<int64_t> outputs;
+  for (autodiff::StepParameter kind : autodiff::StepParameterLayout(
+           loss.loss->entry()->parameter_count(), static_cast<int64_t>(loss.weights.size()),
+           model.zoo->training)) {
+    outputs.push_back(
+        kind == autodiff::StepParameter::kBatch ? -1 : static_cast<int64_t>(roles.size()) + 1);
+    roles.push_back(RoleOf(kind));
+  }
+  return sharding::StepParameters(*model.module().entry(), roles, outputs);
+}
+
+// Every pin for a mesh shape, in precedence order: the shardings file, the HLO's annotations,
+// the method's rules.
+Result<sharding::Pins> CollectPins(const PlanOptions& options, const ir::Computation& entry,
+                                   sharding::ParallelMethod method,
+                                   const std::vector<sharding::MethodParameter>& parameters,
+                                   const std::vector<int64_t>& shape) {
+  sharding::Pins pins;
+  if (!options.shardings_path.empty()) {
+    ALPA_ASSIGN_OR_RETURN(pins, sharding::ReadShardingsFile(options.shardings_path, entry, shape));
+  }
+  if (!options.ignore_hlo_shardings) {
+    ALPA_ASSIGN_OR_RETURN(sharding::Pins annotated, sharding::PinsFromHloShardings(entry, shape));
+    sharding::MergePins(pins, annotated);
+  }
+  ALPA_ASSIGN_OR_RETURN(sharding::Pins rules, sharding::MethodPins(method, shape, parameters));
+  sharding::MergePins(pins, rules);
+  return pins;
+}
+
+std::string SpecText(const sharding::LeafSpecs& specs, const std::vector<int64_t>& mesh_shape) {
+  if (specs.size() == 1) return sharding::ToString(sharding::ToHloSharding(specs[0], mesh_shape));
+  std::vector<std::string> parts;
+  for (const sharding::ShardingSpec& spec : specs) {
+    parts.push_back(sharding::ToString(sharding::ToHloSharding(spec, mesh_shape)));
+  }
+  return fmt::format("{{{}}}", fmt::join(parts, ", "));
+}
+
+std::string ReadableSpecs(const sharding::LeafSpecs& specs) {
+  std::vector<std::string> parts;
+  for (const sharding::ShardingSpec& spec : specs) parts.push_back(sharding::ToString(spec));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+nlohmann::ordered_json CommJson(const sharding::CommunicationSummary& comm) {
+  nlohmann::ordered_json json;
+  for (cost::CollectiveKind kind :
+       {cost::CollectiveKind::kAllReduce, cost::CollectiveKind::kAllGather,
+        cost::CollectiveKind::kReduceScatter, cost::CollectiveKind::kAllToAll,
+        cost::CollectiveKind::kCollectivePermute, cost::CollectiveKind::kSendRecv}) {
+    auto it = comm.count.find(kind);
+    json[std::string(cost::CollectiveKindName(kind))] = it == comm.count.end() ? 0 : it->second;
+  }
+  json["bytes"] = comm.bytes;
+  return json;
+}
+
+struct PlanReport {
+  std::string model_name;
+  std::string fingerprint;
+  std::string cluster;
+  std::string method;
+  int64_t num_micro_batches = 1;
+  double dot_flops = 0;
+  double total_seconds = 0;
+  int64_t meshes_tried = 0;
+};
+
+double Tflops(const PlanReport& report, const sharding::ShardingEstimate& estimate) {
+  return estimate.step_seconds() > 0 ? report.dot_flops / estimate.step_seconds() / 1e12 : 0;
+}
+
+nlohmann::ordered_json PlanJson(const PlanReport& report, const PlannedMesh& best) {
+  const sharding::ShardingSolution& solution = best.solution;
+  const sharding::ShardingEstimate& estimate = solution.estimate;
+  nlohmann::ordered_json json;
+  json["format"] = "alpa-plan";
+  json["version"] = 1;
+  json["model"] = {{"name", report.model_name}, {"fingerprint", report.fingerprint}};
+  json["cluster"] = report.cluster;
+  json["method"] = report.method;
+  json["mesh"] = best.shape;
+  json["num_micro_batches"] = report.num_micro_batches;
+  json["pins"] = best.pins;
+  json["estimate"] = {{"step_time_s", estimate.step_seconds()},
+                      {"compute_s", estimate.compute_seconds},
+                      {"communication_s", estimate.communication_seconds},
+                      {"resharding_s", estimate.resharding_seconds},
+                      {"tflops", Tflops(report, estimate)},
+                      {"peak_memory_bytes", estimate.peak_memory_bytes},
+                      {"memory_budget_bytes", solution.memory_budget_bytes},
+                      {"comm", CommJson(estimate.communication)}};
+  json["compile"] = {{"total_s", report.total_seconds},
+                     {"solver_s", solution.timings.solve_s},
+                     {"strategies_s", solution.timings.generate_s},
+                     {"cost_graph_s", solution.timings.cost_graph_s},
+                     {"estimate_s", solution.timings.estimate_s},
+                     {"solver_status", solver::SolveStatusName(solution.answer.status)},
+                     {"ilp_nodes", solution.solver_nodes},
+                     {"ilp_edges", solution.solver_edges},
+                     {"meshes_tried", report.meshes_tried}};
+  nlohmann::ordered_json shardings = nlohmann::ordered_json::object();
+  nlohmann::ordered_json strategies = nlohmann::ordered_json::object();
+  for (size_t v = 0; v < solution.graph.nodes.size(); ++v) {
+    const std::string& name = solution.graph.nodes[v].instruction->name();
+    const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
+    shardings[name] = SpecText(chosen.output, best.shape);
+    strategies[name] = chosen.name;
+  }
+  json["shardings"] = std::move(shardings);
+  json["strategies"] = std::move(strategies);
+  return json;
+}
+
+std::string PlanText(const PlanReport& report, const PlannedMesh& best) {
+  const sharding::ShardingSolution& solution = best.solution;
+  const sharding::ShardingEstimate& estimate = solution.estimate;
+  std::string text = fmt::format("plan for {} on {} (method {}): mesh {}\n", report.model_name,
+                                 report.cluster, report.method, cluster::ShapeString(best.shape));
+  if (best.pins > 0) text += fmt::format("  pinned        {} instructions\n", best.pins);
+  text += fmt::format(
+      "  step time     {} (compute {}, collectives in ops {}, resharding {})\n",
+      FormatSeconds(estimate.step_seconds()), FormatSeconds(estimate.compute_seconds),
+      FormatSeconds(estimate.communication_seconds), FormatSeconds(estimate.resharding_seconds));
+  text += fmt::format("  throughput    {:.2f} TFLOPS (dot/convolution FLOPs, all devices)\n",
+                      Tflops(report, estimate));
+  text += fmt::format("  peak memory   {} per device (budget {})\n",
+                      FormatBytes(estimate.peak_memory_bytes),
+                      FormatBytes(solution.memory_budget_bytes));
+  std::vector<std::string> kinds;
+  for (const auto& [kind, count] : estimate.communication.count) {
+    kinds.push_back(fmt::format("{} {}", count, cost::CollectiveKindName(kind)));
+  }
+  text += fmt::format("  collectives   {} ({} in all)\n",
+                      kinds.empty() ? "none" : fmt::format("{}", fmt::join(kinds, ", ")),
+                      FormatBytes(estimate.communication.bytes));
+  text += fmt::format(
+      "  compile       {:.2f} s (solver {:.2f} s, {}; {} ILP nodes, {} edges; {} mesh shapes)\n",
+      report.total_seconds, solution.timings.solve_s,
+      solver::SolveStatusName(solution.answer.status), solution.solver_nodes, solution.solver_edges,
+      report.meshes_tried);
+
+  // Parameters in order, then the ten largest other values by per-device bytes.
+  Table parameters(
+      {"parameter", "shape", "sharding", "per device"},
+      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight});
+  std::vector<size_t> others;
+  for (size_t v = 0; v < solution.graph.nodes.size(); ++v) {
+    const ir::Instruction& instruction = *solution.graph.nodes[v].instruction;
+    const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
+    if (instruction.opcode() != ir::Opcode::kParameter) {
+      others.push_back(v);
+      continue;
+    }
+    parameters.AddRow({instruction.name(), instruction.shape().ToString(),
+                       ReadableSpecs(chosen.output), FormatBytes(chosen.memory_bytes)});
+  }
+  std::stable_sort(others.begin(), others.end(), [&](size_t a, size_t b) {
+    return solution.Chosen(static_cast<int64_t>(a)).memory_bytes >
+           solution.Chosen(static_cast<int64_t>(b)).memory_bytes;
+  });
+  others.resize(std::min<size_t>(others.size(), 10));
+  Table largest(
+      {"largest values", "shape", "sharding", "strategy"},
+      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft});
+  for (size_t v : others) {
+    const ir::Instruction& instruction = *solution.graph.nodes[v].instruction;
+    const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
+    largest.AddRow({instruction.name(), instruction.shape().ToString(),
+                    ReadableSpecs(chosen.output), chosen.name});
+  }
+  return text + "\n" + parameters.Render() + "\n" + largest.Render();
+}
+
+}  // namespace
+
+CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "plan", "Plan one training step on a cluster: shard every operator over a device mesh");
+  command->add_option("MODEL", options.model_path, "HLO text file (plain or .gz) or zoo name")
+      ->required();
+  command
+      ->add_option("--cluster", options.cluster,
+                   "The cluster: PRESET[:HOSTS[xDEVICES]] or FILE.json (`alpa cluster show`)")
+      ->required();
+  command
+      ->add_option("--method", options.method,
+                   "Parallel method: shard (automatic on --mesh), data (batch split, weights "
+                   "replicated), zero2 (and optimizer state split), zero3 (and weights split)")
+      ->check(CLI::IsMember({"shard", "data", "zero2", "zero3"}));
+  command->add_option("--mesh", options.mesh,
+                      "Logical mesh shape over all devices, e.g. 8, 2x4 or 2x2x2 (default for "
+                      "shard: try (N) and every (a, N/a), keep the fastest; the other methods "
+                      "use (N))");
+  command->add_option("--shardings", options.shardings_path,
+                      "Pins: a JSON object from instruction name to XLA sharding text, e.g. "
+                      "{\"x\": \"{devices=[4,1]<=[4]}\"} (device ids = mesh positions)");
+  command->add_flag("--ignore-hlo-shardings", options.ignore_hlo_shardings,
+                    "Do not pin the sharding= attributes of an HLO file");
+  command
+      ->add_option("--memory-budget", options.memory_budget,
+                   "Per-device memory the plan may use, e.g. 12GiB (default: the device memory)")
+      ->transform(CLI::AsSizeValue(false));
+  command->add_option("--time-limit", options.time_limit_s, "Solver time limit per mesh (s)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--solver", options.solver, "auto, cbc or heuristic")
+      ->check(CLI::IsMember({"auto", "cbc", "milp", "heuristic"}));
+  command->add_flag("--prefer-reduce-scatter,!--no-prefer-reduce-scatter",
+                    options.prefer_reduce_scatter,
+                    "Let split contractions leave partial sums so that users may reduce-scatter "
+                    "them (default on)");
+  command->add_flag("--replicate-unknown-ops", options.replicate_unknown_ops,
+                    "Run ops without sharding rules replicated instead of failing");
+  command->add_flag("--json", options.json, "Print the plan document (JSON)");
+  command->add_option("-o,--output", options.output_path, "Also write the plan document here");
+  AddZooFlags(*command, options.zoo, /*training=*/true);
+  command->footer(
+      "Exit codes: 0 success, 1 internal error, 2 bad input (unknown model or cluster, a mesh "
+      "that does not tile the devices, an op without sharding rules, a budget no plan fits).");
+  return command;
+}
+
+int RunPlan(const PlanOptions& options) {
+  const Clock::time_point start = Clock::now();
+  Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
+  if (!model.ok()) return ReportError(model.status());
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(options.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status().WithContext("--cluster"));
+  const cluster::PhysicalMesh devices = cluster::WholeClusterMesh(*cluster);
+
+  Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(options.method);
+  if (!method.ok()) return ReportError(method.status().WithContext("--method"));
+  std::vector<sharding::MethodParameter> parameters;
+  if (*method != sharding::ParallelMethod::kShard) {
+    Result<std::vector<sharding::MethodParameter>> described = MethodParameters(*model, *method);
+    if (!described.ok()) return ReportError(described.status());
+    parameters = std::move(described).value();
+  }
+
+  std::vector<std::vector<int64_t>> shapes;
+  if (options.mesh.empty()) {
+    shapes = *method == sharding::ParallelMethod::kShard
+                 ? CandidateMeshShapes(devices.size())
+                 : std::vector<std::vector<int64_t>>{{devices.size()}};
+  } else {
+    Result<std::vector<int64_t>> shape = ParseMeshShape(options.mesh);
+    if (!shape.ok()) return ReportError(shape.status());
+    if (*method != sharding::ParallelMethod::kShard &&
+        *shape != std::vector<int64_t>{devices.size()}) {
+      return ReportError(InvalidArgument(
+          "--mesh {}: method {} runs on the 1-D mesh of all {} devices (the batch split over "
+          "every device); leave --mesh out, or use --method shard for other meshes",
+          options.mesh, options.method, devices.size()));
+    }
+    shapes.push_back(*shape);
+  }
+
+  sharding::AutoShardingOptions auto_options;
+  auto_options.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
+  auto_options.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
+  if (options.memory_budget) auto_options.memory_budget_bytes = std::stoll(*options.memory_budget);
+  Result<solver::SolverKind> kind = solver::ParseSolverKind(options.solver);
+  if (!kind.ok()) return ReportError(kind.status().WithContext("--solver"));
+  auto_options.solve.kind = *kind;
+  auto_options.solve.time_limit_s = options.time_limit_s;
+
+  // The meshes to plan, each with its pins (a pin may be expressible on some shapes only).
+  const ir::Computation& entry = *model->module().entry();
+  std::vector<cluster::LogicalMesh> meshes;
+  std::vector<sharding::AutoShardingOptions> mesh_options;
+  Status last_error;
+  for (const std::vector<int64_t>& shape : shapes) {
+    Result<cluster::LogicalMesh> mesh = cluster::MakeLogicalMesh(*cluster, devices, shape);
+    if (!mesh.ok()) return ReportError(mesh.status().WithContext("--mesh"));
+    Result<sharding::Pins> pins = CollectPins(options, entry, *method, parameters, shape);
+    if (!pins.ok()) {
+      if (shapes.size() == 1) return ReportError(pins.status());
+      last_error = pins.status().WithContext(fmt::format("mesh {}", cluster::ShapeString(shape)));
+      continue;
+    }
+    meshes.push_back(std::move(mesh).value());
+    mesh_options.push_back(auto_options);
+    mesh_options.back().pinned_outputs = std::move(pins).value();
+  }
+  if (isatty(STDERR_FILENO) && !options.json && !meshes.empty()) {
+    fmt::print(stderr, "planning on {} mesh shape(s) ...\n", meshes.size());
+  }
+  std::vector<Result<sharding::ShardingSolution>> solutions =
+      sharding::AutoShardMeshes(entry, *cluster, meshes, mesh_options);
+
+  std::optional<PlannedMesh> best;
+  for (size_t m = 0; m < meshes.size(); ++m) {
+    Result<sharding::ShardingSolution>& solution = solutions[m];
+    if (!solution.ok()) {
+      // A mesh shape the user did not ask for may fail where another fits.
+      if (shapes.size() == 1 || solution.status().code() != StatusCode::kResourceExhausted) {
+        return ReportError(solution.status());
+      }
+      last_error = solution.status();
+      continue;
+    }
+    PlannedMesh planned{meshes[m].shape, std::move(solution).value(),
+                        static_cast<int64_t>(mesh_options[m].pinned_outputs.size())};
+    if (!best ||
+        planned.solution.estimate.step_seconds() < best->solution.estimate.step_seconds()) {
+      best = std::move(planned);
+    }
+  }
+  if (!best) return ReportError(last_error);
+
+  PlanReport report;
+  report.model_name = model->zoo ? model->zoo->zoo.entry.name : options.model_path;
+  report.fingerprint = Fingerprint(model->module());
+  report.cluster = options.cluster;
+  report.method = options.method;
+  report.num_micro_batches = model->zoo ? model->zoo->training.num_micro_batches : 1;
+  Result<cost::FlopCount> flops = cost::CountFlops(entry);
+  if (!flops.ok()) return ReportError(flops.status());
+  for (ir::Opcode opcode : {ir::Opcode::kDot, ir::Opcode::kConvolution}) {
+    if (auto it = flops->by_opcode.find(opcode); it != flops->by_opcode.end()) {
+      report.dot_flops += it->second;
+    }
+  }
+  report.meshes_tried = static_cast<int64_t>(shapes.size());
+  report.total_seconds = SecondsSince(start);
+
+  const nlohmann::ordered_json json = PlanJson(report, *best);
+  if (!options.output_path.empty()) {
+    const Status written = WriteTextFile(options.output_path, DumpJson(json) + "\n", "-o");
+    if (!written.ok()) return ReportError(written);
+  }
+  if (options.json) {
+    fmt::print("{}\n", DumpJson(json));
+  } else {
+    fmt::print("{}", PlanText(report, *best));
+  }
+  return kExitOk;
+}
+
+}  // namespace alpa::tools

@@ -1,0 +1,72 @@
+// `alpa plan`: a single-stage plan of one training step on a cluster (intra-operator
+// auto-sharding, src/sharding/auto_sharding.h).
+//
+//   alpa plan MODEL --cluster SPEC [--method shard|data|zero2|zero3] [--mesh 2x4]
+//             [--shardings FILE.json] [--ignore-hlo-shardings] [--json] [-o plan.json]
+//
+// --method shard (the default) plans on --mesh; without it every logical shape of the cluster's
+// devices is tried ((N), and (a, N/a) for every divisor a) and the fastest plan is kept. data,
+// zero2 and zero3 run on the 1-D mesh of all N devices (--mesh, if given, must be N) and pin the
+// layouts sharding/parallel_methods.h describes. They need the role of every entry parameter
+// (weight, optimizer state, batch), which a zoo model's train step gives
+// (autodiff::StepParameterLayout; parameter i before the batch is replaced by element i + 1 of
+// the step's result). An HLO file carries no roles, so for it these methods are an error that
+// says to use a zoo model, or --method shard with the batch pinned in a --shardings file.
+//
+// Pins (sharding/pins.h), in precedence order: --shardings FILE.json ({"<instruction>": "<XLA
+// sharding text>"}, device ids = mesh positions in row-major order), the `sharding=` attributes
+// of an HLO file (unless --ignore-hlo-shardings), the method's rules. The solver must respect
+// them; a pin no strategy of its instruction can take is an error naming it.
+//
+// The human output gives the chosen mesh, the estimated step time, TFLOPS, per-device peak
+// memory, collectives by kind and the sharding of every parameter and of the largest
+// activations; --json prints the plan document (version 1):
+//
+//   {"format": "alpa-plan", "version": 1, "model": {"name", "fingerprint"}, "cluster",
+//    "method", "mesh", "num_micro_batches", "pins" (instructions pinned),
+//    "estimate": {"step_time_s", "compute_s", "communication_s", "resharding_s", "tflops",
+//                 "peak_memory_bytes", "memory_budget_bytes",
+//                 "comm": {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+//                          "collective-permute", "send-recv", "bytes"}},
+//    "compile": {"total_s", "solver_s", "strategies_s", "cost_graph_s", "estimate_s",
+//                "solver_status", "ilp_nodes", "ilp_edges", "meshes_tried"},
+//    "shardings": {"<instruction>": "<XLA sharding text>", ...},
+//    "strategies": {"<instruction>": "<strategy name>", ...}}
+// which -o also writes. The pipeline planner extends the same document with stages.
+#ifndef ALPA_TOOLS_ALPA_PLAN_COMMAND_H_
+#define ALPA_TOOLS_ALPA_PLAN_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tools/alpa/zoo_options.h"
+
+namespace alpa::tools {
+
+struct PlanOptions {
+  std::string model_path;
+  std::string cluster;
+  std::string method = "shard";
+  std::string mesh;  // "2x4"; empty: try every logical shape (shard), N (the others)
+  std::string shardings_path;
+  bool ignore_hlo_shardings = false;
+  std::optional<std::string> memory_budget;
+  double time_limit_s = 30;
+  std::string solver = "auto";
+  bool prefer_reduce_scatter = true;
+  bool replicate_unknown_ops = false;
+  bool json = false;
+  std::string output_path;
+  ZooFlags zoo;
+};
+
+CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options);
+
+// Returns the process exit code (command_util.h).
+int RunPlan(const PlanOptions& options);
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_PLAN_COMMAND_H_

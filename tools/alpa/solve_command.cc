@@ -1,0 +1,213 @@
+#include "tools/alpa/solve_command.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "solver/checker.h"
+#include "solver/iopddl_json.h"
+#include "solver/request.h"
+#include "solver/solve.h"
+#include "tools/alpa/command_util.h"
+
+namespace alpa::tools {
+namespace {
+
+using solver::Answer;
+using solver::Evaluation;
+using solver::Request;
+using solver::TotalCost;
+using Json = nlohmann::ordered_json;
+
+// A 128-bit total as JSON: an integer when it fits in int64, else its decimal string.
+Json TotalJson(TotalCost value) {
+  if (value >= std::numeric_limits<int64_t>::min() &&
+      value <= std::numeric_limits<int64_t>::max()) {
+    return static_cast<int64_t>(value);
+  }
+  return solver::TotalCostString(value);
+}
+
+Json OptionalTotalJson(const std::optional<TotalCost>& value) {
+  return value.has_value() ? TotalJson(*value) : Json(nullptr);
+}
+
+// (cost - bound) / cost, the relative gap; 0 for a zero cost with a zero bound.
+std::optional<double> Gap(const Answer& answer) {
+  if (!answer.has_solution() || !answer.lower_bound.has_value()) return std::nullopt;
+  if (answer.cost == 0) return 0.0;
+  return static_cast<double>(answer.cost - *answer.lower_bound) / static_cast<double>(answer.cost);
+}
+
+int64_t TotalStrategies(const Request& request) {
+  int64_t total = 0;
+  for (const solver::Node& node : request.nodes) total += node.num_strategies();
+  return total;
+}
+
+struct Report {
+  const SolveCommandOptions& options;
+  const Request& request;
+  const Answer& answer;
+  const Evaluation& evaluation;  // of answer.choice; all zero without a choice
+  double load_s;
+};
+
+std::string TextReport(const Report& r) {
+  const Answer& answer = r.answer;
+  const bool solved = answer.has_solution();
+  std::string out;
+  out += fmt::format("problem      {}: {} nodes ({} strategies), {} edges\n",
+                     r.request.name.empty() ? r.options.problem : r.request.name,
+                     r.request.nodes.size(), TotalStrategies(r.request), r.request.edges.size());
+  out += fmt::format("solver       {}{}\n", r.options.solver,
+                     solved ? fmt::format(" (solution from {})", answer.solver) : "");
+  out += fmt::format("status       {}\n", solver::SolveStatusName(answer.status));
+  out += fmt::format("cost         {}\n", solved ? solver::TotalCostString(answer.cost)
+                                                 : "none (no feasible solution found)");
+  if (answer.lower_bound.has_value()) {
+    const std::optional<double> gap = Gap(answer);
+    out += fmt::format("lower bound  {}{}\n", solver::TotalCostString(*answer.lower_bound),
+                       gap.has_value() ? fmt::format(" (gap {:.2f}%)", 100 * *gap) : "");
+  }
+  out += fmt::format("time         {:.2f} s (loading {:.2f} s)\n", answer.seconds, r.load_s);
+  if (solved) {
+    const std::string peak =
+        fmt::format("peak {} at time {}", solver::TotalCostString(r.evaluation.peak_usage),
+                    r.evaluation.peak_time);
+    if (r.request.usage_limit.has_value()) {
+      const double limit = static_cast<double>(*r.request.usage_limit);
+      out +=
+          fmt::format("memory       {}, limit {} ({:.1f}%)\n", peak, *r.request.usage_limit,
+                      limit > 0 ? 100 * static_cast<double>(r.evaluation.peak_usage) / limit : 0.0);
+    } else {
+      out += fmt::format("memory       {}, no limit\n", peak);
+    }
+  }
+  if (!r.options.output.empty()) out += fmt::format("solution     {}\n", r.options.output);
+  return out;
+}
+
+std::string JsonReport(const Report& r) {
+  const Answer& answer = r.answer;
+  const bool solved = answer.has_solution();
+  Json json = Json::object();
+  json["problem"] = r.request.name;
+  json["nodes"] = r.request.nodes.size();
+  json["edges"] = r.request.edges.size();
+  json["solver"] = r.options.solver;
+  json["found_by"] = solved ? Json(answer.solver) : Json(nullptr);
+  json["status"] = std::string(solver::SolveStatusName(answer.status));
+  json["feasible"] = solved;
+  json["cost"] = solved ? TotalJson(answer.cost) : Json(nullptr);
+  json["lower_bound"] = OptionalTotalJson(answer.lower_bound);
+  const std::optional<double> gap = Gap(answer);
+  json["gap"] = gap.has_value() ? Json(*gap) : Json(nullptr);
+  json["time_s"] = answer.seconds;
+  json["load_s"] = r.load_s;
+  json["peak_usage"] = solved ? TotalJson(r.evaluation.peak_usage) : Json(nullptr);
+  json["peak_time"] = solved ? Json(r.evaluation.peak_time) : Json(nullptr);
+  json["usage_limit"] =
+      r.request.usage_limit.has_value() ? Json(*r.request.usage_limit) : Json(nullptr);
+  if (!r.options.output.empty()) json["solution_file"] = r.options.output;
+  return DumpJson(json) + "\n";
+}
+
+std::string SolutionJson(const Request& request, const Answer& answer) {
+  Json json = Json::object();
+  json["problem"] = request.name;
+  json["status"] = std::string(solver::SolveStatusName(answer.status));
+  json["cost"] = answer.has_solution() ? TotalJson(answer.cost) : Json(nullptr);
+  json["solution"] = answer.choice;
+  return DumpJson(json) + "\n";
+}
+
+}  // namespace
+
+CLI::App* AddSolveCommand(CLI::App& app, SolveCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "solve",
+      "Solve an auto-sharding problem (IOPDDL contest format) and verify the solution: cost, "
+      "status, lower bound, peak memory");
+  command
+      ->add_option("PROBLEM", options.problem,
+                   "Problem file, JSON or .json.gz, in the IOPDDL contest's format "
+                   "(src/solver/iopddl_json.h)")
+      ->required();
+  command->add_option("--time-limit", options.time_limit_s, "Seconds to search (default 60)")
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--solver", options.solver,
+                   "auto (the heuristic, then CBC from its solution when the problem is small "
+                   "enough), cbc (exact MILP) or heuristic")
+      ->capture_default_str();
+  command->add_option("--seed", options.seed, "Seed of the heuristic's random choices (default 0)")
+      ->check(SeedValidator());
+  command
+      ->add_option("--effort", options.effort,
+                   "A deterministic bound on the heuristic's work: the same effort and seed give "
+                   "the same solution on any machine (default: until the time limit)")
+      ->check(CLI::NonNegativeNumber);
+  CLI::Option* json = command->add_flag("--json", options.json, "Print the result as JSON");
+  command->add_flag("--cbc-log", options.cbc_log, "Print CBC's own log (on stdout)")
+      ->excludes(json);
+  command->add_option("-o,--output", options.output,
+                      "Write the solution (strategy index per node, JSON) to FILE");
+  command->footer(
+      "Example:\n"
+      "  alpa solve ../shared/iopddl/asplos-2025-iopddl-B.json.gz --time-limit 60\n"
+      "Every solution is verified by an independent checker (cost recomputed in 128 bits, no "
+      "forbidden entry, memory at every time step within the limit). Exit codes: 0 solved, or "
+      "proven infeasible (see status), 2 bad input, 1 internal error.");
+  return command;
+}
+
+int RunSolve(const SolveCommandOptions& options) {
+  Result<solver::SolverKind> kind = solver::ParseSolverKind(options.solver);
+  if (!kind.ok()) return ReportError(kind.status().WithContext("--solver"));
+  const auto load_begin = std::chrono::steady_clock::now();
+  Result<Request> request = solver::LoadIopddlFile(options.problem);
+  if (!request.ok()) return ReportError(request.status());
+  const double load_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_begin).count();
+  // An unwritable -o fails now, not after the search.
+  if (!options.output.empty()) {
+    Status writable = WriteTextFile(options.output, "", "-o");
+    if (!writable.ok()) return ReportError(writable);
+  }
+
+  solver::SolveOptions solve;
+  solve.kind = *kind;
+  solve.time_limit_s = options.time_limit_s;
+  solve.seed = options.seed;
+  solve.effort = options.effort;
+  solve.milp_log = options.cbc_log;
+  if (isatty(STDERR_FILENO)) {
+    solve.on_improvement = [](double seconds, TotalCost cost) {
+      fmt::print(stderr, "{:8.2f} s  best cost {}\n", seconds, solver::TotalCostString(cost));
+    };
+  }
+  Result<Answer> answer = solver::Solve(*request, solve);
+  if (!answer.ok()) return ReportError(answer.status());
+  // The checker's figures for the report (Solve has verified the choice already).
+  Evaluation evaluation;
+  if (answer->has_solution()) {
+    Result<Evaluation> checked = solver::EvaluateChoice(*request, answer->choice);
+    if (!checked.ok()) return ReportError(Internal("{}", checked.status().message()));
+    evaluation = *checked;
+  }
+  if (!options.output.empty()) {
+    Status written = WriteTextFile(options.output, SolutionJson(*request, *answer), "-o");
+    if (!written.ok()) return ReportError(written);
+  }
+  const Report report{options, *request, *answer, evaluation, load_s};
+  fmt::print("{}", options.json ? JsonReport(report) : TextReport(report));
+  return kExitOk;
+}
+
+}  // namespace alpa::tools
