@@ -34,8 +34,10 @@ Result<StrategySet> SortStrategies(const ir::Instruction& instruction, const Str
   });
 }
 
-// One strategy: every operand and result leaf replicated, the whole cost on every device.
-Result<StrategySet> ReplicatedUnit(const ir::Instruction& instruction, const StrategyContext& ctx) {
+}  // namespace
+
+Result<StrategySet> ReplicatedUnitStrategies(const ir::Instruction& instruction,
+                                             const StrategyContext& ctx) {
   ALPA_ASSIGN_OR_RETURN(const double seconds, InstructionSeconds(instruction, ctx));
   Strategy strategy;
   strategy.name = "R";
@@ -50,6 +52,8 @@ Result<StrategySet> ReplicatedUnit(const ir::Instruction& instruction, const Str
   return set;
 }
 
+namespace {
+
 // "file:line:column: " of a parsed instruction, "" for one built in C++.
 std::string PlaceOf(const ir::Instruction& instruction) {
   if (!instruction.location().known()) return "";
@@ -62,13 +66,13 @@ std::string PlaceOf(const ir::Instruction& instruction) {
 }
 
 Result<StrategySet> CustomCallStrategies(const ir::Instruction& instruction,
-                                         const StrategyContext& ctx, const MiscOptions& options) {
+                                         const StrategyContext& ctx) {
   if (ir::AsLayerBoundary(instruction).has_value()) {
     return FollowOperand(instruction, ctx, 0, [](const ShardingSpec& spec) {
       return FollowLayout{{{spec}}, {spec}};
     });
   }
-  if (options.replicate_unknown_custom_calls) return ReplicatedUnit(instruction, ctx);
+  if (ctx.options.replicate_unknown_ops) return ReplicatedUnitStrategies(instruction, ctx);
   return Unimplemented(
       "{}custom-call %{} (target \"{}\") has no sharding rules; rerun with "
       "--replicate-unknown-ops to run it replicated on every device",
@@ -99,8 +103,7 @@ bool IsMiscStrategyOpcode(ir::Opcode opcode) {
   }
 }
 
-Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const StrategyContext& ctx,
-                                   const MiscOptions& options) {
+Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const StrategyContext& ctx) {
   ALPA_CHECK(IsMiscStrategyOpcode(instruction.opcode()), "MiscStrategies called for %{}",
              instruction.name());
   switch (instruction.opcode()) {
@@ -108,9 +111,9 @@ Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const Str
     case Opcode::kTopK:
       return SortStrategies(instruction, ctx);
     case Opcode::kCustomCall:
-      return CustomCallStrategies(instruction, ctx, options);
+      return CustomCallStrategies(instruction, ctx);
     default:
-      return ReplicatedUnit(instruction, ctx);
+      return ReplicatedUnitStrategies(instruction, ctx);
   }
 }
 

@@ -6,7 +6,7 @@
 //                   takes the needed spec (Alpa charged the same resharding inside the node).
 //   custom-call     the layer boundary marker (ir/layer_boundary.h) is an identity: it follows
 //                   its operand, partial axes included. Any other target is unknown: with
-//                   MiscOptions::replicate_unknown_custom_calls it runs as a replicated unit,
+//                   StrategyOptions::replicate_unknown_ops it runs as a replicated unit,
 //                   else it is an error naming the op, its target and its source location.
 //   while, conditional, call
 //                   a replicated unit: one strategy, every operand and result leaf replicated,
@@ -32,19 +32,17 @@
 
 namespace alpa::sharding {
 
-struct MiscOptions {
-  // Run a custom-call of an unknown target replicated (one strategy) instead of failing
-  // (StrategyOptions::replicate_unknown_ops).
-  bool replicate_unknown_custom_calls = false;
-};
-
 // The opcodes MiscStrategies handles.
 bool IsMiscStrategyOpcode(ir::Opcode opcode);
 
 // Requires IsMiscStrategyOpcode(instruction.opcode()). Errors: an unknown custom-call target when
 // not allowed; those of the compute cost model.
-Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const StrategyContext& ctx,
-                                   const MiscOptions& options = {});
+Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const StrategyContext& ctx);
+
+// One strategy: every operand and result leaf replicated, the whole cost on every device (also
+// the fallback for opcodes without rules when StrategyOptions::replicate_unknown_ops is set).
+Result<StrategySet> ReplicatedUnitStrategies(const ir::Instruction& instruction,
+                                             const StrategyContext& ctx);
 
 }  // namespace alpa::sharding
 

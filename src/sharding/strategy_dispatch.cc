@@ -9,7 +9,6 @@
 #include "sharding/shape_strategies.h"
 #include "sharding/slice_strategies.h"
 #include "sharding/source_strategies.h"
-#include "sharding/strategy_util.h"
 
 namespace alpa::sharding {
 namespace {
@@ -28,22 +27,6 @@ bool IsSourceOpcode(ir::Opcode opcode) {
     default:
       return false;
   }
-}
-
-// An op without rules, run whole on every device: every operand gathered, the result replicated.
-Result<StrategySet> ReplicatedUnit(const ir::Instruction& instruction,
-                                   const StrategyContext& context) {
-  Strategy strategy;
-  strategy.name = "R (no sharding rules: replicated)";
-  strategy.output = ReplicatedLeaves(instruction.shape());
-  for (const ir::Instruction* operand : instruction.operands()) {
-    strategy.operands.push_back(ReplicatedLeaves(operand->shape()));
-  }
-  ALPA_ASSIGN_OR_RETURN(strategy.compute_seconds, InstructionSeconds(instruction, context));
-  strategy.memory_bytes = LeafBytes(strategy.output, instruction.shape(), context.mesh_shape());
-  StrategySet set;
-  set.strategies.push_back(std::move(strategy));
-  return set;
 }
 
 }  // namespace
@@ -73,9 +56,9 @@ Result<StrategySet> DispatchStrategies(const ir::Instruction& instruction,
   if (IsShapeStrategyOpcode(opcode)) return ShapeStrategies(instruction, context);
   if (IsSliceStrategyOpcode(opcode)) return SliceStrategies(instruction, context);
   if (IsMiscStrategyOpcode(opcode)) {
-    return MiscStrategies(instruction, context, MiscOptions{context.options.replicate_unknown_ops});
+    return MiscStrategies(instruction, context);
   }
-  if (context.options.replicate_unknown_ops) return ReplicatedUnit(instruction, context);
+  if (context.options.replicate_unknown_ops) return ReplicatedUnitStrategies(instruction, context);
   return Unimplemented(
       "no sharding rules for opcode '{}'; rerun with --replicate-unknown-ops to run it "
       "replicated on every device",

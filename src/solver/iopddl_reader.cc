@@ -4,7 +4,10 @@
 
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "support/json_text.h"
 

@@ -4,10 +4,12 @@
 // CBC runs single-threaded with its log off (SolveOptions::milp_log turns it on, on stdout), from
 // options.start when that is a feasible choice (Cbc_setMIPStartI; CBC's preprocessing is then
 // off, see milp_solver.cc), for at most options.time_limit_s of wall time in all (presolve and
-// model building included; CBC checks its clock only between phases, so its root can overrun the
-// limit). At the limit it returns its incumbent as kFeasible with its bound as the lower bound;
-// kOptimal when it closed the gap (or, from a start, found nothing below the start's cost);
-// kInfeasible when the presolve or CBC proved that no choice is feasible.
+// model building included). CBC checks its clock only after its first LP: on the contest's
+// instances A, M and S (2-3 million columns) that LP alone runs for many minutes whatever the
+// limit, which is why kAuto never gives them to CBC. At the limit it returns its incumbent as
+// kFeasible with its bound as the lower bound; kOptimal when it closed the gap (or, from a start,
+// found nothing below the start's cost); kInfeasible when the presolve or CBC proved that no choice
+// is feasible.
 //
 // CBC works in doubles: objective terms of 1e18 and sums past 2^53 are rounded. So the answer's
 // cost is recomputed exactly by the checker, optimality is claimed only below 2^53, and a choice

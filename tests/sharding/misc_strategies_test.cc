@@ -56,8 +56,10 @@ class MiscStrategiesTest : public ::testing::Test {
  protected:
   MiscStrategiesTest() { env.Parse(kMisc); }
 
-  StrategySet Run(std::string_view name, const MiscOptions& options = {}) {
-    Result<StrategySet> set = MiscStrategies(env.Get(name), env.ctx, options);
+  StrategySet Run(std::string_view name, bool replicate_unknown_ops = false) {
+    StrategyContext ctx = env.ctx;
+    ctx.options.replicate_unknown_ops = replicate_unknown_ops;
+    Result<StrategySet> set = MiscStrategies(env.Get(name), ctx);
     EXPECT_TRUE(set.ok()) << set.status().message();
     if (!set.ok()) return {};
     ExpectValidSpecs(*set, env.Get(name), env.ctx.mesh_shape());
@@ -119,7 +121,7 @@ TEST_F(MiscStrategiesTest, UnknownCustomCallIsAnErrorUnlessAllowed) {
   EXPECT_NE(message.find("custom-call %odd"), std::string::npos) << message;
   EXPECT_NE(message.find("\"my_kernel\""), std::string::npos) << message;
 
-  const StrategySet set = Run("odd", MiscOptions{.replicate_unknown_custom_calls = true});
+  const StrategySet set = Run("odd", /*replicate_unknown_ops=*/true);
   ASSERT_EQ(set.strategies.size(), 1u);
   EXPECT_EQ(set.strategies[0].output, LeafSpecs{Spec({{}, {}})});
   EXPECT_EQ(set.strategies[0].operands[0], LeafSpecs{Spec({{}, {}})});

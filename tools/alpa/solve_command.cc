@@ -144,7 +144,8 @@ CLI::App* AddSolveCommand(CLI::App& app, SolveCommandOptions& options) {
   command
       ->add_option("--solver", options.solver,
                    "auto (the heuristic, then CBC from its solution when the problem is small "
-                   "enough), cbc (exact MILP) or heuristic")
+                   "enough), cbc (exact MILP; on problems of millions of choices its first LP "
+                   "can run far past the time limit) or heuristic")
       ->capture_default_str();
   command->add_option("--seed", options.seed, "Seed of the heuristic's random choices (default 0)")
       ->check(SeedValidator());
