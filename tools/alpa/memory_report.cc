@@ -9,20 +9,6 @@
 namespace alpa::tools {
 namespace {
 
-cost::ParameterRole RoleOf(autodiff::StepParameter kind) {
-  switch (kind) {
-    case autodiff::StepParameter::kWeight:
-      return cost::ParameterRole::kWeight;
-    case autodiff::StepParameter::kOptimizerState:
-      return cost::ParameterRole::kOptimizerState;
-    case autodiff::StepParameter::kBatch:
-      return cost::ParameterRole::kBatch;
-    case autodiff::StepParameter::kStepCount:
-      break;
-  }
-  return cost::ParameterRole::kOther;
-}
-
 constexpr cost::MemoryCategory kCategories[] = {
     cost::MemoryCategory::kWeights,        cost::MemoryCategory::kOptimizerState,
     cost::MemoryCategory::kGradients,      cost::MemoryCategory::kSavedActivations,
@@ -56,7 +42,7 @@ cost::MemoryModel ModelMemory(const ModelArgument& model) {
     for (autodiff::StepParameter kind :
          autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
                                        static_cast<int64_t>(loss.weights.size()), training)) {
-      options.parameter_roles.push_back(RoleOf(kind));
+      options.parameter_roles.push_back(ParameterRoleOf(kind));
     }
   }
   return cost::BuildMemoryModel(*model.module().entry(), options);

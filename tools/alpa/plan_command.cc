@@ -72,20 +72,6 @@ struct PlannedMesh {
   int64_t pins = 0;
 };
 
-cost::ParameterRole RoleOf(autodiff::StepParameter kind) {
-  switch (kind) {
-    case autodiff::StepParameter::kWeight:
-      return cost::ParameterRole::kWeight;
-    case autodiff::StepParameter::kOptimizerState:
-      return cost::ParameterRole::kOptimizerState;
-    case autodiff::StepParameter::kBatch:
-      return cost::ParameterRole::kBatch;
-    case autodiff::StepParameter::kStepCount:
-      break;
-  }
-  return cost::ParameterRole::kOther;
-}
-
 // The entry parameters as the parallel methods see them. A zoo step's layout gives the roles,
 // and step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1) replaces parameter i before
 // the batch by element i + 1 of the result. An HLO file has no roles.
@@ -106,7 +92,7 @@ Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgum
            model.zoo->training)) {
     outputs.push_back(
         kind == autodiff::StepParameter::kBatch ? -1 : static_cast<int64_t>(roles.size()) + 1);
-    roles.push_back(RoleOf(kind));
+    roles.push_back(ParameterRoleOf(kind));
   }
   return sharding::StepParameters(*model.module().entry(), roles, outputs);
 }

@@ -207,6 +207,20 @@ Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags) {
   return BuildZoo(name, flags, /*with_step=*/false);
 }
 
+cost::ParameterRole ParameterRoleOf(autodiff::StepParameter kind) {
+  switch (kind) {
+    case autodiff::StepParameter::kWeight:
+      return cost::ParameterRole::kWeight;
+    case autodiff::StepParameter::kOptimizerState:
+      return cost::ParameterRole::kOptimizerState;
+    case autodiff::StepParameter::kBatch:
+      return cost::ParameterRole::kBatch;
+    case autodiff::StepParameter::kStepCount:
+      break;
+  }
+  return cost::ParameterRole::kOther;
+}
+
 std::string OptimizerName(autodiff::OptimizerKind kind) {
   for (const OptimizerChoice& choice : kOptimizers) {
     if (choice.kind == kind) return choice.name;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "autodiff/train_step.h"
+#include "cost/memory_model.h"
 #include "ir/module.h"
 #include "models/zoo.h"
 #include "support/status.h"
@@ -68,6 +69,9 @@ Result<ZooStep> BuildZooStep(const std::string& name, const ZooFlags& flags);
 
 // The same without the train step (for `alpa grad`, which differentiates the loss itself).
 Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags);
+
+// The cost layer's role of a train-step parameter (the step counter is "other").
+cost::ParameterRole ParameterRoleOf(autodiff::StepParameter kind);
 
 // "sgd", "adam", "adamw".
 std::string OptimizerName(autodiff::OptimizerKind kind);
