@@ -5,19 +5,12 @@
 #include <map>
 #include <string>
 
-#include "hlo/parser.h"
-#include "ir/verifier.h"
+#include "tests/sharding/strategy_test_util.h"
 
 namespace alpa::sharding {
 namespace {
 
-std::unique_ptr<ir::Module> Parse(std::string_view text) {
-  auto module = hlo::ParseHloModule(text, "test.hlo");
-  EXPECT_TRUE(module.ok()) << module.status().message();
-  if (!module.ok()) return nullptr;
-  EXPECT_TRUE(ir::VerifyModule(**module).ok());
-  return std::move(module).value();
-}
+using testing::ParseVerified;
 
 LeafSpecs Replicated(const ir::Shape& shape) {
   LeafSpecs specs;
@@ -56,7 +49,7 @@ struct FakeGenerator {
 };
 
 TEST(StrategyGraphTest, TuplesAreViewsAndResolveToTheirProducers) {
-  auto module = Parse(R"(
+  auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
   p = f32[4,8] parameter(0)
@@ -84,7 +77,7 @@ ENTRY main {
 }
 
 TEST(StrategyGraphTest, GetTupleElementOfANodeFollowsItWithOneLeaf) {
-  auto module = Parse(R"(
+  auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
   p = (f32[4], f32[2,2]) parameter(0)
@@ -109,7 +102,7 @@ ENTRY main {
 }
 
 TEST(StrategyGraphTest, GeneratorErrorsNameTheInstructionAndItsLine) {
-  auto module = Parse(R"(
+  auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
   p = f32[4] parameter(0)
