@@ -115,6 +115,14 @@ std::vector<StepParameter> StepParameterLayout(int64_t num_loss_parameters, int6
   return layout;
 }
 
+std::vector<int64_t> StepNextValueElements(const std::vector<StepParameter>& layout) {
+  std::vector<int64_t> elements;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    elements.push_back(layout[i] == StepParameter::kBatch ? -1 : static_cast<int64_t>(i) + 1);
+  }
+  return elements;
+}
+
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
                                                    const TrainStepOptions& options) {

@@ -50,6 +50,11 @@ enum class StepParameter { kWeight, kOptimizerState, kStepCount, kBatch };
 std::vector<StepParameter> StepParameterLayout(int64_t num_loss_parameters, int64_t num_weights,
                                                const TrainStepOptions& options);
 
+// For each parameter of `layout`, the element of the step's result tuple the next step reads in
+// its place: 1 + its index for weights, optimizer state and the step count (the result is
+// (loss, W'..., state'..., t + 1)), -1 for the batch.
+std::vector<int64_t> StepNextValueElements(const std::vector<StepParameter>& layout);
+
 // Weights must be float arrays of one dtype. The loss and the gradients of the weights (each
 // micro-batch's and their sums) carry value tags (ir/value_tag.h).
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,

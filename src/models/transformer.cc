@@ -84,19 +84,24 @@ Instruction* TransformerEmitter::Gelu(Instruction* x) {
   return b_.Multiply(b_.Multiply(Full(0.5, dims), x), b_.Add(Full(1.0, dims), b_.Tanh(inner)));
 }
 
-Instruction* TransformerEmitter::Heads(Instruction* qkv, int64_t offset) {
+Instruction* TransformerEmitter::Heads(Instruction* qkv, int64_t part) {
   const int64_t d = s_.hidden / s_.heads;
-  Instruction* part =
-      b_.Slice(qkv, {{0, s_.batch, 1}, {0, s_.seq, 1}, {offset, offset + s_.hidden, 1}});
-  return b_.Transpose(b_.Reshape(part, {s_.batch, s_.seq, s_.heads, d}), {0, 2, 1, 3});
+  // q, k and v interleave in qkv's last dim (column 3 j + part is element j of `part`), as in
+  // Alpa's qkv_combined: the slice then cuts the minor size-3 dim and keeps the major H one whole,
+  // so a column split of the qkv weight carries through to H and on to the heads. Slicing
+  // contiguous [0, H), [H, 2H), [2H, 3H) ranges of a split 3H dim would need it gathered first.
+  Instruction* split = b_.Reshape(qkv, {s_.batch, s_.seq, s_.hidden, 3});
+  Instruction* one =
+      b_.Slice(split, {{0, s_.batch, 1}, {0, s_.seq, 1}, {0, s_.hidden, 1}, {part, part + 1, 1}});
+  return b_.Transpose(b_.Reshape(one, {s_.batch, s_.seq, s_.heads, d}), {0, 2, 1, 3});
 }
 
 Instruction* TransformerEmitter::Attention(const AttentionWeights& w, Instruction* x, bool causal) {
   const int64_t d = s_.hidden / s_.heads;
   Instruction* qkv = Apply(w.qkv, x);
   Instruction* q = Heads(qkv, 0);
-  Instruction* k = Heads(qkv, s_.hidden);
-  Instruction* v = Heads(qkv, 2 * s_.hidden);
+  Instruction* k = Heads(qkv, 1);
+  Instruction* v = Heads(qkv, 2);
   const std::vector<int64_t> score_dims = {s_.batch, s_.heads, s_.seq, s_.seq};
   // scores[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] / sqrt(d)
   Instruction* scores = b_.Multiply(b_.Dot(q, k, {{0, 1}, {0, 1}, {3}, {3}}),

@@ -3,7 +3,8 @@
 //   LN(x)         = (x - mean) / sqrt(var + 1e-5) * scale + bias   over the hidden dimension
 //   gelu(x)       = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (Flax's default approximation)
 //   Attn(x)       = concat_h softmax(mask(q_h k_h^T / sqrt(d))) v_h W_o + b_o,
-//                   [q k v] = x W_qkv + b_qkv, d = hidden / heads; with `causal`, position i
+//                   [q k v] = x W_qkv + b_qkv (interleaved: column 3 j + {0, 1, 2} is element j of
+//                   q, k, v), d = hidden / heads; with `causal`, position i
 //                   sees positions j <= i only
 //   post-LN block = y = LN_1(x + Attn(x));  LN_2(y + FFN(y))   (Flax BERT, Alpa's benchmarks)
 //   CrossEntropy  = mean over positions of -log softmax(logits)[label], in f32 whatever the
@@ -31,7 +32,7 @@ struct LayerNormWeights {
 };
 
 struct AttentionWeights {
-  Dense qkv;  // [H, 3H]: q, k, v side by side
+  Dense qkv;  // [H, 3H]: q, k, v interleaved, column 3 j + {0, 1, 2} (Alpa's qkv_combined)
   Dense out;  // [H, H]
 };
 
@@ -86,8 +87,8 @@ class TransformerEmitter {
   ir::Instruction* CrossEntropy(ir::Instruction* logits, ir::Instruction* labels);
 
  private:
-  // [B, S, H] slice [offset, offset + H) of the last dim of qkv, as heads [B, nh, S, d].
-  ir::Instruction* Heads(ir::Instruction* qkv, int64_t offset);
+  // Part `part` (0: q, 1: k, 2: v) of qkv [B, S, 3H], as heads [B, nh, S, d].
+  ir::Instruction* Heads(ir::Instruction* qkv, int64_t part);
 
   TransformerShape s_;
   ir::DType dtype_;

@@ -1,10 +1,13 @@
 #include "runtime/profile_database.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 
+#include "runtime/collective_profiler.h"
 #include "support/file.h"
 #include "support/json_text.h"
 
@@ -12,10 +15,10 @@ namespace alpa::runtime {
 namespace {
 
 constexpr char kFormatName[] = "alpa-profile";
-const std::vector<std::string>& CollectiveKinds() {
-  static const std::vector<std::string> kinds = {"all-reduce", "all-gather", "reduce-scatter",
-                                                 "all-to-all"};
-  return kinds;
+
+bool IsCollective(const std::string& kind) {
+  const std::vector<std::string>& kinds = ProfiledCollectives();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 
 Result<double> NonNegativeField(const Json& object, const std::string& path,
@@ -44,9 +47,12 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
                       "the profile"));
   Measurement m;
   ALPA_ASSIGN_OR_RETURN(m.kind, JsonString(json, path, "kind"));
-  if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise") {
-    return InvalidArgument("{}.kind: expected 'matmul', 'convolution' or 'elementwise', found '{}'",
-                           path, m.kind);
+  if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise" &&
+      !IsCollective(m.kind)) {
+    return InvalidArgument(
+        "{}.kind: expected 'matmul', 'convolution', 'elementwise' or a collective ({}), found "
+        "'{}'",
+        path, fmt::join(ProfiledCollectives(), ", "), m.kind);
   }
   ALPA_ASSIGN_OR_RETURN(m.name, JsonString(json, path, "name"));
   ALPA_ASSIGN_OR_RETURN(m.dtype, JsonString(json, path, "dtype"));
@@ -99,9 +105,9 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
     return InvalidArgument("format: expected '{}', found '{}'", kFormatName, format);
   }
   ALPA_ASSIGN_OR_RETURN(int64_t version, IntegerField(json, "", "version", 0));
-  if (version != kProfileFormatVersion) {
-    return InvalidArgument("version: this build reads version {}, found {}; profile again",
-                           kProfileFormatVersion, version);
+  if (version < kOldestProfileFormatVersion || version > kProfileFormatVersion) {
+    return InvalidArgument("version: this build reads versions {} to {}, found {}; profile again",
+                           kOldestProfileFormatVersion, kProfileFormatVersion, version);
   }
   ProfileDatabase db;
   ALPA_ASSIGN_OR_RETURN(db.cluster, JsonString(json, "", "cluster"));
@@ -150,17 +156,17 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
   ALPA_RETURN_IF_ERROR(
       CheckJsonObject(*collectives, "collectives", {"measured", "reason", "kinds"}, "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.collectives_measured, JsonBool(*collectives, "collectives", "measured"));
-  if (db.collectives_measured) {
-    return InvalidArgument(
-        "collectives.measured: this build has no collective figures; found true");
+  if (db.collectives_measured && version < 2) {
+    return InvalidArgument("collectives.measured: version {} has no collective figures; found true",
+                           version);
   }
   ALPA_ASSIGN_OR_RETURN(db.collectives_reason, JsonString(*collectives, "collectives", "reason"));
 
   // The derived figures must be what the measurements give.
   DeriveFigures(db);
   ALPA_ASSIGN_OR_RETURN(const Json* derived, JsonField(json, "", "derived"));
-  ALPA_RETURN_IF_ERROR(
-      CheckJsonObject(*derived, "derived", {"peak_flops", "memory_bandwidth"}, "the profile"));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(
+      *derived, "derived", {"peak_flops", "memory_bandwidth", "collectives"}, "the profile"));
   auto agrees = [](double a, double b) {
     return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
   };
@@ -190,6 +196,32 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
         "again",
         bandwidth, db.memory_bandwidth);
   }
+  if (!derived->contains("collectives")) {
+    if (db.collectives.empty()) return db;
+    return InvalidArgument(
+        "derived: missing key 'collectives' (the measurements give figures for "
+        "{} kinds)",
+        db.collectives.size());
+  }
+  const Json& fits = (*derived)["collectives"];
+  if (!fits.is_object()) return InvalidArgument("derived.collectives: must be an object");
+  for (const auto& [kind, value] : fits.items()) {
+    const std::string path = "derived.collectives." + kind;
+    ALPA_RETURN_IF_ERROR(CheckJsonObject(value, path, {"latency_s", "bandwidth"}, "the profile"));
+    ALPA_ASSIGN_OR_RETURN(const double latency, NonNegativeField(value, path, "latency_s"));
+    ALPA_ASSIGN_OR_RETURN(const double bandwidth, NonNegativeField(value, path, "bandwidth"));
+    auto it = db.collectives.find(kind);
+    if (it == db.collectives.end() || !agrees(it->second.latency_s, latency) ||
+        !agrees(it->second.bandwidth, bandwidth)) {
+      return InvalidArgument("{}: not what the measurements give; profile again", path);
+    }
+  }
+  for (const auto& [kind, fit] : db.collectives) {
+    if (!fits.contains(kind)) {
+      return InvalidArgument("derived.collectives: missing key '{}' (the measurements give one)",
+                             kind);
+    }
+  }
   return db;
 }
 
@@ -213,6 +245,23 @@ void DeriveFigures(ProfileDatabase& database) {
   }
   if (largest != nullptr && !largest->flagged && largest->median_s > 0) {
     database.memory_bandwidth = largest->Throughput();
+  }
+  // Collectives: alpha from the smallest unflagged size, 1/beta from the largest (format above).
+  database.collectives.clear();
+  for (const std::string& kind : ProfiledCollectives()) {
+    const Measurement* smallest = nullptr;
+    const Measurement* biggest = nullptr;
+    for (const Measurement& m : database.measurements) {
+      if (m.kind != kind || m.flagged || m.median_s <= 0) continue;
+      if (smallest == nullptr || m.work < smallest->work) smallest = &m;
+      if (biggest == nullptr || m.work > biggest->work) biggest = &m;
+    }
+    if (smallest == nullptr) continue;
+    CollectiveFit& fit = database.collectives[kind];
+    fit.latency_s = smallest->median_s;
+    const double transfer_s = biggest->median_s - fit.latency_s;
+    fit.bandwidth =
+        biggest != smallest && transfer_s > 0 ? biggest->work / transfer_s : biggest->Throughput();
   }
 }
 
@@ -250,9 +299,16 @@ std::string ProfileJson(const ProfileDatabase& db) {
   Json peaks = Json::object();
   for (const auto& [dtype, flops] : db.peak_flops) peaks[dtype] = flops;
   json["derived"] = {{"peak_flops", std::move(peaks)}, {"memory_bandwidth", db.memory_bandwidth}};
+  if (!db.collectives.empty()) {
+    Json fits = Json::object();
+    for (const auto& [kind, fit] : db.collectives) {
+      fits[kind] = {{"latency_s", fit.latency_s}, {"bandwidth", fit.bandwidth}};
+    }
+    json["derived"]["collectives"] = std::move(fits);
+  }
   json["collectives"] = {{"measured", db.collectives_measured},
                          {"reason", db.collectives_reason},
-                         {"kinds", CollectiveKinds()}};
+                         {"kinds", ProfiledCollectives()}};
   return json.dump(2) + "\n";
 }
 
@@ -287,8 +343,15 @@ Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device
 }
 
 Status ApplyProfile(const ProfileDatabase& database, cluster::ClusterSpec& spec) {
+  const auto fit = database.collectives.find("all-reduce");
+  const double steps = 2.0 * static_cast<double>(database.devices - 1);
   for (cluster::HostSpec& host : spec.hosts) {
     ALPA_RETURN_IF_ERROR(ApplyProfile(database, host.device));
+    if (fit != database.collectives.end() && database.devices >= 2) {
+      host.intra_host.latency = fit->second.latency_s / steps;
+      host.intra_host.bandwidth =
+          steps / static_cast<double>(database.devices) * fit->second.bandwidth;
+    }
   }
   spec.note = fmt::format("figures: profiled ({})", database.cluster);
   return Status::Ok();

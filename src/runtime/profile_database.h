@@ -2,12 +2,13 @@
 // model uses it (ApplyProfile replaces a device's analytic peak FLOP/s and memory bandwidth with
 // the measured ones).
 //
-// Format (version 1; units: seconds, FLOPs, bytes, FLOP/s, B/s; every field is written, and read
-// back as required unless marked optional):
+// Format, version 2 (version 1 files, from before collectives were measured, are still read: they
+// have no collective figures and "collectives.measured" false). Units: seconds, FLOPs, bytes,
+// FLOP/s, B/s; every field is written and read back as required:
 //
 //   {
 //     "format": "alpa-profile",
-//     "version": 1,
+//     "version": 2,
 //     "cluster": "local:2",                       the --cluster argument profiled
 //     "machine": {
 //       "hardware_threads": 2,                    std::thread::hardware_concurrency
@@ -22,16 +23,22 @@
 //        1024], "work": 2147483648, "unit": "FLOP", "median_s": 0.0105, "spread": 0.012,
 //        "throughput": 2.04e11, "runs": [0.0104, ...], "iterations_per_run": 5, "retries": 0,
 //        "flagged": false},
+//       {"kind": "all-reduce", "name": "all-reduce f32 64 MiB x2", "dtype": "f32", "shape": [2,
+//        16777216], "work": 67108864, "unit": "B", ...},   work: the collective's size in bytes
 //       ...                                       shapes: see runtime::Measurement (profiler.h)
 //     ],
 //     "derived": {                                what ApplyProfile uses; unflagged figures only
 //       "peak_flops": {"f32": 2.04e11, ...},      best matmul throughput per dtype
-//       "memory_bandwidth": 1.5e10                elementwise throughput at the largest size,
-//     },                                          0 when that one is flagged (smaller sizes fit
+//       "memory_bandwidth": 1.5e10,               elementwise throughput at the largest size,
+//                                                 0 when that one is flagged (smaller sizes fit
 //                                                 in caches, so none stands in for it)
-//     "collectives": {"measured": false, "reason": "not measured: no communicator yet",
+//       "collectives": {                          per collective kind with an unflagged figure
+//         "all-reduce": {"latency_s": 2.1e-5, "bandwidth": 3.2e9}, ...
+//       }                                         t(B) ~ latency_s + B / bandwidth (see below)
+//     },
+//     "collectives": {"measured": true, "reason": "", over all the devices, in-process; when
 //                     "kinds": ["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]}
-//   }
+//   }                                             not measured, "reason" says why
 //
 // "throughput" is work / median_s, written for readers and ignored on load. "derived" is
 // recomputed on load from the measurements and must agree with what the file says (within
@@ -54,8 +61,17 @@
 
 namespace alpa::runtime {
 
-inline constexpr int64_t kProfileFormatVersion = 1;
-inline constexpr char kCollectivesNotMeasured[] = "not measured: no communicator yet";
+inline constexpr int64_t kProfileFormatVersion = 2;
+inline constexpr int64_t kOldestProfileFormatVersion = 1;
+inline constexpr char kCollectivesOneDevice[] = "not measured: one device has no peer";
+inline constexpr char kCollectivesNotRequested[] = "not measured: no sizes requested";
+
+// A collective kind's alpha-beta fit (see the format above).
+struct CollectiveFit {
+  double latency_s = 0;  // alpha
+  double bandwidth = 0;  // 1 / beta, B/s
+  friend bool operator==(const CollectiveFit&, const CollectiveFit&) = default;
+};
 
 struct ProfileDatabase {
   std::string cluster;  // e.g. "local:2"
@@ -67,16 +83,17 @@ struct ProfileDatabase {
   double min_run_seconds = 0;
   std::vector<Measurement> measurements;
   // Derived (DeriveFigures): unflagged figures only.
-  std::map<std::string, double> peak_flops;  // dtype -> FLOP/s
-  double memory_bandwidth = 0;               // B/s
-  // Collectives: none can be measured until the runtime has a communicator.
+  std::map<std::string, double> peak_flops;          // dtype -> FLOP/s
+  double memory_bandwidth = 0;                       // B/s
+  std::map<std::string, CollectiveFit> collectives;  // kind -> fit
+  // Whether collectives were measured, and why not ("" when they were).
   bool collectives_measured = false;
-  std::string collectives_reason = kCollectivesNotMeasured;
+  std::string collectives_reason = kCollectivesNotRequested;
 
   friend bool operator==(const ProfileDatabase&, const ProfileDatabase&) = default;
 };
 
-// Fills peak_flops and memory_bandwidth from the measurements (see the format above).
+// Fills peak_flops, memory_bandwidth and collectives from the measurements (see the format above).
 void DeriveFigures(ProfileDatabase& database);
 
 // The file form, indented by two, ending in a newline.
@@ -97,6 +114,12 @@ Status SaveProfile(const ProfileDatabase& database, const std::string& path);
 // one device of the profiled cluster (profiler.h). Fails when the database derived nothing.
 Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device);
 // The same for every host's device, with the cluster's note saying where the figures come from.
+// When the profile has an all-reduce fit, every host's intra-host link also becomes the one whose
+// ring all-reduce over the profiled P devices (cost/collective_cost.h: 2(P-1)*alpha + 2(P-1)/P *
+// B/b) gives the measured t(B) = latency_s + B / bandwidth:
+//   alpha = latency_s / (2(P-1)),   b = 2(P-1)/P * bandwidth   (the bus bandwidth)
+// Other kinds and group sizes are priced from that link: an approximation (the threads of the
+// in-process engine share the machine's cores and memory, which a ring's formula does not model).
 Status ApplyProfile(const ProfileDatabase& database, cluster::ClusterSpec& spec);
 
 }  // namespace alpa::runtime

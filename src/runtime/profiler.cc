@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <utility>
 
 #include "ir/dtype.h"
 #include "kernels/convolution.h"
 #include "kernels/matmul.h"
+#include "runtime/collective_profiler.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -46,6 +48,13 @@ std::vector<uint64_t> FilledBuffer(ir::DType dtype, int64_t elements) {
       break;  // zeros
   }
   return buffer;
+}
+
+// "64 MiB", "4 KiB" or "100 B".
+std::string BytesText(int64_t bytes) {
+  if (bytes % (int64_t{1} << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
 }
 
 // One figure to measure: its description and how to run it.
@@ -128,13 +137,7 @@ Plan ElementwisePlan(int64_t array_bytes) {
   const int64_t elements = array_bytes / 4;
   f.kind = "elementwise";
   f.dtype = "f32";
-  if (array_bytes % (int64_t{1} << 20) == 0) {
-    f.name = fmt::format("add f32 {} MiB", array_bytes >> 20);
-  } else if (array_bytes % 1024 == 0) {
-    f.name = fmt::format("add f32 {} KiB", array_bytes >> 10);
-  } else {
-    f.name = fmt::format("add f32 {} B", array_bytes);
-  }
+  f.name = fmt::format("add f32 {}", BytesText(array_bytes));
   f.shape = {elements};
   f.work = 3.0 * static_cast<double>(elements) * 4;
   f.unit = "B";
@@ -150,6 +153,31 @@ Plan ElementwisePlan(int64_t array_bytes) {
           return Status::Ok();
         },
         options, figure);
+  };
+  return plan;
+}
+
+// `timer` is shared by every collective plan and started by the first (its helper threads live
+// until the plans are gone).
+Plan CollectivePlan(const std::string& kind, int64_t bytes, int64_t devices,
+                    std::shared_ptr<std::unique_ptr<CollectiveTimer>> timer) {
+  Plan plan;
+  Measurement& f = plan.figure;
+  const int64_t elements = CollectiveElements(bytes, devices);
+  f.kind = kind;
+  f.dtype = "f32";
+  f.name = fmt::format("{} f32 {} x{}", kind, BytesText(bytes), devices);
+  f.shape = {devices, elements};
+  f.work = 4.0 * static_cast<double>(elements);
+  f.unit = "B";
+  plan.measure = [=](const ProfileOptions& options, Measurement& figure) {
+    if (*timer == nullptr) *timer = std::make_unique<CollectiveTimer>(devices);
+    CollectiveTimer* running = timer->get();
+    Result<Sampler> sampler =
+        MakeBatchSampler([=](int64_t count) { return running->Time(kind, elements, count); },
+                         options.min_run_seconds, &figure.iterations_per_run);
+    if (!sampler.ok()) return sampler.status().WithContext(figure.name);
+    return MeasureFigure(*sampler, options.measure, figure).WithContext(figure.name);
   };
   return plan;
 }
@@ -190,6 +218,19 @@ std::vector<Plan> Plans(const ProfileOptions& options, Status& status) {
     }
   }
   for (int64_t bytes : options.elementwise_bytes) plans.push_back(ElementwisePlan(bytes));
+  if (options.devices >= 2) {
+    auto timer = std::make_shared<std::unique_ptr<CollectiveTimer>>();
+    for (const std::string& kind : ProfiledCollectives()) {
+      for (int64_t bytes : options.collective_bytes) {
+        if (CollectiveElements(bytes, options.devices) == 0) {
+          status =
+              InvalidArgument("profile: a {} of {} B has no f32 element per device", kind, bytes);
+          return {};
+        }
+        plans.push_back(CollectivePlan(kind, bytes, options.devices, timer));
+      }
+    }
+  }
   return plans;
 }
 
@@ -254,31 +295,38 @@ Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Mea
   return Status::Ok();
 }
 
-Result<Sampler> MakeTimedSampler(std::function<Status()> operation, double min_run_seconds,
+Result<Sampler> MakeBatchSampler(BatchTimer timer, double min_run_seconds,
                                  int64_t* iterations_per_run) {
   // Warm-up: JIT compilation, page faults, caches.
-  ALPA_RETURN_IF_ERROR(operation());
+  ALPA_RETURN_IF_ERROR(timer(1).status());
   // Calibration: time one call, then a batch sized from it, and size runs from the batch.
-  double start = Now();
-  ALPA_RETURN_IF_ERROR(operation());
-  double elapsed = Now() - start;
+  ALPA_ASSIGN_OR_RETURN(const double elapsed, timer(1));
   int64_t iterations = 1;
   if (elapsed < min_run_seconds) {
     const int64_t batch = std::clamp<int64_t>(
         static_cast<int64_t>(std::ceil(min_run_seconds / 4 / std::max(elapsed, 1e-9))), 1,
         int64_t{1} << 20);
-    start = Now();
-    for (int64_t i = 0; i < batch; ++i) ALPA_RETURN_IF_ERROR(operation());
-    const double per_call = std::max((Now() - start) / static_cast<double>(batch), 1e-9);
+    ALPA_ASSIGN_OR_RETURN(const double batch_seconds, timer(batch));
+    const double per_call = std::max(batch_seconds / static_cast<double>(batch), 1e-9);
     iterations = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(min_run_seconds / per_call)), 1,
                                      int64_t{1} << 24);
   }
   if (iterations_per_run != nullptr) *iterations_per_run = iterations;
-  return Sampler([operation = std::move(operation), iterations]() -> Result<double> {
-    const double begin = Now();
-    for (int64_t i = 0; i < iterations; ++i) ALPA_RETURN_IF_ERROR(operation());
-    return (Now() - begin) / static_cast<double>(iterations);
+  return Sampler([timer = std::move(timer), iterations]() -> Result<double> {
+    ALPA_ASSIGN_OR_RETURN(const double seconds, timer(iterations));
+    return seconds / static_cast<double>(iterations);
   });
+}
+
+Result<Sampler> MakeTimedSampler(std::function<Status()> operation, double min_run_seconds,
+                                 int64_t* iterations_per_run) {
+  return MakeBatchSampler(
+      [operation = std::move(operation)](int64_t count) -> Result<double> {
+        const double begin = Now();
+        for (int64_t i = 0; i < count; ++i) ALPA_RETURN_IF_ERROR(operation());
+        return Now() - begin;
+      },
+      min_run_seconds, iterations_per_run);
 }
 
 ProfileOptions QuickProfileOptions() {
@@ -290,6 +338,7 @@ ProfileOptions QuickProfileOptions() {
   options.skinny_matmuls = {{1, 256, 64, 16}};
   options.convolutions = {{2, 8, 16, 16, 8, 3, 3}};
   options.elementwise_bytes = {int64_t{64} << 10, int64_t{1} << 20};
+  options.collective_bytes = {int64_t{4} << 10, int64_t{256} << 10};
   return options;
 }
 
@@ -356,8 +405,12 @@ Result<ProfileDatabase> RunProfile(const ProfileOptions& options) {
     database.measurements.push_back(std::move(figure));
   }
   omp_set_num_threads(saved_threads);
-  if (options.progress) {
-    options.progress(fmt::format("collectives: {}", kCollectivesNotMeasured));
+  database.collectives_measured = options.devices >= 2 && !options.collective_bytes.empty();
+  database.collectives_reason = database.collectives_measured ? ""
+                                : options.devices < 2         ? kCollectivesOneDevice
+                                                              : kCollectivesNotRequested;
+  if (options.progress && !database.collectives_measured) {
+    options.progress(fmt::format("collectives: {}", database.collectives_reason));
   }
   DeriveFigures(database);
   return database;

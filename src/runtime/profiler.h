@@ -1,5 +1,7 @@
 // The profiler: measures what one device of this machine can do (matmul and convolution FLOP/s
-// per dtype, elementwise memory bandwidth) so the cost model can use measured figures in place of
+// per dtype, elementwise memory bandwidth) and what the devices of `local:N` exchange (all-reduce,
+// all-gather, reduce-scatter and all-to-all over all N devices through the in-process
+// communicator: collective_profiler.h), so the cost model can use measured figures in place of
 // the analytic estimates of cluster::CpuCoreEstimate. The database it writes is in
 // profile_database.h.
 //
@@ -7,13 +9,15 @@
 // (at least 1), the share kernels/matmul.h's threading contract gives each of N kernels running at
 // once. The profiler measures one such device alone, with its kernels limited to that many threads
 // (omp_set_num_threads); it does not run N copies concurrently, so shared-resource contention
-// (memory bandwidth, the last-level cache) between devices is not in the figures.
+// (memory bandwidth, the last-level cache) between devices is not in the figures. Collectives do
+// run on all N devices at once (one thread each), as the runtime runs them.
 //
 // How a figure is measured (MeasureFigure). A sampler yields the seconds one operation took in one
 // timed run. The real sampler (MakeTimedSampler) first warms up (the first call JIT-compiles the
 // oneDNN primitive and faults the buffers in), then calibrates: a run repeats the operation as many
 // times as it takes to last at least `min_run_seconds`, so fast kernels are not timed at the
-// clock's resolution; it reports elapsed / iterations, timed with std::chrono::steady_clock. A
+// clock's resolution; it reports elapsed / iterations, timed with std::chrono::steady_clock.
+// Collectives use the same calibration over a timer of back-to-back calls (MakeBatchSampler). A
 // figure takes `repeats` runs; its time is their median and its spread is
 //     spread = (p90 - p10) / median
 // (percentiles with linear interpolation between order statistics; for 7 runs this is close to
@@ -35,14 +39,18 @@ namespace alpa::runtime {
 
 // One figure of the profile.
 struct Measurement {
-  std::string kind;   // "matmul", "convolution" or "elementwise"
+  // "matmul", "convolution", "elementwise", or a collective: "all-reduce", "all-gather",
+  // "reduce-scatter", "all-to-all"
+  std::string kind;
   std::string name;   // e.g. "matmul f32 1024^3", unique within a profile
   std::string dtype;  // "f32", "f16", "bf16", "f64"
   // matmul: {batch, m, k, n}; convolution: {N, C_in, H, W, C_out, KH, KW} (stride 1, same
-  // padding); elementwise: {elements} of c = a + b.
+  // padding); elementwise: {elements} of c = a + b; collective: {devices, elements} (f32).
   std::vector<int64_t> shape;
   // Work of one operation: FLOPs (matmul: 2*b*m*k*n, convolution: 2*N*C_out*H*W*C_in*KH*KW) or,
-  // for elementwise, bytes moved (3 * elements * element size: two reads and one write).
+  // for elementwise, bytes moved (3 * elements * element size: two reads and one write); for a
+  // collective, its size as collective_cost.h prices it (4 * elements), so the throughput is the
+  // algorithm bandwidth.
   double work = 0;
   std::string unit;                // "FLOP" or "B"
   double median_s = 0;             // seconds per operation, median of the kept attempt's runs
@@ -79,6 +87,15 @@ struct MeasureSettings {
 // `figure` (the rest is left as given). Errors of the sampler are returned.
 Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure);
 
+// Seconds that `count` operations back to back took (or an error from one of them).
+using BatchTimer = std::function<Result<double>(int64_t count)>;
+
+// The sampler over `timer`: warms up with one operation, calibrates the operations per run so that
+// a run lasts at least `min_run_seconds`, then each call times one run and returns seconds per
+// operation. `iterations_per_run` (may be null) receives the calibrated count.
+Result<Sampler> MakeBatchSampler(BatchTimer timer, double min_run_seconds,
+                                 int64_t* iterations_per_run);
+
 // The real sampler around `operation` (one kernel call): warms up, calibrates iterations per run
 // so that a run lasts at least `min_run_seconds`, then each call times one run with steady_clock.
 // `iterations_per_run` (may be null) receives the calibrated count. Errors of the warm-up call are
@@ -102,6 +119,10 @@ struct ProfileOptions {
   // Elementwise c = a + b in f32, by the bytes of one array.
   std::vector<int64_t> elementwise_bytes = {int64_t{1} << 20, int64_t{16} << 20, int64_t{64} << 20,
                                             int64_t{256} << 20};
+  // Each collective over all devices in f32, by its size (collective_profiler.h); measured only
+  // when there are at least 2 devices.
+  std::vector<int64_t> collective_bytes = {int64_t{4} << 10, int64_t{64} << 10, int64_t{1} << 20,
+                                           int64_t{16} << 20, int64_t{64} << 20};
   // Called with one line per figure as it completes ("[3/24] matmul f32 1024^3: 75.1 GFLOP/s ±
   // 2.1%"); null for quiet.
   std::function<void(const std::string&)> progress;

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "cost/liveness.h"
+#include "sharding/batch_dims.h"
 #include "sharding/build_cost_graph.h"
 #include "sharding/resharding.h"
 #include "sharding/strategy_dispatch.h"
@@ -48,6 +50,7 @@ Result<solver::Answer> SolveForPlan(const solver::Request& request,
   solver::SolveOptions heuristic_options = options;
   heuristic_options.kind = solver::SolverKind::kHeuristic;
   heuristic_options.effort = kPlannerHeuristicEffort;
+  heuristic_options.patience = kPlannerHeuristicPatience;
   if (options.kind == solver::SolverKind::kHeuristic) {
     return solver::Solve(request, heuristic_options);
   }
@@ -113,9 +116,20 @@ void AddCollective(CommunicationSummary& summary, cost::CollectiveKind kind, int
 
 // Step time, collectives and the exact per-device peak of the chosen strategies.
 ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolution& solution,
-                          const ReshardCostModel& reshard_cost) {
+                          const ReshardCostModel& reshard_cost,
+                          const std::vector<CarriedValue>& carried) {
   ShardingEstimate estimate;
   const StrategyGraph& graph = solution.graph;
+  auto add_resharding = [&](const ShardingSpec& from, const ShardingSpec& to,
+                            const ir::Shape& leaf) {
+    if (from == to) return;
+    for (const ReshardStep& step : PlanReshard(from, to, reshard_cost.mesh_shape(), leaf.dims(),
+                                               ir::DTypeByteSize(leaf.dtype()))) {
+      const double seconds = reshard_cost.StepSeconds(step);
+      estimate.resharding_seconds += seconds;
+      AddCollective(estimate.communication, step.kind, step.bytes, seconds);
+    }
+  };
   for (size_t v = 0; v < graph.nodes.size(); ++v) {
     const Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
     estimate.compute_seconds += chosen.compute_seconds;
@@ -132,15 +146,14 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
           solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)];
       const ShardingSpec& to =
           chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)];
-      if (from == to) continue;
-      for (const ReshardStep& step :
-           PlanReshard(from, to, reshard_cost.mesh_shape(), operand.shape->dims(),
-                       ir::DTypeByteSize(operand.shape->dtype()))) {
-        const double seconds = reshard_cost.StepSeconds(step);
-        estimate.resharding_seconds += seconds;
-        AddCollective(estimate.communication, step.kind, step.bytes, seconds);
-      }
+      add_resharding(from, to, *operand.shape);
     }
+  }
+  // What the next step pays to read each carried value in its parameter's layout.
+  for (const CarriedValue& value : carried) {
+    add_resharding(solution.Chosen(value.next).output[0],
+                   solution.Chosen(value.parameter).output[0],
+                   graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
   }
   const cost::Liveness liveness =
       cost::ComputeLiveness(computation, [&](const ir::Instruction& instruction) -> int64_t {
@@ -240,6 +253,60 @@ Status ApplyPins(const std::map<std::string, LeafSpecs>& pins, StrategyGraph& gr
   return Status::Ok();
 }
 
+// The carried edges of `next_values` (AutoShardingOptions).
+Result<std::vector<CarriedValue>> CarriedValues(
+    const std::map<std::string, std::string>& next_values, const ir::Computation& computation,
+    const StrategyGraph& graph) {
+  std::vector<CarriedValue> carried;
+  for (const auto& [parameter_name, next_name] : next_values) {
+    const ir::Instruction* parameter = computation.GetInstruction(parameter_name);
+    const ir::Instruction* next = computation.GetInstruction(next_name);
+    if (parameter == nullptr || parameter->opcode() != ir::Opcode::kParameter) {
+      return NotFound("next values: '{}' is not a parameter of '{}'", parameter_name,
+                      computation.name());
+    }
+    if (next == nullptr) {
+      return NotFound("next value of %{}: '{}' is not an instruction of '{}'", parameter_name,
+                      next_name, computation.name());
+    }
+    if (!parameter->shape().IsArray() || !(parameter->shape() == next->shape())) {
+      return InvalidArgument("next value of %{}: %{} has another shape", parameter_name, next_name);
+    }
+    const ValueSource source = graph.SourceOf(*next, 0);
+    if (source.leaf != 0) {
+      return InvalidArgument("next value of %{}: %{} is one element of a tuple-shaped result",
+                             parameter_name, next_name);
+    }
+    carried.push_back(CarriedValue{source.node, graph.NodeOf(*parameter)});
+  }
+  return carried;
+}
+
+// DispatchStrategies, with every set of a value that carries the batch filtered to the forced
+// axis when one is given. Error: an axis the mesh does not have.
+Result<StrategyGenerator> MakeGenerator(const ir::Computation& computation,
+                                        const cluster::LogicalMesh& mesh,
+                                        const AutoShardingOptions& options) {
+  const int64_t axis = options.force_batch_axis;
+  if (axis < 0) return StrategyGenerator(DispatchStrategies);
+  if (axis >= static_cast<int64_t>(mesh.shape.size())) {
+    return InvalidArgument(
+        "the batch dimension is forced to mesh axis {}, but the mesh {} has "
+        "axes 0 to {}",
+        axis, cluster::ShapeString(mesh.shape), mesh.shape.size() - 1);
+  }
+  auto batch_dims =
+      std::make_shared<const BatchDims>(AnalyzeBatchDims(computation, options.batch_parameters));
+  return StrategyGenerator(
+      [batch_dims, axis](const ir::Instruction& instruction,
+                         const StrategyContext& context) -> Result<StrategySet> {
+        ALPA_ASSIGN_OR_RETURN(StrategySet set, DispatchStrategies(instruction, context));
+        auto it = batch_dims->find(&instruction);
+        if (it == batch_dims->end()) return set;
+        return KeepBatchSplit(std::move(set), it->second, axis, context.mesh_shape());
+      });
+}
+
 }  // namespace
 
 Result<ShardingSolution> AutoShard(const ir::Computation& computation,
@@ -259,18 +326,21 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
 
   ShardingSolution solution;
   Clock::time_point phase = Clock::now();
-  ALPA_RETURN_IF_ERROR(
-      GenerateStrategies(computation, context, DispatchStrategies, solution.graph));
+  ALPA_ASSIGN_OR_RETURN(const StrategyGenerator generate,
+                        MakeGenerator(computation, mesh, options));
+  ALPA_RETURN_IF_ERROR(GenerateStrategies(computation, context, generate, solution.graph));
   ALPA_RETURN_IF_ERROR(ApplyPins(options.pinned_outputs, solution.graph));
   solution.timings.generate_s = SecondsSince(phase);
   phase = Clock::now();
 
   const cost::Liveness liveness = cost::ComputeLiveness(computation);
-  const CostGraph cost_graph = BuildCostGraph(solution.graph, liveness, reshard_cost);
+  ALPA_ASSIGN_OR_RETURN(const std::vector<CarriedValue> carried,
+                        CarriedValues(options.next_values, computation, solution.graph));
+  const CostGraph cost_graph = BuildCostGraph(solution.graph, liveness, reshard_cost, carried);
   ALPA_RETURN_IF_ERROR(CheckSomeStrategyAllowed(solution.graph, cost_graph));
   solution.memory_budget_bytes =
       options.memory_budget_bytes.value_or(mesh_device.smallest_memory_bytes);
-  const ReducedProblem problem =
+  ReducedProblem problem =
       ReduceCostGraph(cost_graph, computation.name(), solution.memory_budget_bytes);
   solution.solver_nodes = static_cast<int64_t>(problem.request.nodes.size());
   solution.solver_edges = static_cast<int64_t>(problem.request.edges.size());
@@ -306,8 +376,9 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   }
   phase = Clock::now();
   solution.choice = ExpandChoice(problem, solution.answer.choice);
-  solution.estimate = Estimate(computation, solution, reshard_cost);
+  solution.estimate = Estimate(computation, solution, reshard_cost, carried);
   solution.timings.estimate_s = SecondsSince(phase);
+  solution.problem = std::move(problem.request);
   return solution;
 }
 

@@ -42,6 +42,17 @@ struct AutoShardingOptions {
   // strategies of a pinned instruction become forbidden; a pin no strategy matches is an error
   // naming the instruction and the layouts it can take.
   std::map<std::string, LeafSpecs> pinned_outputs;
+  // Mesh axis every value's batch dimension is split over (Alpa's force_batch_dim_to_mesh_dim:
+  // the dp axis of a (dp, op) mesh; on an axis of size 1 the batch stays whole), or -1 for none.
+  // The batch dimensions come from batch_dims.h's analysis, seeded by `batch_parameters` (entry
+  // parameter names) or, without them, by the first dot or convolution.
+  int64_t force_batch_axis = -1;
+  std::vector<std::string> batch_parameters;
+  // Entry parameter name -> the instruction computing the value the next step reads in its place
+  // (a weight's update: MethodParameter::next_value). The solver pays for resharding that value
+  // into the parameter's layout (build_cost_graph.h, carried edges). An unknown name, or a shape
+  // that differs, is an error.
+  std::map<std::string, std::string> next_values;
 };
 
 struct CommunicationSummary {
@@ -53,7 +64,8 @@ struct CommunicationSummary {
 struct ShardingEstimate {
   double compute_seconds = 0;
   double communication_seconds = 0;    // collectives the chosen strategies run themselves
-  double resharding_seconds = 0;       // collectives on edges between strategies
+  double resharding_seconds = 0;       // collectives on edges between strategies, and those
+                                       // reading next values in their parameters' layouts
   CommunicationSummary communication;  // both kinds together
   int64_t peak_memory_bytes = 0;       // per device, exact for the chosen shardings
   const ir::Instruction* peak_instruction = nullptr;
@@ -75,6 +87,7 @@ struct ShardingSolution {
   StrategyGraph graph;
   std::vector<int64_t> choice;  // per graph node
   solver::Answer answer;
+  solver::Request problem;   // what the solver was given (IOPDDL, solver/iopddl_json.h)
   int64_t solver_nodes = 0;  // after follower merging
   int64_t solver_edges = 0;
   int64_t memory_budget_bytes = 0;
@@ -89,7 +102,10 @@ struct ShardingSolution {
 
 // The planner's solver policy (deterministic: effort bounds the search, the time limit is a
 // safety net). With options.solve.kind == kAuto and no effort given:
-//   1. the heuristic, bounded by kPlannerHeuristicEffort iterations;
+//   1. the heuristic, bounded by kPlannerHeuristicEffort iterations and stopped after
+//      kPlannerHeuristicPatience iterations without improvement (the cost model's own error is
+//      far above what further iterations gain: on gpt-1.3b on a (4, 2) mesh the best plan was
+//      found by iteration 60, and 200 more found nothing);
 //   2. CBC, warm-started from it, only when the heuristic did not prove its answer optimal and
 //      the MILP is small (at most kPlannerMilpColumnLimit columns); its answer replaces the
 //      heuristic's only when CBC proved it optimal (a time-limited CBC answer depends on the
@@ -98,6 +114,7 @@ struct ShardingSolution {
 // solver's own modes (solve.h). CBC runs one at a time in a process (AutoShardMeshes runs meshes
 // on threads).
 inline constexpr int64_t kPlannerHeuristicEffort = 2000;
+inline constexpr int64_t kPlannerHeuristicPatience = 50;
 inline constexpr int64_t kPlannerMilpColumnLimit = 20'000;
 
 // Errors: an instruction without strategy rules (named, with its location), a mesh whose devices

@@ -74,7 +74,8 @@ std::vector<OperandLeaf> OperandLeaves(const ir::Instruction& instruction) {
 }
 
 CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liveness,
-                         const ReshardCostModel& reshard_cost) {
+                         const ReshardCostModel& reshard_cost,
+                         const std::vector<CarriedValue>& carried) {
   CostGraph cost_graph;
   cost_graph.nodes.reserve(graph.nodes.size());
   for (const StrategyNode& node : graph.nodes) {
@@ -113,6 +114,22 @@ CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liven
       edge.to = static_cast<int64_t>(v);
       edge.seconds = pricer.Matrix(*operand.shape, std::move(rows), std::move(cols), followed);
     }
+  }
+  auto output_specs = [&graph](int64_t node) {
+    std::vector<ShardingSpec> specs;
+    for (const Strategy& strategy : graph.nodes[static_cast<size_t>(node)].set.strategies) {
+      specs.push_back(strategy.output[0]);
+    }
+    return specs;
+  };
+  for (const CarriedValue& value : carried) {
+    if (value.next == value.parameter) continue;
+    CostGraphEdge& edge = cost_graph.edges.emplace_back();
+    edge.from = value.next;
+    edge.to = value.parameter;
+    edge.seconds =
+        pricer.Matrix(graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape(),
+                      output_specs(value.next), output_specs(value.parameter), false);
   }
   return cost_graph;
 }

@@ -7,6 +7,12 @@
 //   edge (u, v) per operand leaf of v produced by u:
 //            seconds[i][j] = time to reshard u's output i (that leaf) into the layout v's
 //                            strategy j needs it in (resharding.h)
+//   carried edge (n, p) per value the next step reads in place of parameter p (a weight's update
+//   n, when the step runs in a training loop):
+//            seconds[i][j] = time to reshard n's output i into p's layout j; without it the
+//                            solver could read a weight whole and hand its update back split,
+//                            leaving the next step's gather unpaid (Alpa forbids any
+//                            difference, its alias constraint; this prices it instead)
 // The edge from the operand a node follows is only read on its diagonal once the two are merged,
 // so only the diagonal is priced. Matrices are memoised by (leaf shape, source layouts, required
 // layouts): the repeated layers of a model price each distinct edge once.
@@ -20,9 +26,16 @@
 
 namespace alpa::sharding {
 
+// A value the next step reads in place of a parameter: both nodes, array results.
+struct CarriedValue {
+  int64_t next = 0;       // the node computing the value
+  int64_t parameter = 0;  // the parameter's node
+};
+
 // `liveness` must cover the computation `graph` was generated from.
 CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liveness,
-                         const ReshardCostModel& reshard_cost);
+                         const ReshardCostModel& reshard_cost,
+                         const std::vector<CarriedValue>& carried = {});
 
 // The operand leaf shapes of `instruction` in order (operand 0's leaves, then operand 1's...),
 // paired with (operand, leaf) indices.

@@ -44,9 +44,7 @@ Result<StrategySet> ConvolutionStrategies(const ir::Instruction& instruction,
     dims.push_back(
         {batch_groups, numbers.output_feature, numbers.input_batch, numbers.kernel_output_feature});
   }
-  int64_t batch_dim = -1;
   if (batch_groups == 1) {
-    if (numbers.output_batch == 0) batch_dim = static_cast<int64_t>(dims.size());
     dims.push_back({input.dim(numbers.input_batch), numbers.output_batch, numbers.input_batch, -1});
   }
   if (!grouped) {
@@ -62,7 +60,7 @@ Result<StrategySet> ConvolutionStrategies(const ir::Instruction& instruction,
   if (feature_groups == 1) {
     dims.push_back({in_features, -1, numbers.input_feature, numbers.kernel_input_feature});
   }
-  return ContractionStrategies(instruction, ctx, dims, batch_dim);
+  return ContractionStrategies(instruction, ctx, dims);
 }
 
 }  // namespace alpa::sharding

@@ -48,12 +48,17 @@ class ContractionBuilder {
       return;
     }
     Strategy partial = strategy;
+    std::vector<Strategy> scattered;
+    if (HasSeveralUsers(instruction_, ctx_)) {
+      scattered = ReduceScatterVariants(strategy, instruction_, k_axes, ctx_);
+    }
     AddAllReduce(strategy, k_axes);
     out.push_back(std::move(strategy));
     if (ctx_.options.allow_partial_outputs) {
       partial.name += " (partial @ " + AxesString(k_axes) + ")";
       partial.output[0].partial_axes = k_axes;
       out.push_back(std::move(partial));
+      for (Strategy& variant : scattered) out.push_back(std::move(variant));
     }
   }
 
@@ -133,8 +138,7 @@ std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& a,
 
 Result<StrategySet> ContractionStrategies(const ir::Instruction& instruction,
                                           const StrategyContext& ctx,
-                                          const std::vector<ContractionDim>& dims,
-                                          int64_t batch_dim) {
+                                          const std::vector<ContractionDim>& dims) {
   ALPA_CHECK(instruction.shape().IsArray() && instruction.operand_count() == 2,
              "%{}: a contraction has an array result and two operands", instruction.name());
   ALPA_ASSIGN_OR_RETURN(const double full_seconds, InstructionSeconds(instruction, ctx));
@@ -147,23 +151,10 @@ Result<StrategySet> ContractionStrategies(const ir::Instruction& instruction,
     sizes.push_back(dims[c].size);
     if (ClassLetter(dims[c]) == 'k') options.exclusive_groups[0].push_back(static_cast<int64_t>(c));
   }
-  const int64_t forced_axis = ctx.options.force_batch_dim_to_mesh_axis;
-  if (forced_axis >= static_cast<int64_t>(ctx.mesh_shape().size())) {
-    return InvalidArgument(
-        "%{}: the batch dimension is forced to mesh axis {}, the mesh {} has "
-        "no such axis",
-        instruction.name(), forced_axis, cluster::ShapeString(ctx.mesh_shape()));
-  }
-  const bool force =
-      batch_dim >= 0 && forced_axis >= 0 && ctx.mesh_shape()[static_cast<size_t>(forced_axis)] > 1;
 
   const ContractionBuilder builder(instruction, ctx, dims, full_seconds);
   StrategySet set;
   for (const DimAxes& mapping : EnumerateDimSplits(sizes, ctx.mesh_shape(), options)) {
-    if (force) {
-      const std::vector<int64_t>& axes = mapping[static_cast<size_t>(batch_dim)];
-      if (std::find(axes.begin(), axes.end(), forced_axis) == axes.end()) continue;
-    }
     builder.AddMapping(mapping, set.strategies);
   }
   set.strategies.push_back(builder.Replicated());
@@ -197,8 +188,7 @@ Result<StrategySet> DotStrategies(const ir::Instruction& instruction, const Stra
     dims.push_back({lhs.dim(numbers.lhs_contracting_dims[t]), -1, numbers.lhs_contracting_dims[t],
                     numbers.rhs_contracting_dims[t]});
   }
-  const int64_t batch_dim = numbers.lhs_batch_dims.empty() ? -1 : 0;
-  return ContractionStrategies(instruction, ctx, dims, batch_dim);
+  return ContractionStrategies(instruction, ctx, dims);
 }
 
 }  // namespace alpa::sharding

@@ -7,14 +7,18 @@
 // mesh axis of size > 1 to one iteration dimension (EnumerateDimSplits with maximal_only: an axis
 // is left unused only when no dimension can take it); the operand and output specs follow by
 // splitting each tensor dimension over the axes of its iteration dimension. Axes mapped to k cut
-// the sum: every device holds a partial sum over them, which the dot either all-reduces itself or
-// (options.allow_partial_outputs) leaves partial for its users' edges to all-reduce or
-// reduce-scatter. On a (2, 4) mesh, [I,K] x [K,J]:
+// the sum: every device holds a partial sum over them, which the dot either all-reduces itself or,
+// with options.allow_partial_outputs, leaves partial for its users' edges to all-reduce or
+// reduce-scatter, or reduce-scatters itself onto one output dimension (strategy_util.h's
+// ReduceScatterVariants: one collective however many users want the split). On a (2, 4) mesh,
+// [I,K] x [K,J]:
 //
 //   name                                   out       lhs       rhs       comm per device
 //   SS = SR x RS @ {0,1}                   [S0,S1]   [S0,R]    [R,S1]    0
 //   SR = SS x SR @ {0,1} (allreduce @ 1)   [S0,R]    [S0,S1]   [S1,R]    AR(I/2*J*e, axis 1)
 //   SR = SS x SR @ {0,1} (partial @ 1)     [S0,R] P1 [S0,S1]   [S1,R]    0 (the edge pays)
+//   SR = SS x SR @ {0,1} (reducescatter @ 1 to dim 1)
+//                                          [S0,S1]   [S0,S1]   [S1,R]    RS(I/2*J*e, axis 1)
 //   RS = RS x SS @ {1,0} (allreduce @ 0)   [R,S1]    [R,S0]    [S0,S1]   AR(I*J/4*e, axis 0)
 //   SR = SR x RR @ {01}                    [S01,R]   [S01,R]   [R,R]     0
 //   RR = RS x SR @ {01} (allreduce @ {0,1}) [R,R]    [R,S01]   [S01,R]   AR(I*J*e, axes 0,1)
@@ -32,16 +36,11 @@
 // Bounds: with R mesh axes of size > 1, N non-contracting and K contracting iteration dimensions,
 // contracting axes go to one contracting dimension at most, so (when every dimension is large
 // enough to take every axis) there are N^R mappings without k, K((N+1)^R - N^R) with k, each of
-// the latter twice with partial outputs, plus RR:
-//   1 + N^R + 2K((N+1)^R - N^R)
-// e.g. on 2x2x2: matmul (N=2, K=1) 47, batched matmul (N=3) 102; on (2,4): matmul 15. Small or
-// indivisible dimensions only remove mappings (an axis no dimension can take stays unused).
-//
-// Forcing the batch dimension (options.force_batch_dim_to_mesh_axis = a, mesh axis a of size > 1):
-// when the output's dimension 0 is a batch dimension of the op (a dot with batch dimensions; a
-// convolution's batch), only mappings whose axes on it include a are kept, and RR. A dot without
-// batch dimensions is not constrained: its output dimension 0 is the batch only in some dots
-// (x.W, not the weight gradient x^T.dy), which only a batch-dimension analysis can tell.
+// the latter 2 + D times with partial outputs (all-reduce, partial, a reduce-scatter onto each of
+// the D output dimensions), plus RR:
+//   1 + N^R + (2 + D)K((N+1)^R - N^R)
+// e.g. on (2,4): matmul (N=2, K=1, D=2) 25. Small or indivisible dimensions only remove
+// mappings and reduce-scatters (an axis no dimension can take stays unused).
 #ifndef ALPA_SHARDING_DOT_STRATEGIES_H_
 #define ALPA_SHARDING_DOT_STRATEGIES_H_
 
@@ -66,15 +65,13 @@ struct ContractionDim {
 
 // The strategies of `instruction` (an array result; operands 0 and 1 the contracted tensors)
 // over the iteration dimensions `dims` listed in the order b, i, j, k; tensor dimensions no entry
-// names stay whole. `batch_dim`: the index in `dims` of the dimension the batch axis is forced
-// on, or -1. Error: a forced batch axis the mesh does not have.
+// names stay whole. Errors: those of the compute cost model.
 Result<StrategySet> ContractionStrategies(const ir::Instruction& instruction,
                                           const StrategyContext& ctx,
-                                          const std::vector<ContractionDim>& dims,
-                                          int64_t batch_dim);
+                                          const std::vector<ContractionDim>& dims);
 
 // dot: b = the batch dimensions, i / j = the lhs / rhs free dimensions, k = the contracting
-// ones. Errors: not a dot, a dot without dimension numbers, a forced axis the mesh lacks.
+// ones. Errors: not a dot, a dot without dimension numbers.
 Result<StrategySet> DotStrategies(const ir::Instruction& instruction, const StrategyContext& ctx);
 
 }  // namespace alpa::sharding

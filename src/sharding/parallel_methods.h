@@ -6,7 +6,10 @@
 // The methods need to know what each entry parameter of the step is (plain data: a name, the
 // dimensions, a role) and which instruction computes its next value (a train step's
 // `step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1)`, autodiff/train_step.h).
-// Every method except `shard` runs on the 1-D mesh of all N devices (axis 0):
+// Every method except `shard` runs on the 1-D mesh of all N devices (axis 0), with every value's
+// batch dimension split over it (AutoShardingOptions::force_batch_axis = 0 and the batch
+// parameters as seeds, batch_dims.h; `alpa plan` sets both): the pins below fix the parameters,
+// the forcing keeps the solver from gathering the batch anywhere in between.
 //
 //   shard  no pins: the solver chooses everything on the given mesh.
 //   data   batch parameters [S0,R,...] (dimension 0 split over axis 0); weights and optimizer
@@ -17,9 +20,10 @@
 //   zero2  as data, but optimizer state and its next value split over axis 0 on their largest
 //          dimension divisible by N (the first such on a tie; a tensor with none stays
 //          replicated). The update then runs on 1/N of each state tensor: each gradient is
-//          reduce-scattered into the state's split (the backward dots leave partial sums,
-//          StrategyOptions::allow_partial_outputs) and each updated weight is all-gathered back
-//          to replicated. Expected: reduce-scatter + all-gather where data had all-reduce.
+//          reduce-scattered into the state's split (once, by the dot or reduce that computes it:
+//          both moments read it; StrategyOptions::allow_partial_outputs) and each updated weight
+//          is all-gathered back to replicated. Expected: reduce-scatter + all-gather where data
+//          had all-reduce.
 //   zero3  as zero2, plus weights and their next values split the same way as their state (same
 //          shape, same rule, so the update is local). Every use of a weight all-gathers it first
 //          (the solver's resharding of a split parameter to the replicated layout its dot wants,

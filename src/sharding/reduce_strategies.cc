@@ -107,6 +107,8 @@ Result<StrategySet> ReduceStrategies(const ir::Instruction& instruction,
   ALPA_ASSIGN_OR_RETURN(const double full_seconds, InstructionSeconds(instruction, ctx));
   const std::vector<int64_t>& reduced = instruction.attributes().dimensions;
   const bool partial = ctx.options.allow_partial_outputs && IsAddReducer(instruction, n);
+  // With several users, a cut sum may also be reduced once in the op (see the header).
+  const bool both_ways = partial && HasSeveralUsers(instruction, ctx);
 
   StrategySet set;
   set.follows_operand = 0;
@@ -127,13 +129,25 @@ Result<StrategySet> ReduceStrategies(const ir::Instruction& instruction,
     }
     std::sort(cut.begin(), cut.end());
     out.partial_axes = in.partial_axes;
-    if (partial) {
-      out.partial_axes.insert(out.partial_axes.end(), cut.begin(), cut.end());
-      std::sort(out.partial_axes.begin(), out.partial_axes.end());
+    if (!cut.empty() && partial) {
+      ShardingSpec partial_out = out;
+      partial_out.partial_axes.insert(partial_out.partial_axes.end(), cut.begin(), cut.end());
+      std::sort(partial_out.partial_axes.begin(), partial_out.partial_axes.end());
+      Strategy strategy = Follow(instruction, ctx, full_seconds, n, given, in, partial_out);
+      strategy.name += " (partial @ " + AxesString(cut) + ")";
+      set.strategies.push_back(std::move(strategy));
+      if (!both_ways) continue;
+      // Both ways stay open (and the set no longer follows): a partial sum read by several users
+      // is all-reduced on each of their edges, where the reduce's own all-reduce is paid once.
+      set.follows_operand = -1;
     }
     Strategy strategy = Follow(instruction, ctx, full_seconds, n, given, in, out);
-    if (!cut.empty() && partial) strategy.name += " (partial @ " + AxesString(cut) + ")";
-    if (!cut.empty() && !partial) {
+    if (!cut.empty() && both_ways && n == 1) {
+      for (Strategy& variant : ReduceScatterVariants(strategy, instruction, cut, ctx)) {
+        set.strategies.push_back(std::move(variant));
+      }
+    }
+    if (!cut.empty()) {
       // AR(sum over outputs of TileBytes(OUT), cut axes)
       strategy.name += " (allreduce @ " + AxesString(cut) + ")";
       AddCollective(strategy, ctx, cost::CollectiveKind::kAllReduce, cut, strategy.memory_bytes);

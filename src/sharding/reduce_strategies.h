@@ -1,13 +1,17 @@
 // Strategies of reduce, reduce-window and select-and-scatter: they follow their data operand
-// (follows_operand = 0): strategy s is derived from strategy s of operand 0, whose spec IN (the
-// operand's output under s) it takes as given.
+// (follows_operand = 0, except a reduce that may leave partial sums, below): strategy s is derived
+// from strategy s of operand 0, whose spec IN (the operand's output under s) it takes as given.
 //
 // reduce (also variadic: every input in IN, every output in OUT, init values replicated):
 //   kept dimensions keep their axes in OUT; the axes of reduced dimensions cut the sum, so
-//     - the reducer is add and options.allow_partial_outputs: OUT is partial over them (no
-//       communication; the users' edges all-reduce or reduce-scatter);
-//     - otherwise: the reduce all-reduces its outputs over them, bytes = TileBytes(OUT) summed
-//       over the outputs (one combined collective).
+//     - the reduce all-reduces its outputs over them, bytes = TileBytes(OUT) summed over the
+//       outputs (one combined collective);
+//     - when the reducer is add and options.allow_partial_outputs, instead: OUT is partial over
+//       them (no communication; the users' edges all-reduce or reduce-scatter). With several
+//       users (HasSeveralUsers) both are offered, the partial one first, with the reduce-scatter
+//       variants of the all-reduce (strategy_util.h) between them, and the set no longer
+//       follows operand 0: a partial sum is paid on each user's edge, the reduce's own
+//       collective once, and the solver weighs the two.
 //   A partial IN stays partial in OUT when the reducer is add and partial outputs are allowed;
 //   otherwise the reduce needs IN without its partial axes (its edge pays the all-reduce).
 //     IN [S0,S1], reduce dimension 1  ->  "[S0,S1] -> [S0] (allreduce @ 1)"

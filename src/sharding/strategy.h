@@ -70,8 +70,6 @@ struct StrategyOptions {
   // user's resharding can pick a reduce-scatter instead of an all-reduce (Alpa's
   // prefer_reduce_scatter, decided by the ILP rather than by a post-pass).
   bool allow_partial_outputs = true;
-  // Mesh axis the batch dimension must be split over (Alpa's force_batch_dim_to_mesh_dim), or -1.
-  int64_t force_batch_dim_to_mesh_axis = -1;
   // Run an op without sharding rules (an unknown custom-call, fft, ...) replicated, as one unit,
   // instead of failing. Off by default: the user should know the op is not parallelised.
   bool replicate_unknown_ops = false;
@@ -88,6 +86,9 @@ struct StrategyContext {
   const ReshardCostModel* pricer = nullptr;
   StrategyOptions options;
   std::function<const StrategySet&(const ir::Instruction&)> strategies_of;
+  // How many instructions read an instruction's result (set by the walk too; unset: assume
+  // several, strategy_util.h's HasSeveralUsers).
+  std::function<int64_t(const ir::Instruction&)> user_count;
 
   const std::vector<int64_t>& mesh_shape() const { return mesh->shape; }
 };

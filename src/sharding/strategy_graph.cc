@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <deque>
+#include <memory>
+#include <unordered_set>
 
 namespace alpa::sharding {
 namespace {
@@ -58,6 +60,32 @@ void CheckStrategyArity(const ir::Instruction& instruction, const StrategySet& s
   }
 }
 
+using Readers = std::unordered_map<const ir::Instruction*, std::vector<const ir::Instruction*>>;
+
+// Readers of `instruction`, looking through a chain of single readers that pass a partial sum on
+// unchanged (a weight gradient's dot is read by its transpose only, which both optimizer moments
+// read).
+int64_t UserCount(const Readers& readers, const ir::Instruction& instruction) {
+  const ir::Instruction* value = &instruction;
+  for (;;) {
+    auto it = readers.find(value);
+    if (it == readers.end()) return 0;
+    const std::vector<const ir::Instruction*>& users = it->second;
+    if (users.size() != 1 || users[0] == nullptr) return static_cast<int64_t>(users.size());
+    switch (users[0]->opcode()) {
+      case ir::Opcode::kTranspose:
+      case ir::Opcode::kReshape:
+      case ir::Opcode::kBitcast:
+      case ir::Opcode::kCopy:
+      case ir::Opcode::kConvert:
+        value = users[0];
+        break;
+      default:
+        return 1;
+    }
+  }
+}
+
 }  // namespace
 
 int64_t StrategyGraph::NodeOf(const ir::Instruction& instruction) const {
@@ -102,7 +130,19 @@ Status GenerateStrategies(const ir::Computation& computation, StrategyContext co
     return projected;
   };
 
-  for (const ir::Instruction* instruction : computation.MakePostOrder()) {
+  const std::vector<ir::Instruction*> order = computation.MakePostOrder();
+  auto readers = std::make_shared<Readers>();
+  for (const ir::Instruction* instruction : order) {
+    std::unordered_set<const ir::Instruction*> operands(instruction->operands().begin(),
+                                                        instruction->operands().end());
+    for (const ir::Instruction* operand : operands) (*readers)[operand].push_back(instruction);
+  }
+  (*readers)[computation.root()].push_back(nullptr);  // the computation's result is read too
+  context.user_count = [readers](const ir::Instruction& instruction) {
+    return UserCount(*readers, instruction);
+  };
+
+  for (const ir::Instruction* instruction : order) {
     if (IsTupleView(*instruction, graph)) {
       std::vector<ValueSource>& sources = graph.tuple_sources[instruction];
       if (instruction->opcode() == ir::Opcode::kTuple) {

@@ -57,7 +57,9 @@ using StrategyGenerator =
 
 // Walks `computation` in post order, calling `generate` for every instruction that is a node.
 // `context.strategies_of` is set by the walk (it answers for operands already generated; for a
-// get-tuple-element of a tuple it answers with the selected operand's set). Errors from a
+// get-tuple-element of a tuple it answers with the selected operand's set), and so is
+// `context.user_count` (distinct readers in the computation, the root one more, looking through
+// a chain of single transposes, reshapes, bitcasts, copies and converts). Errors from a
 // generator come back with the instruction's name and location added.
 Status GenerateStrategies(const ir::Computation& computation, StrategyContext context,
                           const StrategyGenerator& generate, StrategyGraph& graph);

@@ -193,6 +193,35 @@ void AddCollective(Strategy& strategy, const StrategyContext& ctx, cost::Collect
   strategy.collectives.push_back(StrategyCollective{kind, std::move(axes), bytes});
 }
 
+bool HasSeveralUsers(const ir::Instruction& instruction, const StrategyContext& ctx) {
+  return !ctx.user_count || ctx.user_count(instruction) > 1;
+}
+
+std::vector<Strategy> ReduceScatterVariants(const Strategy& summed,
+                                            const ir::Instruction& instruction,
+                                            const std::vector<int64_t>& cut,
+                                            const StrategyContext& ctx) {
+  const ir::Shape& shape = instruction.shape();
+  ALPA_CHECK(shape.IsArray() && summed.output.size() == 1,
+             "reduce-scatter variants of %{}: not an array result", instruction.name());
+  const ShardingSpec& whole = summed.output[0];
+  const int64_t input_bytes = TileBytes(whole, shape, ctx.mesh_shape());
+  const int64_t cut_size = AxesSize(ctx.mesh_shape(), cut);
+  std::vector<Strategy> variants;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    const int64_t tiles = TileCount(whole, ctx.mesh_shape(), d) * cut_size;
+    if (shape.dim(d) % tiles != 0 || shape.dim(d) < tiles) continue;
+    Strategy variant = summed;
+    std::vector<int64_t>& axes = variant.output[0].dim_axes[static_cast<size_t>(d)];
+    axes.insert(axes.end(), cut.begin(), cut.end());
+    variant.name += fmt::format(" (reducescatter @ {} to dim {})", AxesString(cut), d);
+    variant.memory_bytes = TileBytes(variant.output[0], shape, ctx.mesh_shape());
+    AddCollective(variant, ctx, cost::CollectiveKind::kReduceScatter, cut, input_bytes);
+    variants.push_back(std::move(variant));
+  }
+  return variants;
+}
+
 std::string AxisGroupsString(const DimAxes& groups) {
   std::string out = "{";
   for (size_t i = 0; i < groups.size(); ++i) {

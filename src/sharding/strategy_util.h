@@ -78,6 +78,25 @@ Result<double> InstructionSeconds(const ir::Instruction& instruction, const Stra
 void AddCollective(Strategy& strategy, const StrategyContext& ctx, cost::CollectiveKind kind,
                    std::vector<int64_t> axes, int64_t bytes);
 
+// Whether more than one instruction reads `instruction`'s result (true when the context cannot
+// say). A sum read by one user is reduced on that one edge whichever way; only several users make
+// reducing it once, in the op, a different choice.
+bool HasSeveralUsers(const ir::Instruction& instruction, const StrategyContext& ctx);
+
+// The reduce-scatter variants of `summed`, a strategy of `instruction` whose array output is a
+// sum over the mesh axes `cut` (ascending) that it has not reduced yet (no collective for it in
+// `summed`): for each output dimension d whose extent the cut axes can split further (divisible
+// by its tile count times their size), `summed` with its output split over `cut` at d (after d's
+// own axes), named "... (reducescatter @ <cut> to dim d)", paying
+//   RS(TileBytes(summed output), cut)        (the input of the reduce-scatter: the whole tile)
+// and holding the smaller tile. Where a sum has several users needing it split, one
+// reduce-scatter here replaces a resharding on each of their edges (Alpa's
+// prefer_reduce_scatter, as a choice of the solver).
+std::vector<Strategy> ReduceScatterVariants(const Strategy& summed,
+                                            const ir::Instruction& instruction,
+                                            const std::vector<int64_t>& cut,
+                                            const StrategyContext& ctx);
+
 // "{0,1}" for axes 0 and 1; the axes of one dimension are written together: "{01,2}".
 std::string AxisGroupsString(const DimAxes& groups);
 // "1" for one axis, "{0,1}" for several (Alpa's "allreduce @ 1").

@@ -120,7 +120,8 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
   for (int64_t iteration = 0;; ++iteration) {
     if (choiceless || (found && best_cost <= lower_bound) || out_of_time() ||
         (options.effort && iteration >= *options.effort) ||
-        iteration - last_improvement > std::max<int64_t>(200, 4 * last_improvement)) {
+        iteration - last_improvement >
+            options.patience.value_or(std::max<int64_t>(200, 4 * last_improvement))) {
       break;
     }
     // The relaxed problem at the current prices.

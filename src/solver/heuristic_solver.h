@@ -23,7 +23,8 @@
 //    fits everywhere (all steps negative) from wiping the prices out, and let prices grow
 //    geometrically where the limit keeps breaking.
 // 4. Stop at options.time_limit_s, after options.effort iterations, or when the search is
-//    exhausted: no better solution for max(200, 4 * (iterations until the last one)) iterations.
+//    exhausted: no better solution for options.patience iterations (by default
+//    max(200, 4 * (iterations until the last one))).
 //
 // One unit of options.effort is one iteration of step 3. The answer is kOptimal when the reduced
 // problem has no choice left or the best cost meets the cheap lower bound (every node and edge at

@@ -37,6 +37,10 @@ struct SolveOptions {
   // A deterministic bound on the work of the heuristic (its iterations; see heuristic_solver.h);
   // absent: run until the time limit or until the search is exhausted.
   std::optional<int64_t> effort;
+  // The heuristic stops after this many iterations without a better solution; absent:
+  // max(200, 4 * the iterations until the last improvement), thorough for the contest's
+  // instances. Deterministic like effort.
+  std::optional<int64_t> patience;
   // Called whenever a better feasible solution is found: seconds since the start and its cost
   // (a terminal shows the best cost over time). May be empty.
   std::function<void(double seconds, TotalCost cost)> on_improvement;

@@ -134,6 +134,17 @@ TEST(TrainStepTest, TrainingDrivesTheLossDown) {
   }
 }
 
+TEST(TrainStepTest, NextValuesFollowTheParameterLayout) {
+  // Two weights, Adam (two moments each), a step count and one batch parameter: the result is
+  // (loss, W0', W1', m0', v0', m1', v1', t + 1), so parameter i becomes element i + 1.
+  TrainStepOptions options;
+  options.optimizer.kind = OptimizerKind::kAdam;
+  const std::vector<StepParameter> layout = StepParameterLayout(3, 2, options);
+  ASSERT_EQ(layout.size(), 8u);
+  EXPECT_EQ(layout[6], StepParameter::kStepCount);
+  EXPECT_EQ(StepNextValueElements(layout), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, -1}));
+}
+
 TEST(TrainStepTest, BadWeightListsAreErrors) {
   const OptimizerConfig sgd = {.kind = OptimizerKind::kSgd};
   EXPECT_THAT(BuildTrainStep(*Regression(), {}, {.optimizer = sgd}).status().message(),

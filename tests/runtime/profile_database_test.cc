@@ -23,10 +23,12 @@ Measurement Figure(const std::string& kind, const std::string& name, const std::
   m.kind = kind;
   m.name = name;
   m.dtype = dtype;
+  const bool bytes = kind != "matmul" && kind != "convolution";
   m.shape = kind == "elementwise" ? std::vector<int64_t>{int64_t(work / 12)}
+            : bytes               ? std::vector<int64_t>{2, int64_t(work / 4)}
                                   : std::vector<int64_t>{1, 8, 8, 8};
   m.work = work;
-  m.unit = kind == "elementwise" ? "B" : "FLOP";
+  m.unit = bytes ? "B" : "FLOP";
   m.median_s = median_s;
   m.runs = {median_s * 0.99, median_s, median_s * 1.01};
   m.spread = flagged ? 0.3 : 0.016;
@@ -53,7 +55,16 @@ ProfileDatabase Sample() {
       Figure("convolution", "conv f32", "f32", 1.0e9, 0.001),           // 1 TFLOP/s: not a matmul
       Figure("elementwise", "add f32 1 MiB", "f32", 3.0e6, 1e-4),       // 30 GB/s (cache)
       Figure("elementwise", "add f32 64 MiB", "f32", 1.2e8, 1e-2),      // 12 GB/s
+      // all-reduce: 4 KiB in 20 us, 64 MiB in 20 ms + 20 us: alpha 20 us, 1/beta 3.3554432 GB/s.
+      Figure("all-reduce", "all-reduce f32 4 KiB x2", "f32", 4096, 20e-6),
+      Figure("all-reduce", "all-reduce f32 1 MiB x2", "f32", 1 << 20, 1e-3, true),
+      Figure("all-reduce", "all-reduce f32 64 MiB x2", "f32", 1 << 26, 20.02e-3),
+      // all-gather: one size only, so 1/beta = B / t.
+      Figure("all-gather", "all-gather f32 1 MiB x2", "f32", 1 << 20, 1e-3),
+      Figure("reduce-scatter", "reduce-scatter f32 1 MiB x2", "f32", 1 << 20, 1e-3, true),
   };
+  db.collectives_measured = true;
+  db.collectives_reason = "";
   DeriveFigures(db);
   return db;
 }
@@ -65,6 +76,12 @@ TEST(ProfileDatabaseTest, DerivedFiguresUseUnflaggedFiguresOnly) {
   EXPECT_DOUBLE_EQ(db.peak_flops.at("f64"), 40e9);
   EXPECT_EQ(db.peak_flops.count("bf16"), 0u);
   EXPECT_DOUBLE_EQ(db.memory_bandwidth, 12e9);  // the largest size, not the cached one
+  // Collectives: the flagged middle size is skipped; reduce-scatter has only a flagged figure.
+  ASSERT_EQ(db.collectives.size(), 2u);
+  EXPECT_DOUBLE_EQ(db.collectives.at("all-reduce").latency_s, 20e-6);
+  EXPECT_NEAR(db.collectives.at("all-reduce").bandwidth, (1 << 26) / 20e-3, 1);
+  EXPECT_DOUBLE_EQ(db.collectives.at("all-gather").latency_s, 1e-3);
+  EXPECT_DOUBLE_EQ(db.collectives.at("all-gather").bandwidth, (1 << 20) / 1e-3);
 }
 
 TEST(ProfileDatabaseTest, JsonRoundTrips) {
@@ -77,8 +94,9 @@ TEST(ProfileDatabaseTest, JsonRoundTrips) {
 
   nlohmann::json json = nlohmann::json::parse(text);
   EXPECT_EQ(json["version"], kProfileFormatVersion);
-  EXPECT_EQ(json["collectives"]["measured"], false);
-  EXPECT_EQ(json["collectives"]["reason"], "not measured: no communicator yet");
+  EXPECT_EQ(json["collectives"]["measured"], true);
+  EXPECT_EQ(json["collectives"]["reason"], "");
+  EXPECT_DOUBLE_EQ(json["derived"]["collectives"]["all-reduce"]["latency_s"].get<double>(), 20e-6);
   for (const auto& m : json["measurements"]) {
     EXPECT_TRUE(m.contains("spread")) << m.dump();
     EXPECT_TRUE(m.contains("flagged")) << m.dump();
@@ -121,7 +139,7 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
   EXPECT_THAT(syntax.status().message(), HasSubstr("malformed JSON"));
 
   EXPECT_THAT(ErrorAfter([](auto& j) { j["version"] = 99; }),
-              HasSubstr("p.json: version: this build reads version 1, found 99"));
+              HasSubstr("p.json: version: this build reads versions 1 to 2, found 99"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["format"] = "other"; }), HasSubstr("p.json: format:"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][2]["median_s"] = -1; }),
               HasSubstr("p.json: measurements[2].median_s: must be a positive number"));
@@ -148,6 +166,43 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
   // Unflagging a figure by hand changes what the measurements give: the derived part disagrees.
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][2]["flagged"] = false; }),
               HasSubstr("derived.peak_flops.f32"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][12]["flagged"] = false; }),
+              HasSubstr("derived.collectives: missing key 'reduce-scatter'"));
+  EXPECT_THAT(
+      ErrorAfter([](auto& j) { j["derived"]["collectives"]["all-reduce"]["latency_s"] = 1; }),
+      HasSubstr("derived.collectives.all-reduce: not what the measurements give"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["derived"].erase("collectives"); }),
+              HasSubstr("derived: missing key 'collectives'"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][8]["kind"] = "all-sum"; }),
+              HasSubstr("measurements[8].kind: expected 'matmul', 'convolution', 'elementwise' or "
+                        "a collective (all-reduce, all-gather, reduce-scatter, all-to-all)"));
+}
+
+// A version 1 file (written before collectives were measured) still loads, with none.
+TEST(ProfileDatabaseTest, ReadsVersionOneFiles) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::parse(ProfileJson(Sample()));
+  json["version"] = 1;
+  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
+  for (const auto& m : json["measurements"]) {
+    if (m["unit"] == "FLOP" || m["kind"] == "elementwise") kept.push_back(m);
+  }
+  json["measurements"] = kept;
+  json["derived"].erase("collectives");
+  json["collectives"] = {{"measured", false},
+                         {"reason", "not measured: no communicator yet"},
+                         {"kinds", {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"}}};
+  Result<ProfileDatabase> db = ParseProfileJson(json.dump(), "v1.json");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_FALSE(db->collectives_measured);
+  EXPECT_EQ(db->collectives_reason, "not measured: no communicator yet");
+  EXPECT_TRUE(db->collectives.empty());
+  EXPECT_DOUBLE_EQ(db->peak_flops.at("f32"), 200e9);
+
+  json["collectives"]["measured"] = true;
+  db = ParseProfileJson(json.dump(), "v1.json");
+  ASSERT_FALSE(db.ok());
+  EXPECT_THAT(db.status().message(),
+              HasSubstr("collectives.measured: version 1 has no collective figures"));
 }
 
 TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
@@ -167,6 +222,20 @@ TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
     EXPECT_DOUBLE_EQ(host.device.PeakFlops("f32"), 200e9);
   }
   EXPECT_THAT(spec->note, HasSubstr("profiled"));
+  // The all-reduce fit over 2 devices (alpha 20 us, 3.3554432 GB/s) as a ring's link:
+  // alpha / 2(P-1) per step, bus bandwidth 2(P-1)/P * bandwidth.
+  for (const cluster::HostSpec& host : spec->hosts) {
+    EXPECT_DOUBLE_EQ(host.intra_host.latency, 10e-6);
+    EXPECT_DOUBLE_EQ(host.intra_host.bandwidth, db.collectives.at("all-reduce").bandwidth);
+  }
+  ProfileDatabase four = db;
+  four.devices = 4;
+  Result<cluster::ClusterSpec> local4 = cluster::ParseClusterArgument("local:4");
+  ASSERT_TRUE(local4.ok());
+  ASSERT_TRUE(ApplyProfile(four, *local4).ok());
+  EXPECT_DOUBLE_EQ(local4->hosts[0].intra_host.latency, 20e-6 / 6);
+  EXPECT_DOUBLE_EQ(local4->hosts[0].intra_host.bandwidth,
+                   1.5 * db.collectives.at("all-reduce").bandwidth);
   EXPECT_TRUE(cluster::ValidateClusterSpec(*spec).ok());
 
   ProfileDatabase empty;

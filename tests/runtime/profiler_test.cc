@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "runtime/collective_profiler.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -131,8 +132,9 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   options.progress = [&](const std::string& line) { lines.push_back(line); };
   Result<ProfileDatabase> db = RunProfile(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  // 4 dtypes x (2 square + 1 skinny) matmuls, 3 dtypes x 1 conv, 2 elementwise sizes.
-  ASSERT_EQ(db->measurements.size(), 4u * 3 + 3 + 2);
+  // 4 dtypes x (2 square + 1 skinny) matmuls, 3 dtypes x 1 conv, 2 elementwise sizes, 4
+  // collectives x 2 sizes over the 2 devices.
+  ASSERT_EQ(db->measurements.size(), 4u * 3 + 3 + 2 + 4 * 2);
   std::set<std::string> names;
   for (const Measurement& m : db->measurements) {
     EXPECT_TRUE(names.insert(m.name).second) << m.name;
@@ -141,15 +143,52 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
     EXPECT_EQ(m.runs.size(), 3u) << m.name;
     EXPECT_GT(m.work, 0) << m.name;
   }
+  EXPECT_TRUE(names.count("all-reduce f32 4 KiB x2"));
+  EXPECT_TRUE(names.count("all-to-all f32 256 KiB x2"));
+  const Measurement& gather = db->measurements[4 * 3 + 3 + 2 + 2];
+  EXPECT_EQ(gather.kind, "all-gather");
+  EXPECT_EQ(gather.shape, (std::vector<int64_t>{2, 1024}));
+  EXPECT_EQ(gather.work, 4096);
   EXPECT_EQ(db->devices, 2);
   EXPECT_EQ(db->threads_per_device, ThreadsPerDevice(2));
   EXPECT_FALSE(db->onednn_version.empty());
-  EXPECT_FALSE(db->collectives_measured);
-  EXPECT_EQ(db->collectives_reason, kCollectivesNotMeasured);
-  ASSERT_EQ(lines.size(), db->measurements.size() + 1);
-  EXPECT_THAT(lines[0], ::testing::StartsWith("[1/17] matmul f32 64^3: "));
+  EXPECT_TRUE(db->collectives_measured);
+  EXPECT_EQ(db->collectives_reason, "");
+  ASSERT_EQ(lines.size(), db->measurements.size());
+  EXPECT_THAT(lines[0], ::testing::StartsWith("[1/25] matmul f32 64^3: "));
   EXPECT_THAT(lines[0], ::testing::HasSubstr("FLOP/s ± "));
-  EXPECT_THAT(lines.back(), ::testing::HasSubstr("not measured: no communicator yet"));
+  EXPECT_THAT(lines.back(), ::testing::StartsWith("[25/25] all-to-all f32 256 KiB x2: "));
+  EXPECT_THAT(lines.back(), ::testing::HasSubstr("B/s ± "));
+}
+
+TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {
+  ProfileOptions options = QuickProfileOptions();
+  options.dtypes = {"f32"};
+  options.devices = 1;
+  Result<ProfileDatabase> db = RunProfile(options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  for (const Measurement& m : db->measurements) {
+    EXPECT_TRUE(m.unit == "FLOP" || m.kind == "elementwise") << m.name;
+  }
+  EXPECT_FALSE(db->collectives_measured);
+  EXPECT_EQ(db->collectives_reason, kCollectivesOneDevice);
+  EXPECT_TRUE(db->collectives.empty());
+}
+
+TEST(CollectiveTimerTest, TimesEveryKindAndSplitsSizesEvenly) {
+  EXPECT_EQ(CollectiveElements(4096, 2), 1024);
+  EXPECT_EQ(CollectiveElements(4096, 3), 1023);  // a multiple of 3 for reduce-scatter, all-to-all
+  CollectiveTimer timer(3);
+  for (const std::string& kind : ProfiledCollectives()) {
+    Result<double> seconds = timer.Time(kind, CollectiveElements(4096, 3), 5);
+    ASSERT_TRUE(seconds.ok()) << kind << ": " << seconds.status().ToString();
+    EXPECT_GT(*seconds, 0) << kind;
+  }
+  Result<double> unknown = timer.Time("all-sum", 1023, 1);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), ::testing::HasSubstr("'all-sum'"));
+  // The timer stays usable after a bad command.
+  EXPECT_TRUE(timer.Time("all-reduce", 3, 1).ok());
 }
 
 TEST(ProfilerTest, BadOptionsAreErrors) {

@@ -104,7 +104,7 @@ TEST(DotStrategiesTest, MegatronColumnAndRowSplitsOnA2x4Mesh) {
   EXPECT_NE(testing::FindStrategy(g.set, "RR = RS x SR @ {01} (allreduce @ {0,1})"), nullptr);
   EXPECT_EQ(g.set.strategies.back().name, "RR = RR x RR");
   EXPECT_EQ(g.set.follows_operand, -1);
-  EXPECT_EQ(g.set.strategies.size(), 15u);  // 1 + N^R + 2K((N+1)^R - N^R), N=2, K=1, R=2
+  EXPECT_EQ(g.set.strategies.size(), 25u);  // 1 + N^R + (2+D)K((N+1)^R - N^R), N=D=2, K=1, R=2
 }
 
 TEST(DotStrategiesTest, DataParallelOnA1DMeshCommunicatesNothing) {
@@ -147,19 +147,34 @@ TEST(DotStrategiesTest, ComputeIsTheFullInstructionOverItsParallelism) {
   EXPECT_EQ(replicated.memory_bytes, 32 * 64 * 256 * 4);
 }
 
-TEST(DotStrategiesTest, PartialVariantsExistIffAllowed) {
+TEST(DotStrategiesTest, PartialAndReduceScatterVariantsExistIffAllowed) {
   for (bool allowed : {true, false}) {
     testing::MeshEnv env({2, 4}, {.allow_partial_outputs = allowed});
     Generated g = Generate(kMatMul, env);
     ASSERT_NE(g.module, nullptr);
     int64_t all_reduces = 0;
     for (const Strategy& s : g.set.strategies) {
-      if (s.collectives.empty()) continue;
+      if (s.collectives.empty() || s.collectives[0].kind != CollectiveKind::kAllReduce) continue;
       ++all_reduces;
-      // Every all-reducing strategy has a partial twin (same prefix) exactly when allowed.
+      // Every all-reducing strategy has a partial twin (same prefix) and a reduce-scatter onto
+      // each output dimension exactly when allowed.
       const std::string prefix = s.name.substr(0, s.name.find(" (allreduce"));
-      const std::string twin = prefix + " (partial @ " + AxesString(s.collectives[0].axes) + ")";
-      EXPECT_EQ(testing::FindStrategy(g.set, twin) != nullptr, allowed) << twin;
+      const std::string cut = AxesString(s.collectives[0].axes);
+      EXPECT_EQ(testing::FindStrategy(g.set, prefix + " (partial @ " + cut + ")") != nullptr,
+                allowed);
+      for (int64_t d : {0, 1}) {
+        const std::string scatter =
+            prefix + " (reducescatter @ " + cut + " to dim " + std::to_string(d) + ")";
+        const Strategy* variant = testing::FindStrategy(g.set, scatter);
+        ASSERT_EQ(variant != nullptr, allowed) << scatter;
+        if (variant == nullptr) continue;
+        // One reduce-scatter of the tile the all-reduce would sum, leaving 1/|cut| of it.
+        EXPECT_THAT(variant->collectives,
+                    ElementsAre(StrategyCollective{CollectiveKind::kReduceScatter,
+                                                   s.collectives[0].axes, s.collectives[0].bytes}));
+        EXPECT_EQ(variant->memory_bytes * AxesSize(env.mesh_shape(), s.collectives[0].axes),
+                  s.memory_bytes);
+      }
     }
     EXPECT_EQ(all_reduces, 5);
     EXPECT_EQ(CountPartial(g.set), allowed ? 5 : 0);
@@ -167,16 +182,16 @@ TEST(DotStrategiesTest, PartialVariantsExistIffAllowed) {
 }
 
 TEST(DotStrategiesTest, StrategyCountsOnA2x2x2MeshAreBounded) {
-  // 1 + N^R + 2K((N+1)^R - N^R) with R = 3: matmul N = 2 -> 47, batched N = 3 -> 102; without
-  // partial outputs 1 + N^R + K((N+1)^R - N^R): 28 and 65.
+  // 1 + N^R + (2+D)K((N+1)^R - N^R) with R = 3: matmul N = D = 2 -> 85, batched N = D = 3 ->
+  // 213; without partial outputs 1 + N^R + K((N+1)^R - N^R): 28 and 65.
   for (bool allowed : {true, false}) {
     testing::MeshEnv env({2, 2, 2}, {.allow_partial_outputs = allowed});
     Generated matmul = Generate(kMatMul, env);
     Generated batched = Generate(kBatchMatMul, env);
     ASSERT_NE(matmul.module, nullptr);
     ASSERT_NE(batched.module, nullptr);
-    EXPECT_EQ(matmul.set.strategies.size(), allowed ? 47u : 28u);
-    EXPECT_EQ(batched.set.strategies.size(), allowed ? 102u : 65u);
+    EXPECT_EQ(matmul.set.strategies.size(), allowed ? 85u : 28u);
+    EXPECT_EQ(batched.set.strategies.size(), allowed ? 213u : 65u);
   }
 }
 
@@ -189,34 +204,6 @@ TEST(DotStrategiesTest, BatchedNamesCarryTheClass) {
   EXPECT_EQ(ToString(s->output[0]), "[S0,S1,R]");
   EXPECT_EQ(ToString(s->operands[1][0]), "[S0,R,R]");
   EXPECT_EQ(g.set.strategies.back().name, "RRR = RRR x RRR");
-}
-
-TEST(DotStrategiesTest, ForcedBatchAxisSplitsTheBatchOfBatchedDotsOnly) {
-  for (int64_t axis : {0, 1}) {
-    testing::MeshEnv env({2, 4}, {.force_batch_dim_to_mesh_axis = axis});
-    Generated g = Generate(kBatchMatMul, env);
-    ASSERT_NE(g.module, nullptr);
-    // The other axis goes to b, i, j or k (k twice): 5, and RR.
-    EXPECT_EQ(g.set.strategies.size(), 6u);
-    for (const Strategy& s : g.set.strategies) {
-      if (s.name == "RRR = RRR x RRR") continue;
-      const std::vector<int64_t>& batch = s.output[0].dim_axes[0];
-      EXPECT_NE(std::find(batch.begin(), batch.end(), axis), batch.end()) << s.name;
-    }
-    // Without batch dimensions nothing is forced.
-    EXPECT_EQ(Generate(kMatMul, env).set.strategies.size(), 15u);
-  }
-  // An axis the mesh lacks is the user's error.
-  testing::MeshEnv missing({2, 4}, {.force_batch_dim_to_mesh_axis = 2});
-  auto module = testing::ParseVerified(kMatMul);
-  ASSERT_NE(module, nullptr);
-  EXPECT_THAT(DotStrategies(testing::Named(*module, "d"), missing.ctx()).status().message(),
-              HasSubstr("forced to mesh axis 2, the mesh [2,4] has no such axis"));
-  // A forced axis of size 1 splits nothing, so it constrains nothing.
-  testing::MeshEnv trivial({1, 4}, {.force_batch_dim_to_mesh_axis = 0});
-  testing::MeshEnv free({1, 4});
-  EXPECT_EQ(Generate(kBatchMatMul, trivial).set.strategies.size(),
-            Generate(kBatchMatMul, free).set.strategies.size());
 }
 
 TEST(DotStrategiesTest, SmallDimensionsLeaveAxesUnused) {

@@ -26,9 +26,11 @@ LeafSpecs Replicated(const ir::Shape& shape) {
 struct FakeGenerator {
   std::map<std::string, int> count;
   std::map<std::string, std::vector<size_t>> seen_operand_sizes;
+  std::map<std::string, int64_t> user_counts;
 
   Result<StrategySet> operator()(const ir::Instruction& instruction,
                                  const StrategyContext& context) {
+    user_counts[instruction.name()] = context.user_count(instruction);
     for (const ir::Instruction* operand : instruction.operands()) {
       seen_operand_sizes[instruction.name()].push_back(
           context.strategies_of(*operand).strategies.size());
@@ -47,6 +49,29 @@ struct FakeGenerator {
     return set;
   }
 };
+
+// A sum read by several users may be reduced once in its op (strategy_util.h's
+// HasSeveralUsers); the count looks through single transposes and the like, which pass a
+// partial sum on.
+TEST(StrategyGraphTest, UserCountsLookThroughSingleTransposes) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[4,8] parameter(0)
+  t = f32[8,4] transpose(p), dimensions={1,0}
+  a = f32[8,4] negate(t)
+  b = f32[8,4] multiply(t, t)
+  ROOT r = (f32[8,4], f32[8,4]) tuple(a, b)
+})");
+  ASSERT_NE(module, nullptr);
+  FakeGenerator fake;
+  StrategyGraph graph;
+  StrategyContext context;
+  ASSERT_TRUE(GenerateStrategies(*module->entry(), context, std::ref(fake), graph).ok());
+  EXPECT_EQ(fake.user_counts["p"], 2);  // its one reader is a transpose: t's readers count
+  EXPECT_EQ(fake.user_counts["t"], 2);  // a and b (b reads it twice: one reader)
+  EXPECT_EQ(fake.user_counts["a"], 1);  // the root tuple
+}
 
 TEST(StrategyGraphTest, TuplesAreViewsAndResolveToTheirProducers) {
   auto module = ParseVerified(R"(

@@ -30,6 +30,14 @@ nlohmann::json PlanJson(const std::string& method) {
 
 constexpr char kSplit0[] = "{devices=[4,1]<=[4]}";
 
+// mlp-tiny has 6 weights (layer0, layer1 and out; w and b each); its loss is a mean over the
+// batch, so a batch split all-reduces it once.
+constexpr int kWeights = 6;
+
+int Collectives(const nlohmann::json& plan, const char* kind) {
+  return plan["estimate"]["comm"][kind].get<int>();
+}
+
 TEST_F(AlpaCliTest, PlanDataSplitsTheBatchAndReplicatesWeights) {
   nlohmann::json json = PlanJson("data");
   EXPECT_EQ(json["method"], "data");
@@ -41,6 +49,12 @@ TEST_F(AlpaCliTest, PlanDataSplitsTheBatchAndReplicatesWeights) {
     EXPECT_EQ(shardings[name], "{replicated}") << name;
   }
   EXPECT_GT(json["pins"].get<int>(), 0);
+  // Textbook data parallelism: one all-reduce per gradient, nothing else.
+  EXPECT_EQ(json["batch_axis"], 0);
+  EXPECT_EQ(Collectives(json, "all-reduce"), kWeights + 1);
+  for (const char* kind : {"all-gather", "reduce-scatter", "all-to-all", "collective-permute"}) {
+    EXPECT_EQ(Collectives(json, kind), 0) << kind;
+  }
 }
 
 TEST_F(AlpaCliTest, PlanZero2ShardsOptimizerState) {
@@ -51,6 +65,11 @@ TEST_F(AlpaCliTest, PlanZero2ShardsOptimizerState) {
   // layer0.w is f32[16,32]: its state splits on the larger dimension, 32.
   EXPECT_EQ(shardings["layer0.w.m"], "{devices=[1,4]<=[4]}");
   EXPECT_EQ(shardings["layer1.w.v"], "{devices=[4,1]<=[4]}");
+  // ZeRO-2: each gradient reduce-scattered into its state's split (once, though the two moments
+  // read it), each updated weight all-gathered; only the loss is all-reduced.
+  EXPECT_EQ(Collectives(json, "reduce-scatter"), kWeights);
+  EXPECT_EQ(Collectives(json, "all-gather"), kWeights);
+  EXPECT_EQ(Collectives(json, "all-reduce"), 1);
 }
 
 TEST_F(AlpaCliTest, PlanZero3ShardsWeightsAndGathersThem) {
@@ -59,7 +78,35 @@ TEST_F(AlpaCliTest, PlanZero3ShardsWeightsAndGathersThem) {
   EXPECT_EQ(shardings["layer0.w"], "{devices=[1,4]<=[4]}");
   EXPECT_EQ(shardings["layer0.w.m"], "{devices=[1,4]<=[4]}");
   EXPECT_EQ(shardings["layer1.w"], "{devices=[4,1]<=[4]}");
-  EXPECT_GT(json["estimate"]["comm"]["all-gather"].get<int>(), 0);
+  // ZeRO-3: weights gathered for the forward pass (and again where the backward pass reads
+  // them), gradients reduce-scattered, nothing gathered after the update.
+  EXPECT_GE(Collectives(json, "all-gather"), kWeights);
+  EXPECT_EQ(Collectives(json, "reduce-scatter"), kWeights);
+  EXPECT_EQ(Collectives(json, "all-reduce"), 1);
+}
+
+// Alpa's (dp, op) meshes: --batch-axis 0 makes axis 0 the data-parallel one, so (4, 1) splits
+// the batch four ways and (1, 4) not at all.
+TEST_F(AlpaCliTest, PlanBatchAxisNamesTheDataParallelAxis) {
+  // A parameter's strategy is its layout: "[S0,R]" is x split on its batch dimension.
+  RunResult dp = Plan({"--mesh", "4x1", "--batch-axis", "0", "--json"});
+  ASSERT_EQ(dp.exit_code, 0) << Describe(dp);
+  EXPECT_EQ(ParseJson(dp)["strategies"]["x"], "[S0,R]");
+  RunResult op = Plan({"--mesh", "1x4", "--batch-axis", "0", "--json"});
+  ASSERT_EQ(op.exit_code, 0) << Describe(op);
+  const nlohmann::json op_plan = ParseJson(op);
+  EXPECT_EQ(op_plan["batch_axis"], 0);
+  EXPECT_EQ(op_plan["strategies"]["x"].get<std::string>().substr(0, 3), "[R,");
+  ExpectBadInput(Plan({"--mesh", "2x2", "--batch-axis", "2"}), "--batch-axis 2");
+}
+
+TEST_F(AlpaCliTest, PlanDumpsTheSolverProblemForAlpaSolve) {
+  const std::string path = (dir_ / "problem.json").string();
+  RunResult planned = Plan({"--method", "data", "--dump-problem", path});
+  ASSERT_EQ(planned.exit_code, 0) << Describe(planned);
+  RunResult solved = RunAlpa({"solve", path, "--json"});
+  ASSERT_EQ(solved.exit_code, 0) << Describe(solved);
+  EXPECT_TRUE(ParseJson(solved)["feasible"].get<bool>());
 }
 
 TEST_F(AlpaCliTest, PlanDocumentHasEveryFieldAndIsDeterministic) {

@@ -1,5 +1,6 @@
 // `alpa profile`: a --quick run writes a well-formed profile (a spread per figure, collectives
-// marked not measured) and prints the table; bad input exits 2. No timing is asserted.
+// measured with 2 devices and marked not measured with 1) and prints the table; bad input exits 2.
+// No timing is asserted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,15 +21,18 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   EXPECT_THAT(r.out, HasSubstr("profile     local:2 (2 device(s)"));
   EXPECT_THAT(r.out, HasSubstr("matmul f32 64^3"));
   EXPECT_THAT(r.out, HasSubstr("spread"));
-  EXPECT_THAT(r.out, HasSubstr("collectives not measured: no communicator yet"));
-  EXPECT_THAT(r.err, HasSubstr("[1/17] matmul f32 64^3: "));
+  EXPECT_THAT(r.out, HasSubstr("all-reduce f32 4 KiB x2"));
+  // Which kinds have a fit depends on which figures a loaded machine flagged.
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("collectives +([a-z-]+: latency |none)"));
+  EXPECT_THAT(r.err, HasSubstr("[1/25] matmul f32 64^3: "));
+  EXPECT_THAT(r.err, HasSubstr("[25/25] all-to-all f32 256 KiB x2: "));
 
   nlohmann::json json = nlohmann::json::parse(ReadFile(path));
   EXPECT_EQ(json["format"], "alpa-profile");
-  EXPECT_EQ(json["version"], 1);
+  EXPECT_EQ(json["version"], 2);
   EXPECT_EQ(json["cluster"], "local:2");
   EXPECT_EQ(json["machine"]["devices"], 2);
-  ASSERT_EQ(json["measurements"].size(), 17u);
+  ASSERT_EQ(json["measurements"].size(), 25u);
   for (const auto& m : json["measurements"]) {
     ASSERT_TRUE(m["spread"].is_number()) << m.dump();
     EXPECT_GE(m["spread"].get<double>(), 0) << m.dump();
@@ -36,9 +40,28 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
     EXPECT_EQ(m["runs"].size(), 3u) << m.dump();
     EXPECT_TRUE(m["flagged"].is_boolean()) << m.dump();
   }
-  EXPECT_EQ(json["collectives"]["measured"], false);
-  EXPECT_EQ(json["collectives"]["reason"], "not measured: no communicator yet");
+  EXPECT_EQ(json["collectives"]["measured"], true);
+  EXPECT_EQ(json["collectives"]["reason"], "");
   EXPECT_TRUE(json["derived"]["peak_flops"].is_object());
+  for (const auto& m : json["measurements"]) {
+    if (m["unit"] != "B" || m["kind"] == "elementwise" || m["flagged"]) continue;
+    EXPECT_TRUE(
+        json["derived"]["collectives"][m["kind"].get<std::string>()]["bandwidth"].is_number())
+        << m.dump();
+  }
+
+  // `cluster show` and the planner take the measured figures in place of the analytic ones, for
+  // a cluster of as many devices as were profiled.
+  RunResult shown = RunAlpa({"cluster", "show", "local:2", "--profile", path});
+  ASSERT_EQ(shown.exit_code, 0) << Describe(shown);
+  EXPECT_THAT(shown.out, HasSubstr("figures: profiled (local:2)"));
+  RunResult planned =
+      RunAlpa({"plan", "mlp-tiny", "--cluster", "local:2", "--profile", path, "--time-limit", "5"});
+  EXPECT_EQ(planned.exit_code, 0) << Describe(planned);
+  ExpectBadInput(RunAlpa({"cluster", "show", "local:4", "--profile", path}),
+                 "it measured local:2 as 2 devices, the cluster 'local:4' has 4 per host");
+  ExpectBadInput(RunAlpa({"cluster", "show", "local:2", "--profile", dir_.string() + "/none"}),
+                 "--profile");
 
   RunResult quiet = RunAlpa(
       {"profile", "--cluster", "local:1", "-o", path, "--quick", "--quiet", "--repeats", "2"});
@@ -47,6 +70,8 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   nlohmann::json again = nlohmann::json::parse(ReadFile(path));
   EXPECT_EQ(again["settings"]["repeats"], 2);
   EXPECT_EQ(again["measurements"][0]["runs"].size(), 2u);
+  EXPECT_EQ(again["collectives"]["reason"], "not measured: one device has no peer");
+  EXPECT_THAT(quiet.out, HasSubstr("collectives not measured: one device has no peer"));
 }
 
 TEST_F(AlpaCliTest, ProfileBadInput) {

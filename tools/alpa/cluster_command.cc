@@ -14,6 +14,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/profile_command.h"
 
 namespace alpa::tools {
 namespace {
@@ -132,6 +133,9 @@ CLI::App* AddClusterCommand(CLI::App& app, ClusterOptions& options) {
                    "PRESET[:HOSTS[xDEVICES]] (e.g. p3.16xlarge:2, v100-32gb:1x4, local:4) or a "
                    "cluster file FILE.json")
       ->required();
+  options.show->add_option("--profile", options.profile_path,
+                           "A profile database (alpa profile) whose measured figures replace the "
+                           "analytic device and intra-host link figures");
   options.show->add_flag("--json", options.json,
                          "Print the spec in the cluster file format (what --cluster FILE.json "
                          "reads)");
@@ -179,7 +183,7 @@ int RunCluster(const ClusterOptions& options) {
   if (options.show == nullptr || !options.show->parsed()) {
     return ReportError(InvalidArgument("cluster: no sub-command given; see alpa cluster --help"));
   }
-  Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument(options.spec);
+  Result<cluster::ClusterSpec> spec = ProfiledCluster(options.spec, options.profile_path);
   if (!spec.ok()) return ReportError(spec.status());
   fmt::print("{}", options.json ? cluster::ClusterJson(*spec) : ClusterReport(*spec));
   return kExitOk;

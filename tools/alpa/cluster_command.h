@@ -13,6 +13,7 @@ namespace alpa::tools {
 
 struct ClusterOptions {
   std::string spec;
+  std::string profile_path;  // --profile: measured figures in place of the analytic ones
   bool json = false;
   CLI::App* show = nullptr;  // set by AddClusterCommand
 };

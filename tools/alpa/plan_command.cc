@@ -16,9 +16,11 @@
 #include "sharding/hlo_sharding.h"
 #include "sharding/parallel_methods.h"
 #include "sharding/pins.h"
+#include "solver/iopddl_json.h"
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/profile_command.h"
 
 namespace alpa::tools {
 namespace {
@@ -85,16 +87,13 @@ Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgum
         sharding::ParallelMethodName(method));
   }
   const models::Model& loss = model.zoo->zoo.model;
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
+                                    static_cast<int64_t>(loss.weights.size()), model.zoo->training);
   std::vector<cost::ParameterRole> roles;
-  std::vector<int64_t> outputs;
-  for (autodiff::StepParameter kind : autodiff::StepParameterLayout(
-           loss.loss->entry()->parameter_count(), static_cast<int64_t>(loss.weights.size()),
-           model.zoo->training)) {
-    outputs.push_back(
-        kind == autodiff::StepParameter::kBatch ? -1 : static_cast<int64_t>(roles.size()) + 1);
-    roles.push_back(ParameterRoleOf(kind));
-  }
-  return sharding::StepParameters(*model.module().entry(), roles, outputs);
+  for (autodiff::StepParameter kind : layout) roles.push_back(ParameterRoleOf(kind));
+  return sharding::StepParameters(*model.module().entry(), roles,
+                                  autodiff::StepNextValueElements(layout));
 }
 
 // Every pin for a mesh shape, in precedence order: the shardings file, the HLO's annotations,
@@ -149,6 +148,7 @@ struct PlanReport {
   std::string fingerprint;
   std::string cluster;
   std::string method;
+  int64_t batch_axis = -1;
   int64_t num_micro_batches = 1;
   double dot_flops = 0;
   double total_seconds = 0;
@@ -169,6 +169,8 @@ nlohmann::ordered_json PlanJson(const PlanReport& report, const PlannedMesh& bes
   json["cluster"] = report.cluster;
   json["method"] = report.method;
   json["mesh"] = best.shape;
+  json["batch_axis"] = report.batch_axis >= 0 ? nlohmann::ordered_json(report.batch_axis)
+                                              : nlohmann::ordered_json(nullptr);
   json["num_micro_batches"] = report.num_micro_batches;
   json["pins"] = best.pins;
   json["estimate"] = {{"step_time_s", estimate.step_seconds()},
@@ -206,6 +208,9 @@ std::string PlanText(const PlanReport& report, const PlannedMesh& best) {
   const sharding::ShardingEstimate& estimate = solution.estimate;
   std::string text = fmt::format("plan for {} on {} (method {}): mesh {}\n", report.model_name,
                                  report.cluster, report.method, cluster::ShapeString(best.shape));
+  if (report.batch_axis >= 0) {
+    text += fmt::format("  batch split   over mesh axis {} only\n", report.batch_axis);
+  }
   if (best.pins > 0) text += fmt::format("  pinned        {} instructions\n", best.pins);
   text += fmt::format(
       "  step time     {} (compute {}, collectives in ops {}, resharding {})\n",
@@ -272,6 +277,9 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
       ->add_option("--cluster", options.cluster,
                    "The cluster: PRESET[:HOSTS[xDEVICES]] or FILE.json (`alpa cluster show`)")
       ->required();
+  command->add_option("--profile", options.profile_path,
+                      "A profile database (alpa profile) whose measured figures replace the "
+                      "cluster's analytic device and intra-host link figures");
   command
       ->add_option("--method", options.method,
                    "Parallel method: shard (automatic on --mesh), data (batch split, weights "
@@ -300,6 +308,16 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                     "them (default on)");
   command->add_flag("--replicate-unknown-ops", options.replicate_unknown_ops,
                     "Run ops without sharding rules replicated instead of failing");
+  command
+      ->add_option("--batch-axis", options.batch_axis,
+                   "Split the batch dimension of every value over this mesh axis, and no other "
+                   "(Alpa's force_batch_dim_to_mesh_dim: the dp axis of a (dp, op) mesh; an axis "
+                   "of size 1 keeps the batch whole). Default: 0 for data/zero2/zero3, none for "
+                   "shard")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--dump-problem", options.problem_path,
+                      "Write the chosen mesh's solver problem here (IOPDDL JSON, `alpa solve` "
+                      "reads it)");
   command->add_flag("--json", options.json, "Print the plan document (JSON)");
   command->add_option("-o,--output", options.output_path, "Also write the plan document here");
   AddZooFlags(*command, options.zoo, /*training=*/true);
@@ -313,24 +331,30 @@ int RunPlan(const PlanOptions& options) {
   const Clock::time_point start = Clock::now();
   Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
   if (!model.ok()) return ReportError(model.status());
-  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(options.cluster);
-  if (!cluster.ok()) return ReportError(cluster.status().WithContext("--cluster"));
+  Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile_path);
+  if (!cluster.ok()) return ReportError(cluster.status());
   const cluster::PhysicalMesh devices = cluster::WholeClusterMesh(*cluster);
 
   Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(options.method);
   if (!method.ok()) return ReportError(method.status().WithContext("--method"));
   std::vector<sharding::MethodParameter> parameters;
-  if (*method != sharding::ParallelMethod::kShard) {
+  if (*method != sharding::ParallelMethod::kShard || model->zoo) {
     Result<std::vector<sharding::MethodParameter>> described = MethodParameters(*model, *method);
     if (!described.ok()) return ReportError(described.status());
     parameters = std::move(described).value();
   }
+  const int64_t batch_axis =
+      options.batch_axis.value_or(*method == sharding::ParallelMethod::kShard ? -1 : 0);
 
   std::vector<std::vector<int64_t>> shapes;
   if (options.mesh.empty()) {
     shapes = *method == sharding::ParallelMethod::kShard
                  ? CandidateMeshShapes(devices.size())
                  : std::vector<std::vector<int64_t>>{{devices.size()}};
+    // A forced batch axis only applies to the shapes that have it.
+    std::erase_if(shapes, [batch_axis](const std::vector<int64_t>& shape) {
+      return batch_axis >= static_cast<int64_t>(shape.size());
+    });
   } else {
     Result<std::vector<int64_t>> shape = ParseMeshShape(options.mesh);
     if (!shape.ok()) return ReportError(shape.status());
@@ -340,6 +364,11 @@ int RunPlan(const PlanOptions& options) {
           "--mesh {}: method {} runs on the 1-D mesh of all {} devices (the batch split over "
           "every device); leave --mesh out, or use --method shard for other meshes",
           options.mesh, options.method, devices.size()));
+    }
+    if (batch_axis >= static_cast<int64_t>(shape->size())) {
+      return ReportError(InvalidArgument("--batch-axis {}: the mesh {} has axes 0 to {}",
+                                         batch_axis, cluster::ShapeString(*shape),
+                                         shape->size() - 1));
     }
     shapes.push_back(*shape);
   }
@@ -352,6 +381,15 @@ int RunPlan(const PlanOptions& options) {
   if (!kind.ok()) return ReportError(kind.status().WithContext("--solver"));
   auto_options.solve.kind = *kind;
   auto_options.solve.time_limit_s = options.time_limit_s;
+  auto_options.force_batch_axis = batch_axis;
+  for (const sharding::MethodParameter& parameter : parameters) {
+    if (parameter.role == cost::ParameterRole::kBatch) {
+      auto_options.batch_parameters.push_back(parameter.name);
+    }
+    if (!parameter.next_value.empty()) {
+      auto_options.next_values[parameter.name] = parameter.next_value;
+    }
+  }
 
   // The meshes to plan, each with its pins (a pin may be expressible on some shapes only).
   const ir::Computation& entry = *model->module().entry();
@@ -402,6 +440,7 @@ int RunPlan(const PlanOptions& options) {
   report.fingerprint = Fingerprint(model->module());
   report.cluster = options.cluster;
   report.method = options.method;
+  report.batch_axis = batch_axis;
   report.num_micro_batches = model->zoo ? model->zoo->training.num_micro_batches : 1;
   Result<cost::FlopCount> flops = cost::CountFlops(entry);
   if (!flops.ok()) return ReportError(flops.status());
@@ -413,6 +452,11 @@ int RunPlan(const PlanOptions& options) {
   report.meshes_tried = static_cast<int64_t>(shapes.size());
   report.total_seconds = SecondsSince(start);
 
+  if (!options.problem_path.empty()) {
+    const Status written = WriteTextFile(
+        options.problem_path, solver::IopddlJson(best->solution.problem), "--dump-problem");
+    if (!written.ok()) return ReportError(written);
+  }
   const nlohmann::ordered_json json = PlanJson(report, *best);
   if (!options.output_path.empty()) {
     const Status written = WriteTextFile(options.output_path, DumpJson(json) + "\n", "-o");

@@ -48,6 +48,7 @@ namespace alpa::tools {
 struct PlanOptions {
   std::string model_path;
   std::string cluster;
+  std::string profile_path;  // --profile: measured figures in place of the analytic ones
   std::string method = "shard";
   std::string mesh;  // "2x4"; empty: try every logical shape (shard), N (the others)
   std::string shardings_path;
@@ -57,6 +58,10 @@ struct PlanOptions {
   std::string solver = "auto";
   bool prefer_reduce_scatter = true;
   bool replicate_unknown_ops = false;
+  // Mesh axis every value's batch dimension is split over (sharding/batch_dims.h); absent: 0 for
+  // data/zero2/zero3, free for shard.
+  std::optional<int64_t> batch_axis;
+  std::string problem_path;  // --dump-problem: the chosen mesh's solver problem (IOPDDL JSON)
   bool json = false;
   std::string output_path;
   ZooFlags zoo;

@@ -59,8 +59,8 @@ std::string FiguresTable(const runtime::ProfileDatabase& db) {
 CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
   CLI::App* command = app.add_subcommand(
       "profile",
-      "Measure this machine (matmul/convolution FLOP/s, memory bandwidth) into a profile "
-      "database the cost model can use");
+      "Measure this machine (matmul/convolution FLOP/s, memory bandwidth, collectives among the "
+      "N devices) into a profile database the cost model can use");
   command->add_option("--cluster", options.cluster,
                       "local or local:N: this machine as N devices, each measured with "
                       "cores/N threads (default: local)");
@@ -77,9 +77,12 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
   command->footer(
       "Each figure is the median of repeated timed runs; its spread is (p90 - p10) / median. A "
       "figure whose spread is above 5% is re-measured (up to 3 times) and then kept but flagged: "
-      "flagged figures are never used in the derived peaks. Collectives are not measured yet "
-      "(no communicator). The file format is documented in src/runtime/profile_database.h. "
-      "Exit codes: 0 success, 2 bad input.");
+      "flagged figures are never used in the derived figures. With N >= 2 devices, all-reduce, "
+      "all-gather, reduce-scatter and all-to-all over all N devices (f32, 4 KiB to 64 MiB; 4 and "
+      "256 KiB with --quick) run over the in-process communicator, one thread per device; their "
+      "throughput is the algorithm bandwidth (size / time), and each kind's latency (smallest "
+      "size) and bandwidth (largest) are derived. The file format is documented in "
+      "src/runtime/profile_database.h. Exit codes: 0 success, 2 bad input.");
   return command;
 }
 
@@ -126,8 +129,40 @@ int RunProfile(const ProfileCommandOptions& options) {
   fmt::print("flagged     {} of {} figures (spread above {:.1f}% after {} re-measurements)\n",
              flagged, db->measurements.size(), db->settings.max_relative_spread * 100,
              db->settings.max_retries);
-  fmt::print("collectives {}\n", db->collectives_reason);
+  if (!db->collectives_measured) {
+    fmt::print("collectives {}\n", db->collectives_reason);
+    return kExitOk;
+  }
+  std::string prefix = "collectives";
+  for (const auto& [kind, fit] : db->collectives) {
+    fmt::print(
+        "{:<11} {}: latency {:.1f} us, bandwidth {:.2f} GB/s (t = latency + bytes / "
+        "bandwidth)\n",
+        prefix, kind, fit.latency_s * 1e6, fit.bandwidth / 1e9);
+    prefix = "";
+  }
+  if (db->collectives.empty()) fmt::print("collectives none (all flagged)\n");
   return kExitOk;
+}
+
+Result<cluster::ClusterSpec> ProfiledCluster(const std::string& argument,
+                                             const std::string& profile_path) {
+  Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument(argument);
+  if (!spec.ok()) return spec.status().WithContext("--cluster");
+  if (profile_path.empty()) return spec;
+  Result<runtime::ProfileDatabase> profile = runtime::LoadProfile(profile_path);
+  if (!profile.ok()) return profile.status().WithContext("--profile");
+  for (const cluster::HostSpec& host : spec->hosts) {
+    if (host.devices != profile->devices) {
+      return InvalidArgument(
+          "--profile {}: it measured {} as {} devices, the cluster '{}' has {} per host; profile "
+          "with --cluster local:{}",
+          profile_path, profile->cluster, profile->devices, argument, host.devices, host.devices);
+    }
+  }
+  const Status applied = runtime::ApplyProfile(*profile, *spec);
+  if (!applied.ok()) return applied.WithContext("--profile " + profile_path);
+  return spec;
 }
 
 }  // namespace alpa::tools

@@ -1,5 +1,6 @@
 // `alpa profile --cluster local[:N] -o FILE [--repeats R] [--quick] [--quiet]`: measures this
-// machine (matmul and convolution FLOP/s per dtype, elementwise bandwidth; runtime/profiler.h),
+// machine (matmul and convolution FLOP/s per dtype, elementwise bandwidth, collectives among the N
+// devices over the in-process communicator; runtime/profiler.h),
 // writes the profile database (runtime/profile_database.h) to FILE and prints a table of the
 // figures. Progress goes to stderr, one line per figure, unless --quiet.
 #ifndef ALPA_TOOLS_ALPA_PROFILE_COMMAND_H_
@@ -8,6 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+
+#include "cluster/cluster_spec.h"
+#include "support/status.h"
 
 namespace alpa::tools {
 
@@ -24,6 +28,13 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options);
 
 // Returns the process exit code (command_util.h).
 int RunProfile(const ProfileCommandOptions& options);
+
+// The cluster of a --cluster argument, with the figures of the profile at `profile_path` (a
+// --profile flag; empty: the analytic figures) in place of its devices' and intra-host links'
+// (runtime::ApplyProfile). The profile must have measured as many devices as each host has: a
+// device of local:2 is half the machine, one of local:4 a quarter. Errors name the flag.
+Result<cluster::ClusterSpec> ProfiledCluster(const std::string& argument,
+                                             const std::string& profile_path);
 
 }  // namespace alpa::tools
 

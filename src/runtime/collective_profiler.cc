@@ -1,0 +1,106 @@
+#include "runtime/collective_profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace alpa::runtime {
+namespace {
+
+constexpr int64_t kStop = -1;  // the command kind that ends a helper
+
+// Runs `count` collectives of kind `kind` (an index into ProfiledCollectives()) on `elements`,
+// in `buffers` (grown to the largest command so far and reused), and sets `seconds` (may be null)
+// to the time from the barrier that starts them to the end of the last.
+Status RunCollectives(Communicator& comm, DeviceGroup group, int64_t kind, int64_t elements,
+                      int64_t count, CollectiveTimer::Buffers& buffers, double* seconds) {
+  const int64_t devices = static_cast<int64_t>(group.size());
+  // Input and output counts per kind (communicator.h's size rules).
+  const int64_t in = kind == 1 ? elements / devices : elements;
+  const int64_t out = kind == 2 ? elements / devices : elements;
+  if (static_cast<int64_t>(buffers.input.size()) < in) buffers.input.assign(in, 1.0f);
+  if (static_cast<int64_t>(buffers.output.size()) < out) buffers.output.assign(out, 0.0f);
+  const ConstBuffer input{ir::DType::kF32, buffers.input.data(), in};
+  const MutableBuffer output{ir::DType::kF32, buffers.output.data(), out};
+  ALPA_RETURN_IF_ERROR(comm.Barrier(group));
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < count; ++i) {
+    switch (kind) {
+      case 0:
+        ALPA_RETURN_IF_ERROR(comm.AllReduce(group, ReduceOp::kSum, input, output));
+        break;
+      case 1:
+        ALPA_RETURN_IF_ERROR(comm.AllGather(group, input, output));
+        break;
+      case 2:
+        ALPA_RETURN_IF_ERROR(comm.ReduceScatter(group, ReduceOp::kSum, input, output));
+        break;
+      default:
+        ALPA_RETURN_IF_ERROR(comm.AllToAll(group, input, output));
+        break;
+    }
+  }
+  if (seconds != nullptr) {
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return Status::Ok();
+}
+
+// A helper device: follows device 0's commands until told to stop or a collective fails (device
+// 0 then gets the same error from its own call).
+void Follow(Communicator& comm, DeviceGroup group) {
+  CollectiveTimer::Buffers buffers;
+  for (;;) {
+    int64_t command[3] = {kStop, 0, 0};
+    if (!comm.Broadcast(group, 0, {ir::DType::kS64, command, 3}).ok()) return;
+    if (command[0] == kStop) return;
+    if (!RunCollectives(comm, group, command[0], command[1], command[2], buffers, nullptr).ok()) {
+      return;
+    }
+  }
+}
+
+// Helpers wait for commands while device 0 calibrates and reports between figures; that is far
+// shorter than this, and a helper that stopped still ends device 0's call with an error.
+constexpr double kCommandTimeoutSeconds = 60;
+
+}  // namespace
+
+const std::vector<std::string>& ProfiledCollectives() {
+  static const std::vector<std::string> kinds = {"all-reduce", "all-gather", "reduce-scatter",
+                                                 "all-to-all"};
+  return kinds;
+}
+
+int64_t CollectiveElements(int64_t bytes, int64_t devices) { return bytes / 4 / devices * devices; }
+
+CollectiveTimer::CollectiveTimer(int64_t devices)
+    : world_(devices, {.timeout_seconds = kCommandTimeoutSeconds}), group_(devices) {
+  ALPA_CHECK(devices >= 2, "timing collectives needs at least 2 devices, found {}", devices);
+  std::iota(group_.begin(), group_.end(), 0);
+  for (int64_t rank = 1; rank < devices; ++rank) {
+    helpers_.emplace_back([this, rank] { Follow(world_.device(rank), group_); });
+  }
+}
+
+CollectiveTimer::~CollectiveTimer() {
+  int64_t command[3] = {kStop, 0, 0};
+  (void)world_.device(0).Broadcast(group_, 0, {ir::DType::kS64, command, 3});
+  for (std::thread& helper : helpers_) helper.join();
+}
+
+Result<double> CollectiveTimer::Time(std::string_view kind, int64_t elements, int64_t count) {
+  const std::vector<std::string>& kinds = ProfiledCollectives();
+  const int64_t index = std::find(kinds.begin(), kinds.end(), kind) - kinds.begin();
+  if (index == static_cast<int64_t>(kinds.size())) {
+    return InvalidArgument("'{}' is not a profiled collective", kind);
+  }
+  Communicator& comm = world_.device(0);
+  int64_t command[3] = {index, elements, count};
+  ALPA_RETURN_IF_ERROR(comm.Broadcast(group_, 0, {ir::DType::kS64, command, 3}));
+  double seconds = 0;
+  ALPA_RETURN_IF_ERROR(RunCollectives(comm, group_, index, elements, count, buffers_, &seconds));
+  return seconds;
+}
+
+}  // namespace alpa::runtime
