@@ -32,8 +32,8 @@ declare -A allowed=(
   [sharding]="support ir cluster cost solver"
   [pipeline]="support ir cluster cost sharding solver"
   [plan]="support ir cluster cost pipeline sharding solver"
-  [spmd]="support ir plan"
-  [runtime]="support ir kernels cluster"
+  [spmd]="support ir cluster cost solver sharding pipeline plan"
+  [runtime]="support ir kernels interp cluster"
   [api]="support ir hlo kernels cluster cost solver autodiff models sharding pipeline plan spmd runtime"
 )
 

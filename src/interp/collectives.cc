@@ -1,7 +1,9 @@
 // Collectives with one participant, async wrappers, and custom-call.
 //
-// The interpreter is one device (partition 0, replica 0). With one participant every collective
-// is the identity: all-reduce reduces one value, all-gather / reduce-scatter / all-to-all move a
+// A program evaluated on several devices (EvaluateModule with a DeviceContext of more than one
+// partition) sends every collective to device_collectives.cc. Otherwise the interpreter is one
+// device (partition 0, replica 0). With one participant every collective is the identity:
+// all-reduce reduces one value, all-gather / reduce-scatter / all-to-all move a
 // single shard, collective-broadcast keeps its value. collective-permute delivers the device's
 // own value with a (0,0) pair; with no pairs nothing arrives and the result is zeros (XLA).
 // A collective whose replica groups have more than one member, whose source_target_pairs name
@@ -90,9 +92,12 @@ Result<Literal> EvaluateCollective(const ir::Instruction& instruction, const Ope
   }
   if (operands.empty()) return InvalidArgument("collective without operands");
   const ir::Attributes& attributes = instruction.attributes();
-  ALPA_RETURN_IF_ERROR(CheckOneParticipant(attributes));
   Literal value;
-  if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
+  if (context.device.num_partitions > 1) {
+    ALPA_ASSIGN_OR_RETURN(value, EvaluateDeviceCollective(instruction, operands, context.device));
+  } else if (Status one = CheckOneParticipant(attributes); !one.ok()) {
+    return one;
+  } else if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
     // A pair naming another device moves data the single device cannot produce (with (1,0),
     // device 0 should receive device 1's value), so zeros would be a wrong answer, not XLA's.
     const auto& pairs = attributes.source_target_pairs;
@@ -115,6 +120,13 @@ Result<Literal> EvaluateCollective(const ir::Instruction& instruction, const Ope
   const bool is_start = opcode == Opcode::kAllGatherStart || opcode == Opcode::kAllReduceStart ||
                         opcode == Opcode::kCollectivePermuteStart;
   if (is_start) return Started(instruction, operands, std::move(value));
+  if (!value.shape().Compatible(instruction.shape()) && context.device.num_partitions > 1) {
+    return InvalidArgument(
+        "declared result {} but the collective gives {} on device {} of {}; the shapes were "
+        "partitioned for another device count or group size",
+        instruction.shape().ToString(false), value.shape().ToString(false),
+        context.device.partition_id, context.device.num_partitions);
+  }
   if (!value.shape().Compatible(instruction.shape())) {
     return Unimplemented(
         "result {} from operand {} needs several participants; the interpreter "

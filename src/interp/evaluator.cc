@@ -75,7 +75,8 @@ Result<Literal> EvaluateStructural(const Instruction& instruction, const Operand
       for (const Literal* operand : operands) elements.push_back(*operand);
       return Literal::CreateTuple(std::move(elements));
     }
-    case Opcode::kAfterAll: return Literal::CreateZeros(ir::Shape::Token());
+    case Opcode::kAfterAll:
+      return Literal::CreateZeros(ir::Shape::Token());
     // add-dependency(value, token) orders the value after the token; the value passes through.
     case Opcode::kAddDependency:
     case Opcode::kCopy:
@@ -84,12 +85,9 @@ Result<Literal> EvaluateStructural(const Instruction& instruction, const Operand
     case Opcode::kSetDimensionSize:
       if (operands.empty()) return InvalidArgument("expects an operand");
       return *operands[0];
-    case Opcode::kPartitionId:
-    case Opcode::kReplicaId: return Literal::CreateZeros(instruction.shape());
     case Opcode::kGetDimensionSize: {
-      const int64_t dim = instruction.attributes().dimensions.empty()
-                              ? -1
-                              : instruction.attributes().dimensions[0];
+      const int64_t dim =
+          instruction.attributes().dimensions.empty() ? -1 : instruction.attributes().dimensions[0];
       if (operands.empty() || dim < 0 || dim >= operands[0]->shape().rank()) {
         return InvalidArgument("dimensions={{{}}} is not a dimension of the operand", dim);
       }
@@ -110,54 +108,102 @@ Result<Literal> Dispatch(const Instruction& instruction, const Operands& operand
   if (ir::IsElementwiseBinary(opcode)) return EvaluateBinary(instruction, operands);
   if (ir::IsCollective(opcode)) return EvaluateCollective(instruction, operands, context);
   switch (opcode) {
-    case Opcode::kConstant: return EvaluateConstant(instruction);
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId: {
+      Literal id = Literal::CreateZeros(instruction.shape());
+      if (!id.shape().IsArray() || id.element_count() != 1) {
+        return InvalidArgument("result {} is not a scalar", instruction.shape().ToString(false));
+      }
+      id.SetInt(0, opcode == Opcode::kPartitionId ? context.device.partition_id
+                                                  : context.device.replica_id);
+      return id;
+    }
+    case Opcode::kConstant:
+      return EvaluateConstant(instruction);
     case Opcode::kGetTupleElement:
       ALPA_RETURN_IF_ERROR(ExpectOperandCount(operands, 1));
       return EvaluateGetTupleElement(instruction, *operands[0]);
-    case Opcode::kCompare: return EvaluateCompare(instruction, operands);
-    case Opcode::kSelect: return EvaluateSelect(instruction, operands);
-    case Opcode::kClamp: return EvaluateClamp(instruction, operands);
-    case Opcode::kConvert: return EvaluateConvert(instruction, operands);
-    case Opcode::kBitcastConvert: return EvaluateBitcastConvert(instruction, operands);
-    case Opcode::kReducePrecision: return EvaluateReducePrecision(instruction, operands);
-    case Opcode::kBroadcast: return EvaluateBroadcast(instruction, operands);
+    case Opcode::kCompare:
+      return EvaluateCompare(instruction, operands);
+    case Opcode::kSelect:
+      return EvaluateSelect(instruction, operands);
+    case Opcode::kClamp:
+      return EvaluateClamp(instruction, operands);
+    case Opcode::kConvert:
+      return EvaluateConvert(instruction, operands);
+    case Opcode::kBitcastConvert:
+      return EvaluateBitcastConvert(instruction, operands);
+    case Opcode::kReducePrecision:
+      return EvaluateReducePrecision(instruction, operands);
+    case Opcode::kBroadcast:
+      return EvaluateBroadcast(instruction, operands);
     // Every array is row-major here, so a bitcast is a reshape of the same bytes.
     case Opcode::kBitcast:
-    case Opcode::kReshape: return EvaluateReshape(instruction, operands);
-    case Opcode::kTranspose: return EvaluateTranspose(instruction, operands);
-    case Opcode::kSlice: return EvaluateSlice(instruction, operands);
-    case Opcode::kReverse: return EvaluateReverse(instruction, operands);
-    case Opcode::kConcatenate: return EvaluateConcatenate(instruction, operands);
-    case Opcode::kPad: return EvaluatePad(instruction, operands);
-    case Opcode::kIota: return EvaluateIota(instruction);
-    case Opcode::kDynamicSlice: return EvaluateDynamicSlice(instruction, operands);
-    case Opcode::kDynamicUpdateSlice: return EvaluateDynamicUpdateSlice(instruction, operands);
-    case Opcode::kReduce: return EvaluateReduce(instruction, operands, context);
-    case Opcode::kReduceWindow: return EvaluateReduceWindow(instruction, operands, context);
-    case Opcode::kSelectAndScatter: return EvaluateSelectAndScatter(instruction, operands, context);
-    case Opcode::kGather: return EvaluateGather(instruction, operands);
-    case Opcode::kScatter: return EvaluateScatter(instruction, operands, context);
-    case Opcode::kSort: return EvaluateSort(instruction, operands, context);
-    case Opcode::kTopK: return EvaluateTopK(instruction, operands);
+    case Opcode::kReshape:
+      return EvaluateReshape(instruction, operands);
+    case Opcode::kTranspose:
+      return EvaluateTranspose(instruction, operands);
+    case Opcode::kSlice:
+      return EvaluateSlice(instruction, operands);
+    case Opcode::kReverse:
+      return EvaluateReverse(instruction, operands);
+    case Opcode::kConcatenate:
+      return EvaluateConcatenate(instruction, operands);
+    case Opcode::kPad:
+      return EvaluatePad(instruction, operands);
+    case Opcode::kIota:
+      return EvaluateIota(instruction);
+    case Opcode::kDynamicSlice:
+      return EvaluateDynamicSlice(instruction, operands);
+    case Opcode::kDynamicUpdateSlice:
+      return EvaluateDynamicUpdateSlice(instruction, operands);
+    case Opcode::kReduce:
+      return EvaluateReduce(instruction, operands, context);
+    case Opcode::kReduceWindow:
+      return EvaluateReduceWindow(instruction, operands, context);
+    case Opcode::kSelectAndScatter:
+      return EvaluateSelectAndScatter(instruction, operands, context);
+    case Opcode::kGather:
+      return EvaluateGather(instruction, operands);
+    case Opcode::kScatter:
+      return EvaluateScatter(instruction, operands, context);
+    case Opcode::kSort:
+      return EvaluateSort(instruction, operands, context);
+    case Opcode::kTopK:
+      return EvaluateTopK(instruction, operands);
     case Opcode::kCall:
-    case Opcode::kFusion: return EvaluateCall(instruction, operands, context);
-    case Opcode::kWhile: return EvaluateWhile(instruction, operands, context);
-    case Opcode::kConditional: return EvaluateConditional(instruction, operands, context);
-    case Opcode::kMap: return EvaluateMap(instruction, operands, context);
-    case Opcode::kDot: return EvaluateDot(instruction, operands);
-    case Opcode::kConvolution: return EvaluateConvolution(instruction, operands);
-    case Opcode::kBatchNormTraining: return EvaluateBatchNormTraining(instruction, operands);
-    case Opcode::kBatchNormInference: return EvaluateBatchNormInference(instruction, operands);
-    case Opcode::kBatchNormGrad: return EvaluateBatchNormGrad(instruction, operands);
-    case Opcode::kRng: return EvaluateRng(instruction, operands, context);
-    case Opcode::kRngBitGenerator: return EvaluateRngBitGenerator(instruction, operands);
+    case Opcode::kFusion:
+      return EvaluateCall(instruction, operands, context);
+    case Opcode::kWhile:
+      return EvaluateWhile(instruction, operands, context);
+    case Opcode::kConditional:
+      return EvaluateConditional(instruction, operands, context);
+    case Opcode::kMap:
+      return EvaluateMap(instruction, operands, context);
+    case Opcode::kDot:
+      return EvaluateDot(instruction, operands);
+    case Opcode::kConvolution:
+      return EvaluateConvolution(instruction, operands);
+    case Opcode::kBatchNormTraining:
+      return EvaluateBatchNormTraining(instruction, operands);
+    case Opcode::kBatchNormInference:
+      return EvaluateBatchNormInference(instruction, operands);
+    case Opcode::kBatchNormGrad:
+      return EvaluateBatchNormGrad(instruction, operands);
+    case Opcode::kRng:
+      return EvaluateRng(instruction, operands, context);
+    case Opcode::kRngBitGenerator:
+      return EvaluateRngBitGenerator(instruction, operands);
     case Opcode::kAsyncStart:
     case Opcode::kAsyncUpdate:
     case Opcode::kAsyncDone:
     case Opcode::kCopyStart:
-    case Opcode::kCopyDone: return EvaluateAsync(instruction, operands, context);
-    case Opcode::kCustomCall: return EvaluateCustomCall(instruction, operands);
-    default: return EvaluateStructural(instruction, operands);
+    case Opcode::kCopyDone:
+      return EvaluateAsync(instruction, operands, context);
+    case Opcode::kCustomCall:
+      return EvaluateCustomCall(instruction, operands);
+    default:
+      return EvaluateStructural(instruction, operands);
   }
 }
 
@@ -204,10 +250,9 @@ Result<Literal> EvaluateComputationIn(const ir::Computation& computation,
     }
     Result<Literal> value = Dispatch(*instruction, operands, context);
     if (!value.ok()) {
-      status = value.status().WithContext(fmt::format("%{} ({}) in computation {}",
-                                                      instruction->name(),
-                                                      ir::OpcodeName(instruction->opcode()),
-                                                      computation.name()));
+      status = value.status().WithContext(
+          fmt::format("%{} ({}) in computation {}", instruction->name(),
+                      ir::OpcodeName(instruction->opcode()), computation.name()));
       break;
     }
     values.insert_or_assign(instruction, std::move(value).value());
@@ -225,10 +270,22 @@ Result<Literal> EvaluateComputationIn(const ir::Computation& computation,
 }  // namespace internal
 
 Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments) {
+  return EvaluateModule(module, std::move(arguments), DeviceContext{});
+}
+
+Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments,
+                                   const DeviceContext& device) {
   if (module.entry() == nullptr) {
     return InvalidArgument("module {} has no entry computation", module.name());
   }
-  return EvaluateComputation(*module.entry(), std::move(arguments));
+  if (device.num_partitions < 1 || device.partition_id < 0 ||
+      device.partition_id >= device.num_partitions) {
+    return InvalidArgument("device {} of {} devices does not exist", device.partition_id,
+                           device.num_partitions);
+  }
+  internal::EvalContext context;
+  context.device = device;
+  return internal::EvaluateComputationIn(*module.entry(), std::move(arguments), context);
 }
 
 Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,
@@ -237,4 +294,4 @@ Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,
   return internal::EvaluateComputationIn(computation, std::move(arguments), context);
 }
 
-}  // namespace interp
+}  // namespace alpa::interp

@@ -2,13 +2,15 @@
 //
 // It is the oracle of every correctness test (sharded execution is compared against it), so it
 // favours clarity; dot and convolution go through the kernels layer, and elementwise loops are
-// templates over the element type. Collectives run with one participant (the identity), and
-// partition-id / replica-id are 0.
+// templates over the element type. By default it is one device: collectives run with one
+// participant (the identity), and partition-id / replica-id are 0. Given a DeviceContext it runs
+// as one device of an SPMD program (device_context.h), its collectives going to a backend.
 #ifndef ALPA_INTERP_EVALUATOR_H_
 #define ALPA_INTERP_EVALUATOR_H_
 
 #include <vector>
 
+#include "interp/device_context.h"
 #include "ir/computation.h"
 #include "ir/literal.h"
 #include "ir/module.h"
@@ -22,6 +24,14 @@ namespace alpa::interp {
 // saves a copy of every parameter (gigabytes for a real model).
 // rng ops draw from a deterministic stream that starts afresh in every call.
 Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments);
+
+// Same, as device `device.partition_id` of `device.num_partitions` running an SPMD program: the
+// arguments have the local (per-device) shapes, partition-id returns the device's id, and the
+// collectives with several participants run through `device.collectives` (an error naming the
+// instruction when it is null). Every device of the program must make this call, each on its
+// own thread or process, for the collectives to meet.
+Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments,
+                                   const DeviceContext& device);
 
 // Same for one computation (its called computations are followed through the instructions).
 Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,

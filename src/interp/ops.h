@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "interp/device_context.h"
 #include "ir/computation.h"
 #include "ir/instruction.h"
 #include "ir/literal.h"
@@ -26,6 +27,9 @@ struct EvalContext {
   // Nesting of called computations; bounded so that a malformed (cyclic) call graph is an error,
   // not a stack overflow.
   int64_t call_depth = 0;
+  // The device this evaluation runs as (one device, partition 0, unless EvaluateModule was given
+  // a DeviceContext).
+  DeviceContext device;
 };
 
 // Evaluates `computation` on `arguments` (checked against the parameter shapes).
@@ -105,11 +109,16 @@ Result<ir::Literal> EvaluateRng(const ir::Instruction& instruction, const Operan
                                 EvalContext& context);
 Result<ir::Literal> EvaluateRngBitGenerator(const ir::Instruction& instruction,
                                             const Operands& operands);
-// collectives.cc: single-participant collectives, async wrappers.
-Result<ir::Literal> EvaluateCollective(const ir::Instruction& instruction,
-                                       const Operands& operands, EvalContext& context);
+// collectives.cc: collectives (single-participant ones in place, the others through
+// device_collectives.cc when the program runs on several devices), async wrappers.
+Result<ir::Literal> EvaluateCollective(const ir::Instruction& instruction, const Operands& operands,
+                                       EvalContext& context);
 Result<ir::Literal> EvaluateAsync(const ir::Instruction& instruction, const Operands& operands,
                                   EvalContext& context);
+// device_collectives.cc: a collective run by `device` with its peers through its backend. The
+// value returned is the result proper (a -start's tuple wrapping is left to the caller).
+Result<ir::Literal> EvaluateDeviceCollective(const ir::Instruction& instruction,
+                                             const Operands& operands, const DeviceContext& device);
 // custom_call.cc: the targets with a known single-device meaning.
 Result<ir::Literal> EvaluateCustomCall(const ir::Instruction& instruction,
                                        const Operands& operands);

@@ -56,7 +56,7 @@ int64_t ReshapeDim(const std::vector<int64_t>& from, int64_t d, const std::vecto
   return kNone;
 }
 
-// Dimensions of a dot's output: batch, lhs free, rhs free (in operand order).
+// The free dimensions of a dot operand of `rank`: neither batch nor contracting, in order.
 std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
                               const std::vector<int64_t>& contracting) {
   std::vector<int64_t> free;

@@ -1,0 +1,51 @@
+// The partitioner's handlers, one file per op family (XLA's dot_handler.cc, ...): each builds the
+// local op of one instruction from its operands' local tiles, already resharded to the layouts
+// its chosen strategy requires. The driver (partitioner.cc) runs the strategy's own collectives
+// after it. Internal to the spmd layer.
+#ifndef ALPA_SPMD_HANDLERS_H_
+#define ALPA_SPMD_HANDLERS_H_
+
+#include <vector>
+
+#include "ir/instruction.h"
+#include "sharding/strategy.h"
+#include "spmd/spmd_builder.h"
+#include "support/status.h"
+
+namespace alpa::spmd {
+
+struct OpInput {
+  const ir::Instruction& original;
+  const sharding::Strategy& strategy;
+  std::vector<ir::Instruction*> operands;  // local tiles, in strategy.operands' layouts
+  // The layouts of the result the handler builds: strategy.output before its collectives (a sum
+  // the strategy all-reduces itself is still partial here).
+  sharding::LeafSpecs output;
+  ir::Shape local_shape;  // of `output`
+};
+
+using Handler = Result<ir::Instruction*> (*)(SpmdBuilder&, const OpInput&);
+
+// The handler of `opcode`, or nullptr when the partitioner does not handle it yet.
+Handler FindHandler(ir::Opcode opcode);
+
+// The original instruction again, on the local operands with the local shape (called
+// computations copied): what a purely local op lowers to. Errors name the instruction.
+Result<ir::Instruction*> EmitLocal(SpmdBuilder& s, const OpInput& input);
+
+// source_handler.cc: parameter, constant, iota.
+Result<ir::Instruction*> HandleSource(SpmdBuilder& s, const OpInput& input);
+// elementwise_handler.cc: unary, binary, compare, select, clamp, convert.
+Result<ir::Instruction*> HandleElementwise(SpmdBuilder& s, const OpInput& input);
+// dot_handler.cc.
+Result<ir::Instruction*> HandleDot(SpmdBuilder& s, const OpInput& input);
+// reduce_handler.cc.
+Result<ir::Instruction*> HandleReduce(SpmdBuilder& s, const OpInput& input);
+// shape_handler.cc: broadcast, transpose, reshape.
+Result<ir::Instruction*> HandleShape(SpmdBuilder& s, const OpInput& input);
+// tuple_handler.cc: get-tuple-element of a node, the layer-boundary custom-call.
+Result<ir::Instruction*> HandleTupleAndMarkers(SpmdBuilder& s, const OpInput& input);
+
+}  // namespace alpa::spmd
+
+#endif  // ALPA_SPMD_HANDLERS_H_

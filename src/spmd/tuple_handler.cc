@@ -1,0 +1,23 @@
+// Tuples and markers. Tuple instructions and get-tuple-elements of them are views (not strategy
+// nodes) and are rebuilt by the driver; a get-tuple-element of a node (a variadic reduce, a
+// while) selects the local element; the pipeline's layer-boundary marker is an identity and
+// stays one on the tile, so the partitioned program keeps its layers.
+#include "ir/layer_boundary.h"
+#include "spmd/handlers.h"
+
+namespace alpa::spmd {
+
+Result<ir::Instruction*> HandleTupleAndMarkers(SpmdBuilder& s, const OpInput& input) {
+  const ir::Instruction& original = input.original;
+  if (original.opcode() == ir::Opcode::kGetTupleElement) return EmitLocal(s, input);
+  if (original.opcode() == ir::Opcode::kCustomCall && ir::AsLayerBoundary(original).has_value()) {
+    return EmitLocal(s, input);
+  }
+  return Unimplemented("%{} ({}{}): the SPMD partitioner has no handler for it yet",
+                       original.name(), ir::OpcodeName(original.opcode()),
+                       original.opcode() == ir::Opcode::kCustomCall
+                           ? " \"" + original.attributes().custom_call_target + "\""
+                           : std::string());
+}
+
+}  // namespace alpa::spmd

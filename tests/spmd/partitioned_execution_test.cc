@@ -1,0 +1,106 @@
+// The consistency harness for the partitioner: the MLP training step, planned on a mesh of 4 and
+// partitioned, run on 4 in-process devices (runtime/spmd_executor.h) from the split arguments,
+// gives, once its results are assembled, the unsplit step's results in the reference
+// interpreter (loss, updated weights and optimizer state) within f32 rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interp/evaluator.h"
+#include "interp/random_inputs.h"
+#include "runtime/spmd_executor.h"
+#include "spmd/collective_stats.h"
+#include "spmd/literal_split.h"
+#include "spmd/partitioner.h"
+#include "tests/sharding/train_step_plans.h"
+
+namespace alpa::spmd {
+namespace {
+
+using sharding::ShardingSpec;
+
+// Random weights and batch; the Adam moments and the step count start at zero.
+std::vector<ir::Literal> StepArguments(const ir::Computation& step) {
+  std::vector<ir::Literal> arguments = interp::RandomArguments(step, 11);
+  for (const ir::Instruction* parameter : step.parameters()) {
+    const std::string& name = parameter->name();
+    if (name == "step" || name.ends_with(".m") || name.ends_with(".v")) {
+      arguments[static_cast<size_t>(parameter->attributes().parameter_number)] =
+          ir::Literal::CreateZeros(parameter->shape());
+    }
+  }
+  return arguments;
+}
+
+void ExpectSameStep(int64_t batch, int64_t hidden, int64_t force_batch_axis,
+                    const std::vector<int64_t>& mesh = {4}) {
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
+  ASSERT_TRUE(cluster.ok());
+  sharding::AutoShardingOptions options;
+  options.force_batch_axis = force_batch_axis;
+  if (force_batch_axis >= 0) options.batch_parameters = {"x", "y"};
+  const sharding::testing::Planned planned = sharding::testing::Plan(
+      sharding::testing::MlpTrainStep(batch, hidden, 2), *cluster, mesh, options);
+  const ir::Computation& step = *planned.module->entry();
+  PartitionOptions partition;
+  Result<std::map<int64_t, ShardingSpec>> result_specs =
+      NextValueResultSpecs(step, planned.solution, planned.next_values);
+  ASSERT_TRUE(result_specs.ok()) << result_specs.status().message();
+  partition.result_specs = *result_specs;
+  Result<std::unique_ptr<ir::Module>> program =
+      PartitionComputation(step, planned.solution, mesh, partition);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  // A plan that communicates: the check exercises the collectives, not just local ops.
+  const CollectiveStats stats = CountCollectives(*(*program)->entry());
+  EXPECT_GT(stats.bytes, 0);
+  ::testing::Test::RecordProperty("collectives", ToString(stats));
+
+  const std::vector<ir::Literal> arguments = StepArguments(step);
+  std::vector<std::vector<ir::Literal>> per_device(4);
+  for (const ir::Instruction* parameter : step.parameters()) {
+    const int64_t node = planned.solution.graph.NodeOf(*parameter);
+    Result<std::vector<ir::Literal>> tiles =
+        SplitLiteral(arguments[static_cast<size_t>(parameter->attributes().parameter_number)],
+                     planned.solution.Chosen(node).output[0], mesh);
+    ASSERT_TRUE(tiles.ok()) << tiles.status().message();
+    for (size_t d = 0; d < 4; ++d) per_device[d].push_back(std::move((*tiles)[d]));
+  }
+  Result<std::vector<std::vector<ir::Literal>>> outputs =
+      runtime::RunSpmdProgram(**program, std::move(per_device));
+  ASSERT_TRUE(outputs.ok()) << outputs.status().message();
+  Result<ir::Literal> expected = interp::EvaluateModule(*planned.module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status().message();
+
+  const std::vector<ShardingSpec> specs = ResultSpecs(step, planned.solution, partition);
+  ASSERT_EQ(specs.size(), expected->tuple_elements().size());
+  for (size_t leaf = 0; leaf < specs.size(); ++leaf) {
+    std::vector<ir::Literal> locals;
+    for (size_t d = 0; d < 4; ++d) locals.push_back((*outputs)[d][leaf]);
+    const ir::Literal& want = expected->tuple_element(static_cast<int64_t>(leaf));
+    Result<ir::Literal> got = AssembleLiteral(locals, specs[leaf], mesh, want.shape());
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    double worst = 0, scale = 1e-3;
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      worst = std::max(worst, std::abs(got->GetDouble(i) - want.GetDouble(i)));
+      scale = std::max(scale, std::abs(want.GetDouble(i)));
+    }
+    EXPECT_LE(worst, 1e-4 * scale)
+        << "result element " << leaf << " (" << sharding::ToString(specs[leaf]) << ")";
+  }
+}
+
+TEST(PartitionedExecutionTest, DataParallelMlpStepOnFourDevices) { ExpectSameStep(64, 32, 0); }
+
+TEST(PartitionedExecutionTest, MegatronLikeMlpStepOnFourDevices) { ExpectSameStep(8, 1024, -1); }
+
+// Data parallel over axis 0 and operator parallel over axis 1 of a (2, 2) mesh.
+TEST(PartitionedExecutionTest, TwoDimensionalMeshMlpStep) {
+  ExpectSameStep(16, 256, 0, {2, 2});
+  ExpectSameStep(8, 256, -1, {2, 2});
+}
+
+}  // namespace
+}  // namespace alpa::spmd
