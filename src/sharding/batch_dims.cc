@@ -7,6 +7,7 @@
 #include "ir/layer_boundary.h"
 #include "sharding/elementwise_strategies.h"
 #include "sharding/slice_strategies.h"
+#include "sharding/strategy_util.h"
 
 namespace alpa::sharding {
 namespace {
@@ -56,16 +57,6 @@ int64_t ReshapeDim(const std::vector<int64_t>& from, int64_t d, const std::vecto
   return kNone;
 }
 
-// The free dimensions of a dot operand of `rank`: neither batch nor contracting, in order.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (IndexOf(batch, d) == kNone && IndexOf(contracting, d) == kNone) free.push_back(d);
-  }
-  return free;
-}
-
 // Output dimension of dot operand `o`'s dimension `d`, or (inverse) operand dimension of output
 // dimension `d`.
 int64_t DotDim(const ir::Instruction& dot, int64_t o, int64_t d, bool to_output) {
@@ -73,12 +64,13 @@ int64_t DotDim(const ir::Instruction& dot, int64_t o, int64_t d, bool to_output)
   const std::vector<int64_t>& batch = o == 0 ? n.lhs_batch_dims : n.rhs_batch_dims;
   const std::vector<int64_t>& contracting =
       o == 0 ? n.lhs_contracting_dims : n.rhs_contracting_dims;
-  const std::vector<int64_t> free = FreeDims(dot.operand(o)->shape().rank(), batch, contracting);
+  const std::vector<int64_t> free = DotFreeDims(dot.operand(o)->shape().rank(), batch, contracting);
   const int64_t batch_count = static_cast<int64_t>(batch.size());
   int64_t first_free = batch_count;
   if (o == 1) {
     first_free += static_cast<int64_t>(
-        FreeDims(dot.operand(0)->shape().rank(), n.lhs_batch_dims, n.lhs_contracting_dims).size());
+        DotFreeDims(dot.operand(0)->shape().rank(), n.lhs_batch_dims, n.lhs_contracting_dims)
+            .size());
   }
   if (to_output) {
     if (const int64_t t = IndexOf(batch, d); t != kNone) return t;

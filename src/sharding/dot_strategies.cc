@@ -121,19 +121,6 @@ class ContractionBuilder {
   bool class_letters_ = false;  // name split dimensions by class ("Sb") when there is a b class
 };
 
-// Dimensions of `rank` that are in neither list, ascending.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& a,
-                              const std::vector<int64_t>& b) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(a.begin(), a.end(), d) == a.end() &&
-        std::find(b.begin(), b.end(), d) == b.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
-
 }  // namespace
 
 Result<StrategySet> ContractionStrategies(const ir::Instruction& instruction,
@@ -171,9 +158,9 @@ Result<StrategySet> DotStrategies(const ir::Instruction& instruction, const Stra
   const ir::Shape& lhs = instruction.operand(0)->shape();
   const ir::Shape& rhs = instruction.operand(1)->shape();
   const std::vector<int64_t> lhs_free =
-      FreeDims(lhs.rank(), numbers.lhs_batch_dims, numbers.lhs_contracting_dims);
+      DotFreeDims(lhs.rank(), numbers.lhs_batch_dims, numbers.lhs_contracting_dims);
   const std::vector<int64_t> rhs_free =
-      FreeDims(rhs.rank(), numbers.rhs_batch_dims, numbers.rhs_contracting_dims);
+      DotFreeDims(rhs.rank(), numbers.rhs_batch_dims, numbers.rhs_contracting_dims);
 
   // Output dimensions: batch (in lhs_batch_dims order), lhs free, rhs free.
   std::vector<ContractionDim> dims;

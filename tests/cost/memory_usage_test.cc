@@ -9,6 +9,9 @@ namespace {
 
 using testing::ParseVerified;
 
+// NaivePeakMemory is ComputeLiveness over the post order (liveness_test.cc covers aliases, dead
+// values and parameters); these check the summary it reads off.
+
 TEST(MemoryUsageTest, ChainFreesEachValueAfterItsLastUse) {
   // Each value is f32[256] = 1 KiB. Order: p, a, b, c, d. The parameter lives throughout; at
   // each step the input and the output of a negate are live: 1024 + 2 * 1024 = 3072, reached
@@ -47,57 +50,6 @@ ENTRY main {
   EXPECT_EQ(usage.parameter_bytes, 32);
   EXPECT_EQ(usage.peak_bytes, 64);
   EXPECT_EQ(usage.peak_instruction->name(), "b");
-}
-
-TEST(MemoryUsageTest, AliasesAllocateNothingAndKeepTheirOperandAlive) {
-  // f32[100] = 400 bytes. Order: p, y, x, t, g, r. x is read directly only by the tuple t, but
-  // through t and g it is read by r, so it stays live until r: 400 (p) + 400 (y) + 400 (x) +
-  // 400 (r) = 1600 at r. The tuple and get-tuple-element add nothing.
-  auto module = ParseVerified(R"(
-HloModule m
-ENTRY main {
-  p = f32[100] parameter(0)
-  y = f32[100] negate(p)
-  x = f32[100] exponential(p)
-  t = (f32[100]) tuple(x)
-  g = f32[100] get-tuple-element(t), index=0
-  ROOT r = f32[100] add(y, g)
-})");
-  ASSERT_NE(module, nullptr);
-  MemoryUsage usage = NaivePeakMemory(*module->entry());
-  EXPECT_EQ(usage.peak_bytes, 1600);
-  EXPECT_EQ(usage.peak_instruction->name(), "r");
-}
-
-TEST(MemoryUsageTest, UnusedConstantCountsAtItsStepOnly) {
-  // Order: p (40 bytes), n (root, 40, lives to the end), then the unreached constant c
-  // (f32[256] = 1024) which is allocated and freed at its own step: 40 + 40 + 1024 = 1104.
-  auto module = ParseVerified(R"(
-HloModule m
-ENTRY main {
-  p = f32[10] parameter(0)
-  c = f32[256] constant({...})
-  ROOT n = f32[10] negate(p)
-})");
-  ASSERT_NE(module, nullptr);
-  MemoryUsage usage = NaivePeakMemory(*module->entry());
-  EXPECT_EQ(usage.peak_bytes, 1104);
-  EXPECT_EQ(usage.peak_instruction->name(), "c");
-}
-
-TEST(MemoryUsageTest, ParametersOnlyPeakIsTheirSize) {
-  // A root tuple of the parameters allocates nothing: the peak is the 8 + 24 parameter bytes.
-  auto module = ParseVerified(R"(
-HloModule m
-ENTRY main {
-  a = f32[2] parameter(0)
-  b = s64[3] parameter(1)
-  ROOT t = (f32[2], s64[3]) tuple(a, b)
-})");
-  ASSERT_NE(module, nullptr);
-  MemoryUsage usage = NaivePeakMemory(*module->entry());
-  EXPECT_EQ(usage.parameter_bytes, 32);
-  EXPECT_EQ(usage.peak_bytes, 32);
 }
 
 }  // namespace

@@ -70,34 +70,10 @@ class RecordingBackend : public CollectiveBackend {
   }
 };
 
-constexpr std::string_view kReducers = R"(HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] maximum(b, a)
-}
-min {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] minimum(a, b)
-}
-mul {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] multiply(a, b)
-}
-)";
-
 // Runs `entry` (after the reducers) as device `device` of `devices`.
 Result<ir::Literal> RunAs(int64_t device, int64_t devices, CollectiveBackend* backend,
                           std::string_view entry, std::vector<ir::Literal> args) {
-  Result<std::unique_ptr<ir::Module>> module =
-      hlo::ParseHloModule(std::string(kReducers) + std::string(entry), "test");
+  Result<std::unique_ptr<ir::Module>> module = ParseAfterCollectiveReducers(entry);
   if (!module.ok()) return module.status();
   DeviceContext context;
   context.partition_id = device;

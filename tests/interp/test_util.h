@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hlo/parser.h"
@@ -15,6 +16,34 @@
 #include "ir/module.h"
 
 namespace alpa::interp::testing {
+
+// The scalar reducers of collective tests (max with its operands swapped: a reducer is
+// recognised in either order), and an entry computation parsed after them.
+inline constexpr std::string_view kCollectiveReducers = R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(b, a)
+}
+min {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] minimum(a, b)
+}
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] multiply(a, b)
+}
+)";
+inline Result<std::unique_ptr<ir::Module>> ParseAfterCollectiveReducers(std::string_view entry) {
+  return hlo::ParseHloModule(std::string(kCollectiveReducers) + std::string(entry), "test");
+}
 
 inline ir::Shape S(ir::DType dtype, std::vector<int64_t> dims) {
   return ir::Shape::Array(dtype, std::move(dims));
@@ -61,8 +90,7 @@ class Builder {
   }
   // Finishes with `root` as ROOT (the last added instruction by default).
   std::unique_ptr<ir::Computation> Build(ir::Instruction* root = nullptr) {
-    computation_->set_root(root != nullptr ? root
-                                           : computation_->instructions().back().get());
+    computation_->set_root(root != nullptr ? root : computation_->instructions().back().get());
     return std::move(computation_);
   }
 

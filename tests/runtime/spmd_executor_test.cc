@@ -11,31 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "hlo/parser.h"
+#include "tests/interp/test_util.h"
 
 namespace alpa::runtime {
 namespace {
 
+using interp::testing::ParseAfterCollectiveReducers;
 using ir::DType;
 using ir::Literal;
-
-constexpr std::string_view kReducers = R"(HloModule spmd
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] maximum(a, b)
-}
-mul {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT r = f32[] multiply(a, b)
-}
-)";
 
 Literal F32(std::vector<int64_t> dims, std::vector<double> values) {
   return Literal::FromDoubles(ir::Shape::Array(DType::kF32, std::move(dims)), values);
@@ -50,8 +33,7 @@ std::vector<double> Values(const Literal& literal) {
 Result<std::vector<std::vector<Literal>>> RunText(std::string_view entry,
                                                   std::vector<std::vector<Literal>> arguments,
                                                   InProcessOptions options = {}) {
-  Result<std::unique_ptr<ir::Module>> module =
-      hlo::ParseHloModule(std::string(kReducers) + std::string(entry), "test");
+  Result<std::unique_ptr<ir::Module>> module = ParseAfterCollectiveReducers(entry);
   if (!module.ok()) return module.status();
   return RunSpmdProgram(**module, std::move(arguments), options);
 }

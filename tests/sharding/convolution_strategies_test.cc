@@ -155,16 +155,7 @@ TEST(ConvolutionStrategiesTest, DepthwiseFilterGradientSplitsBatchGroups) {
 }
 
 TEST(ConvolutionStrategiesTest, OtherOpcodesAreUnimplemented) {
-  testing::MeshEnv env({4});
-  auto module = testing::ParseVerified(R"(HloModule m
-ENTRY e {
-  a = f32[4] parameter(0)
-  ROOT s = f32[4] add(a, a)
-})");
-  ASSERT_NE(module, nullptr);
-  Result<StrategySet> set = ConvolutionStrategies(testing::Named(*module, "s"), env.ctx());
-  EXPECT_EQ(set.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(set.status().message(), HasSubstr("%s (add)"));
+  testing::ExpectAnAddIsUnimplemented(ConvolutionStrategies);
 }
 
 }  // namespace

@@ -223,16 +223,7 @@ ENTRY e {
 }
 
 TEST(DotStrategiesTest, OtherOpcodesAreUnimplemented) {
-  testing::MeshEnv env({4});
-  auto module = testing::ParseVerified(R"(HloModule m
-ENTRY e {
-  a = f32[4] parameter(0)
-  ROOT s = f32[4] add(a, a)
-})");
-  ASSERT_NE(module, nullptr);
-  Result<StrategySet> set = DotStrategies(testing::Named(*module, "s"), env.ctx());
-  EXPECT_EQ(set.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(set.status().message(), HasSubstr("%s (add)"));
+  testing::ExpectAnAddIsUnimplemented(DotStrategies);
 }
 
 }  // namespace

@@ -88,6 +88,22 @@ inline const ir::Instruction& Named(const ir::Module& module, std::string_view n
   return *instruction;
 }
 
+// A generator given an instruction of an opcode it does not handle (an add) answers
+// Unimplemented, naming the instruction and its opcode.
+template <typename Generator>
+void ExpectAnAddIsUnimplemented(const Generator& generator) {
+  MeshEnv env({4});
+  auto module = ParseVerified(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT s = f32[4] add(a, a)
+})");
+  ASSERT_NE(module, nullptr);
+  Result<StrategySet> set = generator(Named(*module, "s"), env.ctx());
+  EXPECT_EQ(set.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(set.status().message().find("%s (add)"), std::string::npos) << set.status().message();
+}
+
 // Every spec passes CheckSpec against its leaf; one spec per result leaf and per operand leaf;
 // names unique.
 inline void ExpectWellFormed(const StrategySet& set, const ir::Instruction& instruction,
