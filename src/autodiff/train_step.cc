@@ -63,6 +63,22 @@ Status CheckMicroBatches(const std::vector<Instruction*>& parameters,
   return Status::Ok();
 }
 
+Status CheckInputGradients(const std::vector<Instruction*>& parameters,
+                           const std::set<int64_t>& is_weight,
+                           const std::vector<int64_t>& input_gradients, int64_t num_micro_batches) {
+  if (input_gradients.empty()) return Status::Ok();
+  if (num_micro_batches != 1) {
+    return InvalidArgument("input gradients need one micro-batch, not {}", num_micro_batches);
+  }
+  for (int64_t number : input_gradients) {
+    if (number < 0 || number >= static_cast<int64_t>(parameters.size()) ||
+        is_weight.count(number) > 0) {
+      return InvalidArgument("input gradient {}: not a batch parameter of the loss", number);
+    }
+  }
+  return Status::Ok();
+}
+
 // The step's shape of a batch parameter: M micro-batches stacked along dimension 0.
 ir::Shape StackedShape(const ir::Shape& micro_batch, int64_t num_micro_batches) {
   std::vector<int64_t> dims = micro_batch.dims();
@@ -125,7 +141,8 @@ std::vector<int64_t> StepNextValueElements(const std::vector<StepParameter>& lay
 
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
                                                    const std::vector<int64_t>& weights,
-                                                   const TrainStepOptions& options) {
+                                                   const TrainStepOptions& options,
+                                                   const std::vector<int64_t>& input_gradients) {
   const ir::Computation* entry = loss.entry();
   if (entry == nullptr) return InvalidArgument("module {} has no entry computation", loss.name());
   if (!(options.loss_scale > 0)) {
@@ -138,6 +155,10 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   const std::vector<Instruction*> parameters = entry->parameters();
   const std::set<int64_t> is_weight(weights.begin(), weights.end());
   ALPA_RETURN_IF_ERROR(CheckMicroBatches(parameters, is_weight, num_micro_batches));
+  ALPA_RETURN_IF_ERROR(
+      CheckInputGradients(parameters, is_weight, input_gradients, num_micro_batches));
+  std::vector<int64_t> wrt = weights;
+  wrt.insert(wrt.end(), input_gradients.begin(), input_gradients.end());
 
   ir::ModuleBuilder mb(loss.name() + ".train_step");
   ir::ComputationBuilder b = mb.NewComputation("train_step");
@@ -174,12 +195,16 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   // {loss, gradients...} in the master type, summed over the micro-batches and divided by their
   // number times the loss scale.
   const GradOptions grad_options{.seed = options.loss_scale, .remat = options.remat};
-  std::vector<Instruction*> loss_and_gradients;
+  std::vector<Instruction*> loss_and_gradients, input_cotangents;
   for (int64_t k = 0; k < num_micro_batches; ++k) {
     ALPA_ASSIGN_OR_RETURN(
         std::vector<Instruction*> micro,
-        EmitLossAndGradients(*entry, MicroBatch(arguments, is_weight, k, num_micro_batches, b),
-                             weights, b, grad_options));
+        EmitLossAndGradients(*entry, MicroBatch(arguments, is_weight, k, num_micro_batches, b), wrt,
+                             b, grad_options));
+    // Input gradients stay in their own type: they are activations' cotangents, not updates.
+    input_cotangents.assign(micro.end() - static_cast<int64_t>(input_gradients.size()),
+                            micro.end());
+    micro.resize(micro.size() - input_gradients.size());
     for (Instruction*& value : micro) {
       if (value->shape().dtype() != master) value = b.Convert(value, master);
     }
@@ -212,6 +237,11 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   results.insert(results.end(), new_weights.begin(), new_weights.end());
   results.insert(results.end(), new_state.begin(), new_state.end());
   results.push_back(next_step);
+  for (Instruction* gradient : input_cotangents) {
+    results.push_back(options.loss_scale == 1.0
+                          ? gradient
+                          : b.Divide(gradient, Full(b, gradient, options.loss_scale)));
+  }
   ALPA_ASSIGN_OR_RETURN(ir::Computation * train_step, b.Build(b.Tuple(std::move(results))));
   train_step->RemoveDeadInstructions();
   return mb.Build(train_step);

@@ -13,6 +13,12 @@
 // gradients back to f32. With loss_scale s the backward pass starts from ds/dloss = s instead of
 // 1 (keeping small f16 gradients from flushing to zero) and the gradients are divided by s in f32.
 //
+// Input gradients: batch parameters x (numbers in the loss) whose gradients the step also
+// returns, after t + 1, in their order:
+//   (loss, W'..., state'..., t + 1, dloss/dx...)
+// A pipeline stage's step returns the gradient of the activations it received, which the
+// previous stage's backward pass reads. Only with one micro-batch.
+//
 // Gradient accumulation: with num_micro_batches = M > 1, `loss` is the loss of one micro-batch
 // (built at the micro-batch size, as JAX traces it) and each batch parameter of the step is M
 // micro-batches stacked along dimension 0. The forward and backward pass run once per
@@ -57,9 +63,9 @@ std::vector<int64_t> StepNextValueElements(const std::vector<StepParameter>& lay
 
 // Weights must be float arrays of one dtype. The loss and the gradients of the weights (each
 // micro-batch's and their sums) carry value tags (ir/value_tag.h).
-Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
-                                                   const std::vector<int64_t>& weights,
-                                                   const TrainStepOptions& options);
+Result<std::unique_ptr<ir::Module>> BuildTrainStep(
+    const ir::Module& loss, const std::vector<int64_t>& weights, const TrainStepOptions& options,
+    const std::vector<int64_t>& input_gradients = {});
 
 }  // namespace alpa::autodiff
 

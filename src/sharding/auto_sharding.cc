@@ -120,18 +120,26 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
                           const std::vector<CarriedValue>& carried) {
   ShardingEstimate estimate;
   const StrategyGraph& graph = solution.graph;
+  estimate.nodes.resize(graph.nodes.size());
+  // Seconds of resharding `leaf` from `from` to `to`, its collectives counted.
   auto add_resharding = [&](const ShardingSpec& from, const ShardingSpec& to,
                             const ir::Shape& leaf) {
-    if (from == to) return;
+    double total = 0;
+    if (from == to) return total;
     for (const ReshardStep& step : PlanReshard(from, to, reshard_cost.mesh_shape(), leaf.dims(),
                                                ir::DTypeByteSize(leaf.dtype()))) {
       const double seconds = reshard_cost.StepSeconds(step);
-      estimate.resharding_seconds += seconds;
+      total += seconds;
       AddCollective(estimate.communication, step.kind, step.bytes, seconds);
     }
+    estimate.resharding_seconds += total;
+    return total;
   };
   for (size_t v = 0; v < graph.nodes.size(); ++v) {
     const Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
+    NodeCost& node = estimate.nodes[v];
+    node.compute_seconds = chosen.compute_seconds;
+    node.communication_seconds = chosen.communication_seconds;
     estimate.compute_seconds += chosen.compute_seconds;
     estimate.communication_seconds += chosen.communication_seconds;
     for (const StrategyCollective& collective : chosen.collectives) {
@@ -146,14 +154,14 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
           solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)];
       const ShardingSpec& to =
           chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)];
-      add_resharding(from, to, *operand.shape);
+      node.resharding_seconds += add_resharding(from, to, *operand.shape);
     }
   }
   // What the next step pays to read each carried value in its parameter's layout.
   for (const CarriedValue& value : carried) {
-    add_resharding(solution.Chosen(value.next).output[0],
-                   solution.Chosen(value.parameter).output[0],
-                   graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
+    estimate.carried_seconds += add_resharding(
+        solution.Chosen(value.next).output[0], solution.Chosen(value.parameter).output[0],
+        graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
   }
   const cost::Liveness liveness =
       cost::ComputeLiveness(computation, [&](const ir::Instruction& instruction) -> int64_t {

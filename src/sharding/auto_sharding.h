@@ -61,6 +61,13 @@ struct CommunicationSummary {
   double seconds = 0;
 };
 
+// What one node of the strategy graph costs under the chosen strategies.
+struct NodeCost {
+  double compute_seconds = 0;
+  double communication_seconds = 0;  // the collectives its strategy runs
+  double resharding_seconds = 0;     // on the edges into it (its operands' resharding)
+};
+
 struct ShardingEstimate {
   double compute_seconds = 0;
   double communication_seconds = 0;    // collectives the chosen strategies run themselves
@@ -69,6 +76,8 @@ struct ShardingEstimate {
   CommunicationSummary communication;  // both kinds together
   int64_t peak_memory_bytes = 0;       // per device, exact for the chosen shardings
   const ir::Instruction* peak_instruction = nullptr;
+  std::vector<NodeCost> nodes;  // per graph node: the sums above split by where they are paid
+  double carried_seconds = 0;   // part of resharding_seconds: carried values into their layouts
 
   double step_seconds() const {
     return compute_seconds + communication_seconds + resharding_seconds;

@@ -74,6 +74,30 @@ TEST(TrainStepTest, SgdStepByHand) {
   EXPECT_EQ(r.tuple_element(3).GetDouble(0), 1);
 }
 
+TEST(TrainStepTest, InputGradientsFollowTheStepCount) {
+  // As SgdStepByHand, also returning dloss/dx = (2/4) error w^T = 0 at w = 0, and dloss/dy =
+  // -(2/4) error = 0.5 y.
+  Result<std::unique_ptr<ir::Module>> step =
+      BuildTrainStep(*Regression(), {0, 1},
+                     {.optimizer = {.kind = OptimizerKind::kSgd, .learning_rate = 0.1}}, {3, 2});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
+  Literal r = Step(**step, {Values({2}, {0, 0}), Values({}, {0}), Values({}, {0}), kX, kY});
+  ASSERT_EQ(r.tuple_elements().size(), 6u);  // loss, w', b', step', dy, dx
+  EXPECT_THAT(Doubles(r.tuple_element(4)), ::testing::ElementsAre(0.5, 1, 1.5, 2));
+  EXPECT_THAT(Doubles(r.tuple_element(5)), ::testing::Each(0.0));
+  EXPECT_DOUBLE_EQ(r.tuple_element(1).GetDouble(0), 0.6);
+
+  Result<std::unique_ptr<ir::Module>> weight = BuildTrainStep(*Regression(), {0, 1}, {}, {0});
+  ASSERT_FALSE(weight.ok());
+  EXPECT_THAT(weight.status().message(), HasSubstr("input gradient 0: not a batch parameter"));
+  TrainStepOptions two_micro_batches;
+  two_micro_batches.num_micro_batches = 2;
+  Result<std::unique_ptr<ir::Module>> micro =
+      BuildTrainStep(*Regression(), {0, 1}, two_micro_batches, {2});
+  ASSERT_FALSE(micro.ok());
+  EXPECT_THAT(micro.status().message(), HasSubstr("one micro-batch"));
+}
+
 TEST(TrainStepTest, AdamFirstStepByHand) {
   // First step, t = 1: m = 0.1 g, v = 0.001 g^2, m^ = g, v^ = g^2, so p' = p - lr g / (|g| + eps).
   // With dw = [-6, -4.5], db = -5 and lr 0.1, every weight moves by +0.1 (to ~1e-9).

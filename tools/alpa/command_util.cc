@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "hlo/parser.h"
+#include "hlo/printer.h"
 #include "ir/verifier.h"
 #include "support/file.h"
 
@@ -58,6 +59,24 @@ Status WriteTextFile(const std::string& path, const std::string& text, const std
 
 std::string DumpJson(const nlohmann::ordered_json& json) {
   return json.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+int EmitDocument(const nlohmann::ordered_json& document, const std::string& text,
+                 const std::string& output_path, bool json) {
+  if (!output_path.empty()) {
+    const Status written = WriteTextFile(output_path, DumpJson(document) + "\n", "-o");
+    if (!written.ok()) return ReportError(written);
+  }
+  fmt::print("{}", json ? DumpJson(document) + "\n" : text);
+  return kExitOk;
+}
+
+std::string ModuleFingerprint(const ir::Module& module) {
+  uint64_t hash = 1469598103934665603ull;
+  for (const char c : hlo::PrintModule(module)) {
+    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 }  // namespace alpa::tools

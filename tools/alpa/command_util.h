@@ -37,6 +37,15 @@ CLI::Validator SeedValidator();
 // Writes `text` to `path` (replacing it). The error names `flag` (e.g. "--export") and the path.
 Status WriteTextFile(const std::string& path, const std::string& text, const std::string& flag);
 
+// A command's result: writes `document` to `output_path` when given (-o) and prints it (--json)
+// or `text`. Returns the exit code.
+int EmitDocument(const nlohmann::ordered_json& document, const std::string& text,
+                 const std::string& output_path, bool json);
+
+// FNV-1a over the module's HLO text, as 16 hex digits: the same model and config always give
+// the same value (plans record it to detect a changed model).
+std::string ModuleFingerprint(const ir::Module& module);
+
 // Dumps JSON for printing; invalid UTF-8 (a path need not be UTF-8) becomes U+FFFD rather than
 // an exception.
 std::string DumpJson(const nlohmann::ordered_json& json);

@@ -20,6 +20,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/pipeshard_plan.h"
 #include "tools/alpa/profile_command.h"
 
 namespace alpa::tools {
@@ -57,15 +58,6 @@ std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
     if (devices % a == 0) shapes.push_back({a, devices / a});
   }
   return shapes;
-}
-
-// FNV-1a over the module's HLO text: the same model and config always give the same value.
-std::string Fingerprint(const ir::Module& module) {
-  uint64_t hash = 1469598103934665603ull;
-  for (const char c : hlo::PrintModule(module)) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  }
-  return fmt::format("{:016x}", hash);
 }
 
 struct PlannedMesh {
@@ -283,8 +275,9 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
   command
       ->add_option("--method", options.method,
                    "Parallel method: shard (automatic on --mesh), data (batch split, weights "
-                   "replicated), zero2 (and optimizer state split), zero3 (and weights split)")
-      ->check(CLI::IsMember({"shard", "data", "zero2", "zero3"}));
+                   "replicated), zero2 (and optimizer state split), zero3 (and weights split), "
+                   "pipeshard (pipeline stages on sub-meshes, each sharded automatically)")
+      ->check(CLI::IsMember({"shard", "data", "zero2", "zero3", "pipeshard"}));
   command->add_option("--mesh", options.mesh,
                       "Logical mesh shape over all devices, e.g. 8, 2x4 or 2x2x2 (default for "
                       "shard: try (N) and every (a, N/a), keep the fastest; the other methods "
@@ -318,6 +311,28 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
   command->add_option("--dump-problem", options.problem_path,
                       "Write the chosen mesh's solver problem here (IOPDDL JSON, `alpa solve` "
                       "reads it)");
+  command
+      ->add_option("--schedule", options.schedule,
+                   "pipeshard: 1f1b, gpipe, or auto (both, the faster kept)")
+      ->check(CLI::IsMember({"auto", "1f1b", "gpipe"}));
+  command
+      ->add_option("--logical-space", options.logical_space,
+                   "pipeshard: logical meshes per sub-mesh, all ((dp, mp) for every mp) or "
+                   "single-node (mp up to one host's devices)")
+      ->check(CLI::IsMember({"all", "single-node"}));
+  command
+      ->add_option("--submesh-space", options.submesh_space,
+                   "pipeshard: sub-mesh shapes, power-of-two, small-power-of-two or all")
+      ->check(CLI::IsMember({"power-of-two", "small-power-of-two", "all"}));
+  command
+      ->add_option("--imbalance-tolerance", options.imbalance_tolerance,
+                   "pipeshard: drop stages whose FLOP share is off their device share by more "
+                   "than (1 + T)x (Alpa's stage_imbalance_tolerance; default none)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--manual-stages", options.manual_stages_path,
+                      "pipeshard: evaluate the stages of this file (Alpa's ManualStageOption: "
+                      "{\"layers\", \"stages\": [{\"layers\", \"submesh\", \"logical_mesh\"}]}) "
+                      "instead of searching");
   command->add_flag("--json", options.json, "Print the plan document (JSON)");
   command->add_option("-o,--output", options.output_path, "Also write the plan document here");
   AddZooFlags(*command, options.zoo, /*training=*/true);
@@ -328,6 +343,7 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
 }
 
 int RunPlan(const PlanOptions& options) {
+  if (options.method == "pipeshard") return RunPipeshardPlan(options);
   const Clock::time_point start = Clock::now();
   Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
   if (!model.ok()) return ReportError(model.status());
@@ -437,7 +453,7 @@ int RunPlan(const PlanOptions& options) {
 
   PlanReport report;
   report.model_name = model->zoo ? model->zoo->zoo.entry.name : options.model_path;
-  report.fingerprint = Fingerprint(model->module());
+  report.fingerprint = ModuleFingerprint(model->module());
   report.cluster = options.cluster;
   report.method = options.method;
   report.batch_axis = batch_axis;
@@ -457,17 +473,8 @@ int RunPlan(const PlanOptions& options) {
         options.problem_path, solver::IopddlJson(best->solution.problem), "--dump-problem");
     if (!written.ok()) return ReportError(written);
   }
-  const nlohmann::ordered_json json = PlanJson(report, *best);
-  if (!options.output_path.empty()) {
-    const Status written = WriteTextFile(options.output_path, DumpJson(json) + "\n", "-o");
-    if (!written.ok()) return ReportError(written);
-  }
-  if (options.json) {
-    fmt::print("{}\n", DumpJson(json));
-  } else {
-    fmt::print("{}", PlanText(report, *best));
-  }
-  return kExitOk;
+  return EmitDocument(PlanJson(report, *best), PlanText(report, *best), options.output_path,
+                      options.json);
 }
 
 }  // namespace alpa::tools

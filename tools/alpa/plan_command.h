@@ -62,6 +62,12 @@ struct PlanOptions {
   // data/zero2/zero3, free for shard.
   std::optional<int64_t> batch_axis;
   std::string problem_path;  // --dump-problem: the chosen mesh's solver problem (IOPDDL JSON)
+  // pipeshard only (tools/alpa/pipeshard_plan.h).
+  std::string schedule = "auto";  // 1f1b, gpipe, or auto: both, keep the faster
+  std::string logical_space = "single-node";
+  std::string submesh_space = "power-of-two";
+  double imbalance_tolerance = -1;  // < 0: none
+  std::string manual_stages_path;   // --manual-stages: evaluate these stages (plan/manual_stages.h)
   bool json = false;
   std::string output_path;
   ZooFlags zoo;

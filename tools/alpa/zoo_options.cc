@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "plan/layer_costs.h"
 #include "tools/alpa/command_util.h"
 
 namespace alpa::tools {
@@ -208,17 +209,7 @@ Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags) {
 }
 
 cost::ParameterRole ParameterRoleOf(autodiff::StepParameter kind) {
-  switch (kind) {
-    case autodiff::StepParameter::kWeight:
-      return cost::ParameterRole::kWeight;
-    case autodiff::StepParameter::kOptimizerState:
-      return cost::ParameterRole::kOptimizerState;
-    case autodiff::StepParameter::kBatch:
-      return cost::ParameterRole::kBatch;
-    case autodiff::StepParameter::kStepCount:
-      break;
-  }
-  return cost::ParameterRole::kOther;
+  return plan::RoleOfStepParameter(kind);
 }
 
 std::string OptimizerName(autodiff::OptimizerKind kind) {

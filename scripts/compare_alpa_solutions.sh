@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Alpa's pre-found GPT solutions (examples/alpa-solutions, from its benchmark suite's
+# perf_test_suite) against our pipeshard search, both estimated by our cost model on p3.16xlarge
+# hosts with Alpa's global batch of 1024. Prints a Markdown table (docs/pipeshard.md).
+#
+#   scripts/compare_alpa_solutions.sh [ALPA_BINARY]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+alpa="${1:-./alpa}"
+
+field() {  # field FILE KEY: a top-level value of a JSON file
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"
+}
+summary() {  # a plan document on stdin -> "step_s stages planning_s"
+  python3 -c "import json,sys; j=json.load(sys.stdin); print(f\"{j['estimate']['step_time_s']:.2f} {len(j['stages'])} {j['compile']['total_s']:.2f}\")"
+}
+
+echo "| GPUs | model | micro-batches | ours: step (s) | stages | planning (s) | Alpa's solution: step (s) | stages | ours / Alpa's |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for gpus in 2 4 8 16 32 64; do
+  file="examples/alpa-solutions/gpt-${gpus}.json"
+  model="$(field "${file}" model)"
+  micro="$(field "${file}" num_micro_batches)"
+  hosts=$(( gpus > 8 ? gpus / 8 : 1 ))
+  devices=$(( gpus > 8 ? 8 : gpus ))
+  args=(plan "${model}" --cluster "p3.16xlarge:${hosts}x${devices}" --batch 1024
+        --micro-batches "${micro}" --method pipeshard --json)
+  read -r ours ours_stages planning < <("${alpa}" "${args[@]}" | summary)
+  if theirs_json="$("${alpa}" "${args[@]}" --manual-stages "${file}" 2>/tmp/alpa_solution.err)"; then
+    read -r theirs theirs_stages _ < <(summary <<<"${theirs_json}")
+    ratio="$(python3 -c "print(f'{${ours}/${theirs}:.2f}')")"
+  else
+    theirs="does not fit: $(sed 's/^alpa: error: //' /tmp/alpa_solution.err)"
+    theirs_stages="-"
+    ratio="-"
+  fi
+  echo "| ${gpus} | ${model} | ${micro} | ${ours} | ${ours_stages} | ${planning} | ${theirs} | ${theirs_stages} | ${ratio} |"
+done

@@ -1,0 +1,418 @@
+#include "pipeline/stage_dp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "pipeline/alpa_formula.h"
+
+namespace alpa::pipeline {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Status ValidateTable(const StageCostTable& table) {
+  if (table.num_layers < 1)
+    return InvalidArgument("num_layers is {}: needs >= 1", table.num_layers);
+  if (table.submesh_devices.empty()) return InvalidArgument("submesh_devices is empty");
+  for (size_t m = 0; m < table.submesh_devices.size(); ++m) {
+    if (table.submesh_devices[m] < 1) {
+      return InvalidArgument("submesh_devices[{}] is {}: needs >= 1", m, table.submesh_devices[m]);
+    }
+  }
+  if (table.num_configs < 1) {
+    return InvalidArgument("num_configs is {}: needs >= 1", table.num_configs);
+  }
+  const size_t size = table.Index(table.num_layers, 0, 0, 0);
+  if (table.time_s.size() != size || table.max_successors.size() != size) {
+    return InvalidArgument(
+        "time_s has {} and max_successors {} entries: both need num_layers^2 x submeshes x "
+        "num_configs = {}",
+        table.time_s.size(), table.max_successors.size(), size);
+  }
+  const int64_t num_submeshes = static_cast<int64_t>(table.submesh_devices.size());
+  for (int64_t l = 0; l < table.num_layers; ++l) {
+    for (int64_t i = l; i < table.num_layers; ++i) {
+      for (int64_t m = 0; m < num_submeshes; ++m) {
+        for (int64_t c = 0; c < table.num_configs; ++c) {
+          const size_t index = table.Index(l, i, m, c);
+          if (std::isnan(table.time_s[index]) || table.time_s[index] < 0) {
+            return InvalidArgument("time_s[{}][{}][{}][{}] is {}: times must be >= 0 (+inf = none)",
+                                   l, i, m, c, table.time_s[index]);
+          }
+          if (table.max_successors[index] < -1) {
+            return InvalidArgument("max_successors[{}][{}][{}][{}] is {}: needs >= -1", l, i, m, c,
+                                   table.max_successors[index]);
+          }
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateOptions(const StageDpOptions& options) {
+  if (options.num_devices < 1) {
+    return InvalidArgument("num_devices is {}: needs >= 1", options.num_devices);
+  }
+  if (options.num_micro_batches < 1) {
+    return InvalidArgument("num_micro_batches is {}: needs >= 1", options.num_micro_batches);
+  }
+  if (!std::isfinite(options.epsilon_s) || options.epsilon_s < 0) {
+    return InvalidArgument("epsilon_s is {}: needs a finite value >= 0", options.epsilon_s);
+  }
+  if (options.max_candidates < 1) {
+    return InvalidArgument("max_candidates is {}: needs >= 1", options.max_candidates);
+  }
+  return Status::Ok();
+}
+
+// One configuration of a stage (layers l..i on sub-mesh m) that is the fastest allowed for some
+// number of successors.
+struct StageOption {
+  double time_s;
+  int64_t max_successors;
+  int64_t config;
+};
+
+// The answer of one bound at (all layers, all devices) for one stage-count class.
+struct ClassAnswer {
+  int64_t stage_class;
+  double sum_s;
+  double max_s;  // the largest stage time of that plan
+};
+
+// F of the header for one t_max, over plain arrays, and the plans read back from it.
+//
+// Two reductions keep it fast without changing its answers:
+//  - Per (l, i, m) only the configurations on the staircase "faster than every configuration
+//    allowing as many successors" can win; with s - 1 successors the winner is the fastest one
+//    with max_successors >= s - 1, and it is allowed under t_max iff any is.
+//  - The stage count s only matters through that memory check. With S_max the most stages a plan
+//    can have and m* the largest max_successors below S_max - 1, a stage with more than m*
+//    successors passes iff its max_successors >= S_max - 1, whatever the exact count. So counts
+//    s >= E = max(m* + 1, 1) share one row, class E ("E stages or more"), fed by classes E - 1 and
+//    E; classes 0 .. E-1 are exact counts. Without memory limits E = 1: the DP is over (l, d).
+// Ties in the sum go to the smaller largest stage, which keeps F exact for the latency: appending a
+// stage preserves the order of (sum, largest stage) pairs.
+class StageDp {
+ public:
+  StageDp(const StageCostTable& table, int64_t num_devices)
+      : num_layers_(table.num_layers),
+        num_submeshes_(static_cast<int64_t>(table.submesh_devices.size())),
+        num_devices_(num_devices),
+        submesh_devices_(table.submesh_devices),
+        option_begin_{0} {
+    int64_t smallest_submesh = num_devices_;
+    for (int64_t l = 0; l < num_layers_; ++l) {
+      for (int64_t i = 0; i < num_layers_; ++i) {  // slots with i < l stay empty
+        for (int64_t m = 0; m < num_submeshes_; ++m) {
+          if (i >= l && submesh_devices_[m] <= num_devices_ && AddStaircase(table, l, i, m)) {
+            smallest_submesh = std::min(smallest_submesh, submesh_devices_[m]);
+          }
+          option_begin_.push_back(options_.size());
+        }
+      }
+    }
+    const int64_t max_stages = std::min(num_layers_, num_devices_ / smallest_submesh);
+    int64_t largest_limiting = -1;  // m*
+    for (const StageOption& option : options_) {
+      times_.push_back(option.time_s);
+      if (option.max_successors < max_stages - 1) {
+        largest_limiting = std::max(largest_limiting, option.max_successors);
+      }
+    }
+    std::sort(times_.begin(), times_.end());
+    times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
+    merged_class_ = std::max<int64_t>(largest_limiting + 1, 1);
+    const size_t cells = static_cast<size_t>((merged_class_ + 1) * (num_layers_ + 1));
+    sum_.resize(cells * static_cast<size_t>(num_devices_ + 1));
+    max_.resize(sum_.size());
+    row_first_.resize(cells);
+    row_last_.resize(cells);
+  }
+
+  // The distinct times of the stage options, ascending: the bounds worth solving (the DP only
+  // ever picks staircase options, so a plan's largest stage is one of them).
+  const std::vector<double>& times() const { return times_; }
+
+  void Solve(double t_max) {
+    std::fill(sum_.begin(), sum_.end(), kInf);
+    std::fill(max_.begin(), max_.end(), kInf);
+    std::fill(row_first_.begin(), row_first_.end(), num_devices_ + 1);
+    std::fill(row_last_.begin(), row_last_.end(), -1);
+    const size_t end = Row(0, num_layers_);
+    sum_[Cell(end, 0)] = 0;
+    max_[Cell(end, 0)] = 0;
+    row_first_[end] = row_last_[end] = 0;
+    for (int64_t stage_class = 1; stage_class <= merged_class_; ++stage_class) {
+      for (int64_t l = num_layers_ - stage_class; l >= 0; --l) {
+        const size_t row = Row(stage_class, l);
+        ForEachTransition(
+            stage_class, l, t_max,
+            [&](int64_t i, int64_t m, int64_t source_class, const StageOption& option) {
+              Relax(row, Row(source_class, i + 1), submesh_devices_[m], option.time_s);
+              return false;
+            });
+        for (int64_t d = 0; d <= num_devices_; ++d) {
+          if (sum_[Cell(row, d)] == kInf) continue;
+          row_first_[row] = std::min(row_first_[row], d);
+          row_last_[row] = d;
+        }
+      }
+    }
+  }
+
+  std::vector<ClassAnswer> Answers() const {
+    std::vector<ClassAnswer> answers;
+    for (int64_t stage_class = 1; stage_class <= merged_class_; ++stage_class) {
+      const size_t cell = Cell(Row(stage_class, 0), num_devices_);
+      if (sum_[cell] < kInf) answers.push_back({stage_class, sum_[cell], max_[cell]});
+    }
+    return answers;
+  }
+
+  // The plan behind a finite answer: at each state, the first transition (in the order the DP
+  // tries them) that reproduces its (sum, largest stage) exactly.
+  std::vector<DpStage> Plan(int64_t stage_class, double t_max) const {
+    std::vector<DpStage> stages;
+    int64_t l = 0;
+    int64_t d = num_devices_;
+    while (l < num_layers_) {
+      const size_t cell = Cell(Row(stage_class, l), d);
+      const bool found = ForEachTransition(
+          stage_class, l, t_max,
+          [&](int64_t i, int64_t m, int64_t source_class, const StageOption& option) {
+            const int64_t rest = d - submesh_devices_[m];
+            if (rest < 0) return false;
+            const size_t source = Cell(Row(source_class, i + 1), rest);
+            if (sum_[source] + option.time_s != sum_[cell] ||
+                std::max(max_[source], option.time_s) != max_[cell]) {
+              return false;
+            }
+            stages.push_back({l, i, m, option.config, option.time_s});
+            l = i + 1;
+            d = rest;
+            stage_class = source_class;
+            return true;
+          });
+      ALPA_CHECK(found, "no transition reproduces the DP state (class {}, layer {}, {} devices)",
+                 stage_class, l, d);
+    }
+    return stages;
+  }
+
+ private:
+  size_t OptionSlot(int64_t l, int64_t i, int64_t m) const {
+    return static_cast<size_t>((l * num_layers_ + i) * num_submeshes_ + m);
+  }
+  size_t Row(int64_t stage_class, int64_t l) const {
+    return static_cast<size_t>(stage_class * (num_layers_ + 1) + l);
+  }
+  size_t Cell(size_t row, int64_t d) const {
+    return row * static_cast<size_t>(num_devices_ + 1) + static_cast<size_t>(d);
+  }
+
+  // Appends the staircase of (l, i, m); false when it is empty.
+  bool AddStaircase(const StageCostTable& table, int64_t l, int64_t i, int64_t m) {
+    std::vector<StageOption> usable;
+    for (int64_t c = 0; c < table.num_configs; ++c) {
+      const size_t index = table.Index(l, i, m, c);
+      if (table.time_s[index] < kInf && table.max_successors[index] >= 0) {
+        usable.push_back({table.time_s[index], table.max_successors[index], c});
+      }
+    }
+    std::stable_sort(usable.begin(), usable.end(), [](const StageOption& a, const StageOption& b) {
+      return a.time_s < b.time_s;
+    });
+    const size_t begin = options_.size();
+    for (const StageOption& option : usable) {
+      if (options_.size() == begin || option.max_successors > options_.back().max_successors) {
+        options_.push_back(option);
+      }
+    }
+    return options_.size() > begin;
+  }
+
+  // Calls visit(i, m, source_class, option) for every stage l..i prepended to a state of
+  // source_class that is allowed under t_max, in a fixed order, until it returns true.
+  template <typename Visit>
+  bool ForEachTransition(int64_t stage_class, int64_t l, double t_max, Visit&& visit) const {
+    const int64_t last_source = stage_class == merged_class_ ? stage_class : stage_class - 1;
+    for (int64_t i = l; i < num_layers_; ++i) {
+      for (int64_t m = 0; m < num_submeshes_; ++m) {
+        const size_t slot = OptionSlot(l, i, m);
+        for (int64_t source_class = stage_class - 1; source_class <= last_source; ++source_class) {
+          // The source class counts the successors; class E's are all > m*.
+          for (size_t o = option_begin_[slot]; o < option_begin_[slot + 1]; ++o) {
+            if (options_[o].max_successors < source_class) continue;
+            if (options_[o].time_s <= t_max && visit(i, m, source_class, options_[o])) return true;
+            break;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  // F(target row, d) = min(F(target row, d), F(source row, d - devices) + time) over the finite
+  // part of the source row, ties to the smaller largest stage.
+  void Relax(size_t target, size_t source, int64_t devices, double time_s) {
+    const int64_t first = row_first_[source] + devices;
+    const int64_t last = std::min(row_last_[source] + devices, num_devices_);
+    double* target_sum = &sum_[Cell(target, 0)];
+    double* target_max = &max_[Cell(target, 0)];
+    const double* source_sum = &sum_[Cell(source, 0)];
+    const double* source_max = &max_[Cell(source, 0)];
+    for (int64_t d = first; d <= last; ++d) {
+      const double sum = source_sum[d - devices] + time_s;
+      const double max = std::max(source_max[d - devices], time_s);
+      const bool better = sum < target_sum[d] || (sum == target_sum[d] && max < target_max[d]);
+      target_sum[d] = better ? sum : target_sum[d];
+      target_max[d] = better ? max : target_max[d];
+    }
+  }
+
+  int64_t num_layers_;
+  int64_t num_submeshes_;
+  int64_t num_devices_;
+  std::vector<int64_t> submesh_devices_;
+  std::vector<StageOption> options_;  // the staircases, (l, i, m) after each other
+  std::vector<size_t> option_begin_;  // per (l, i, m) slot, and one past the last
+  std::vector<double> times_;
+  int64_t merged_class_ = 1;  // E
+  std::vector<double> sum_;   // [class][l][d]
+  std::vector<double> max_;
+  std::vector<int64_t> row_first_;  // per [class][l], the finite d range (first > last = none)
+  std::vector<int64_t> row_last_;
+};
+
+bool StageLess(const DpStage& a, const DpStage& b) {
+  return std::tie(a.first_layer, a.last_layer, a.submesh, a.config) <
+         std::tie(b.first_layer, b.last_layer, b.submesh, b.config);
+}
+bool StagesEqual(const std::vector<DpStage>& a, const std::vector<DpStage>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const DpStage& x, const DpStage& y) {
+    return !StageLess(x, y) && !StageLess(y, x);
+  });
+}
+// Best first: latency, then fewer stages, then the stage lists lexicographically.
+bool CandidateLess(const StagePlanCandidate& a, const StagePlanCandidate& b) {
+  if (a.latency_s != b.latency_s) return a.latency_s < b.latency_s;
+  if (a.stages.size() != b.stages.size()) return a.stages.size() < b.stages.size();
+  return std::lexicographical_compare(a.stages.begin(), a.stages.end(), b.stages.begin(),
+                                      b.stages.end(), StageLess);
+}
+
+// What one solved bound says about the staircase of smallest sums.
+struct BoundAnswer {
+  bool feasible = false;
+  double min_sum_s = kInf;      // the smallest sum of any plan under the bound
+  double min_sum_max_s = kInf;  // the largest stage of that plan (the smallest, on ties)
+};
+
+}  // namespace
+
+StageCostTable StageCostTable::Make(int64_t num_layers, std::vector<int64_t> submesh_devices,
+                                    int64_t num_configs) {
+  StageCostTable table;
+  table.num_layers = num_layers;
+  table.submesh_devices = std::move(submesh_devices);
+  table.num_configs = num_configs;
+  const size_t size = table.Index(num_layers, 0, 0, 0);
+  table.time_s.assign(size, kInf);
+  table.max_successors.assign(size, -1);
+  return table;
+}
+
+// Which bounds are solved. Let f(t) be the smallest sum of a plan whose stages are all <= t, P(t)
+// the plan with it and r(t) <= t its largest stage. A plan with largest stage in [r(t), t] has
+// sum >= f(t), so latency >= f(t) + (B - 1) r(t), which P(t) achieves: after solving t, the next
+// bound worth solving is the largest stage time below r(t). Walking down from the loosest bound
+// this way visits each step of the staircase f once. It stops when no plan left can win:
+//   - below the tightest feasible bound t_min there is no plan (found by bisection first,
+//     feasibility only grows with the bound);
+//   - every plan left has sum >= f(t) and largest stage >= t_min: f(t) + (B - 1) t_min >= best;
+//   - a plan with largest stage t has latency >= max(B t, f_min + (B - 1) t), f_min = f(+inf):
+//     bounds where that is >= best are skipped (Alpa's early stop is the B t half).
+Result<StageDpResult> SolveStageDp(const StageCostTable& table, const StageDpOptions& options) {
+  ALPA_RETURN_IF_ERROR(ValidateTable(table));
+  ALPA_RETURN_IF_ERROR(ValidateOptions(options));
+  StageDp dp(table, options.num_devices);
+  const std::vector<double>& times = dp.times();
+  const int micro_batches = options.num_micro_batches;
+  StageDpResult result;
+  std::vector<StagePlanCandidate> plans;
+  double best_s = kInf;                  // the smallest latency in plans
+  std::map<size_t, BoundAnswer> solved;  // by index into times
+
+  auto solve = [&](size_t index) -> BoundAnswer {
+    if (auto it = solved.find(index); it != solved.end()) return it->second;
+    const double t_max = times[index];
+    dp.Solve(t_max);
+    ++result.t_max_values_tried;
+    BoundAnswer answer;
+    for (const ClassAnswer& found : dp.Answers()) {
+      answer.feasible = true;
+      if (std::tie(found.sum_s, found.max_s) < std::tie(answer.min_sum_s, answer.min_sum_max_s)) {
+        answer.min_sum_s = found.sum_s;
+        answer.min_sum_max_s = found.max_s;
+      }
+      StagePlanCandidate plan{.stages = dp.Plan(found.stage_class, t_max)};
+      std::vector<double> stage_times;
+      for (const DpStage& stage : plan.stages) stage_times.push_back(stage.time_s);
+      plan.latency_s = AlpaPipelineLatency(stage_times, micro_batches);
+      best_s = std::min(best_s, plan.latency_s);
+      plans.push_back(std::move(plan));
+    }
+    solved[index] = answer;
+    return answer;
+  };
+
+  if (times.empty()) return result;
+  const size_t loosest = times.size() - 1;
+  BoundAnswer answer = solve(loosest);
+  if (!answer.feasible) return result;
+  const double min_sum_s = answer.min_sum_s;
+  size_t tightest = 0;
+  for (size_t feasible = loosest; tightest < feasible;) {  // bounds below tightest are infeasible
+    const size_t middle = tightest + (feasible - tightest) / 2;
+    if (solve(middle).feasible) {
+      feasible = middle;
+    } else {
+      tightest = middle + 1;
+    }
+  }
+  const double t_min = times[tightest];
+  const double wait_factor = micro_batches - 1;
+  auto can_win = [&](double largest_stage_s) {  // the lower bound of the last bullet above
+    return micro_batches * largest_stage_s < best_s &&
+           min_sum_s + wait_factor * largest_stage_s < best_s;
+  };
+  for (size_t index = loosest;;) {
+    if (answer.min_sum_s + wait_factor * t_min >= best_s) break;
+    // Bounds [tightest, end) are left: below r(t), at least epsilon below t, able to win.
+    size_t end =
+        std::min(std::lower_bound(times.begin(), times.end(), answer.min_sum_max_s) - times.begin(),
+                 std::upper_bound(times.begin(), times.end(), times[index] - options.epsilon_s) -
+                     times.begin());
+    end = std::partition_point(times.begin(), times.begin() + end, can_win) - times.begin();
+    if (end <= tightest) break;
+    index = end - 1;
+    answer = solve(index);
+  }
+
+  std::sort(plans.begin(), plans.end(), CandidateLess);
+  for (StagePlanCandidate& plan : plans) {
+    if (static_cast<int64_t>(result.candidates.size()) == options.max_candidates) break;
+    if (!result.candidates.empty() && StagesEqual(result.candidates.back().stages, plan.stages)) {
+      continue;
+    }
+    result.candidates.push_back(std::move(plan));
+  }
+  return result;
+}
+
+}  // namespace alpa::pipeline

@@ -1,0 +1,253 @@
+#include "plan/layer_costs.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "cluster/mesh.h"
+#include "cost/flop_count.h"
+#include "cost/memory_model.h"
+#include "hlo/printer.h"
+#include "ir/value_tag.h"
+#include "pipeline/stage_slicing.h"
+#include "sharding/parallel_methods.h"
+
+namespace alpa::plan {
+namespace {
+
+Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& spec,
+                                           const MeshConfig& config) {
+  const std::vector<int64_t>& shape = config.submesh.shape;
+  int64_t hosts = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) hosts *= shape[d];
+  const std::vector<cluster::HostType> types = cluster::HostTypes(spec);
+  const int64_t first_host = types[static_cast<size_t>(config.submesh.host_type)].hosts.front();
+  ALPA_ASSIGN_OR_RETURN(cluster::PhysicalMesh physical,
+                        cluster::HostBlockMesh(spec, first_host, hosts, shape.back()));
+  return cluster::MakeLogicalMesh(spec, physical, config.logical_shape);
+}
+
+// One layer's step, ready for the intra-op pass.
+struct LayerStep {
+  std::unique_ptr<ir::Module> step;
+  std::vector<cost::ParameterRole> roles;
+  std::vector<sharding::MethodParameter> parameters;
+  double flops = 0;
+};
+
+Result<LayerStep> BuildLayerStep(const pipeline::StageLoss& stage,
+                                 autodiff::TrainStepOptions training) {
+  training.num_micro_batches = 1;
+  LayerStep layer;
+  ALPA_ASSIGN_OR_RETURN(layer.step, autodiff::BuildTrainStep(*stage.module, stage.weights, training,
+                                                             stage.activations));
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(stage.module->entry()->parameter_count(),
+                                    static_cast<int64_t>(stage.weights.size()), training);
+  for (autodiff::StepParameter kind : layout) layer.roles.push_back(RoleOfStepParameter(kind));
+  ALPA_ASSIGN_OR_RETURN(layer.parameters,
+                        sharding::StepParameters(*layer.step->entry(), layer.roles,
+                                                 autodiff::StepNextValueElements(layout)));
+  ALPA_ASSIGN_OR_RETURN(cost::FlopCount flops, cost::CountFlops(*layer.step->entry()));
+  layer.flops = flops.flops;
+  return layer;
+}
+
+sharding::AutoShardingOptions OptionsFor(const LayerStep& layer, const MeshConfig& config,
+                                         sharding::AutoShardingOptions options) {
+  options.force_batch_axis = config.force_batch ? 0 : -1;
+  options.batch_parameters.clear();
+  options.next_values.clear();
+  for (const sharding::MethodParameter& parameter : layer.parameters) {
+    if (parameter.role == cost::ParameterRole::kBatch) {
+      options.batch_parameters.push_back(parameter.name);
+    }
+    if (!parameter.next_value.empty()) options.next_values[parameter.name] = parameter.next_value;
+  }
+  return options;
+}
+
+// The instructions whose values only go into the weights' gradients: gradient-tagged values,
+// and those all of whose users are such. With gradient accumulation their collectives run once
+// per step, on the sums (Alpa skips the gradient synchronisation of all micro-batches but the
+// last), while the rest of the backward pass (the activations' cotangents) runs per micro-batch.
+std::set<const ir::Instruction*> GradientOnly(const ir::Computation& entry) {
+  std::map<const ir::Instruction*, std::vector<const ir::Instruction*>> users;
+  const std::vector<ir::Instruction*> order = entry.MakePostOrder();
+  for (const ir::Instruction* instruction : order) {
+    for (const ir::Instruction* operand : instruction->operands()) {
+      users[operand].push_back(instruction);
+    }
+  }
+  std::set<const ir::Instruction*> only;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const ir::Instruction* instruction = *it;
+    const std::vector<const ir::Instruction*>& readers = users[instruction];
+    if (ir::GetValueTag(*instruction) == ir::ValueTag::kGradient ||
+        (!readers.empty() &&
+         std::all_of(readers.begin(), readers.end(),
+                     [&](const ir::Instruction* r) { return only.count(r); }))) {
+      only.insert(instruction);
+    }
+  }
+  return only;
+}
+
+// Splits the estimate by pass (cost/memory_model.h): forward and backward work run per
+// micro-batch; the update, and the gradients' collectives, once per step.
+LayerCost CostOf(const LayerStep& layer, const sharding::ShardingSolution& solution) {
+  const ir::Computation& entry = *layer.step->entry();
+  const sharding::StrategyGraph& graph = solution.graph;
+  cost::MemoryModelOptions memory_options;
+  memory_options.parameter_roles = layer.roles;
+  memory_options.bytes = [&](const ir::Instruction& instruction) -> int64_t {
+    const int64_t node = graph.NodeOf(instruction);
+    return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
+  };
+  const cost::MemoryModel memory = cost::BuildMemoryModel(entry, memory_options);
+
+  const std::set<const ir::Instruction*> gradient_only = GradientOnly(entry);
+  LayerCost cost;
+  cost.fits = true;
+  const sharding::ShardingEstimate& estimate = solution.estimate;
+  for (size_t v = 0; v < graph.nodes.size(); ++v) {
+    const ir::Instruction* instruction = graph.nodes[v].instruction;
+    const sharding::NodeCost& node = estimate.nodes[v];
+    const cost::Pass pass =
+        memory.values[static_cast<size_t>(memory.liveness.StepOf(instruction))].pass;
+    const bool gradient = gradient_only.count(instruction) > 0;
+    double& work = pass == cost::Pass::kForward    ? cost.forward_s
+                   : pass == cost::Pass::kBackward ? cost.backward_s
+                                                   : cost.update_s;
+    work += node.compute_seconds + node.resharding_seconds;
+    (gradient ? cost.update_s : work) += node.communication_seconds;
+  }
+  cost.update_s += estimate.carried_seconds;
+  cost.static_bytes = memory.StaticBytes();
+  cost.activation_bytes = memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers + 1);
+  cost.peak_bytes = estimate.peak_memory_bytes;
+  cost.collectives = estimate.communication.count;
+  return cost;
+}
+
+}  // namespace
+
+cost::ParameterRole RoleOfStepParameter(autodiff::StepParameter kind) {
+  switch (kind) {
+    case autodiff::StepParameter::kWeight:
+      return cost::ParameterRole::kWeight;
+    case autodiff::StepParameter::kOptimizerState:
+      return cost::ParameterRole::kOptimizerState;
+    case autodiff::StepParameter::kBatch:
+      return cost::ParameterRole::kBatch;
+    case autodiff::StepParameter::kStepCount:
+      break;
+  }
+  return cost::ParameterRole::kOther;
+}
+
+std::vector<MeshConfig> EnumerateMeshConfigs(const cluster::ClusterSpec& cluster,
+                                             const std::vector<cluster::Submesh>& submeshes,
+                                             int64_t micro_batch_size, LogicalSpace space) {
+  std::vector<MeshConfig> configs;
+  for (const cluster::Submesh& submesh : submeshes) {
+    const int64_t devices = submesh.devices();
+    if (devices == 1) {
+      configs.push_back({submesh, {1}, false});
+      continue;
+    }
+    const int64_t max_mp = space == LogicalSpace::kAll ? devices : submesh.shape.back();
+    for (int64_t mp = 1; mp <= max_mp; ++mp) {
+      const int64_t dp = devices / mp;
+      if (devices % mp != 0 || micro_batch_size % dp != 0) continue;
+      configs.push_back({submesh, mp == 1 ? std::vector<int64_t>{dp} : std::vector{dp, mp}, true});
+    }
+    configs.push_back({submesh, {devices}, false});
+  }
+  return configs;
+}
+
+std::string MeshConfigName(const MeshConfig& config) {
+  return fmt::format("({}) as {}{}", fmt::join(config.submesh.shape, ","),
+                     cluster::ShapeString(config.logical_shape), config.force_batch ? " dp" : "");
+}
+
+Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
+                                         const std::vector<int64_t>& weights,
+                                         const autodiff::TrainStepOptions& training,
+                                         const cluster::ClusterSpec& cluster,
+                                         std::vector<MeshConfig> configs,
+                                         const LayerCostOptions& options) {
+  LayerCostTable table;
+  table.configs = std::move(configs);
+  // Like Alpa's stage profiling, plan each layer without a memory limit: what fits is decided
+  // for whole stages, with the micro-batches they hold (pipeshard_planner.h).
+  sharding::AutoShardingOptions auto_sharding = options.auto_sharding;
+  auto_sharding.memory_budget_bytes = std::numeric_limits<int64_t>::max() / 4;
+  const pipeline::ForwardLayers layers = pipeline::LayersFromBoundaries(*loss.entry());
+  table.num_layers = layers.num_layers;
+
+  // Distinct layers by their stage module's text, in order of first appearance.
+  std::map<std::string, int64_t> distinct_of_text;
+  std::vector<int64_t> distinct_of_layer;
+  std::vector<pipeline::StageLoss> distinct;
+  for (int64_t k = 0; k < layers.num_layers; ++k) {
+    ALPA_ASSIGN_OR_RETURN(pipeline::StageLoss stage,
+                          pipeline::SliceStageLoss(loss, weights, layers, k, k));
+    table.output_bytes.push_back(stage.output_bytes);
+    auto [it, added] = distinct_of_text.emplace(hlo::PrintModule(*stage.module),
+                                                static_cast<int64_t>(distinct.size()));
+    if (added) distinct.push_back(std::move(stage));
+    distinct_of_layer.push_back(it->second);
+  }
+  table.distinct_layers = static_cast<int64_t>(distinct.size());
+
+  std::vector<cluster::LogicalMesh> meshes;
+  for (const MeshConfig& config : table.configs) {
+    ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, LogicalMeshOf(cluster, config));
+    meshes.push_back(std::move(mesh));
+  }
+  const size_t num_configs = table.configs.size();
+  std::vector<std::vector<LayerCost>> distinct_costs(distinct.size());
+  std::vector<double> distinct_flops(distinct.size());
+  for (size_t d = 0; d < distinct.size(); ++d) {
+    ALPA_ASSIGN_OR_RETURN(LayerStep layer, BuildLayerStep(distinct[d], training));
+    distinct_flops[d] = layer.flops;
+    std::vector<sharding::AutoShardingOptions> per_mesh;
+    for (const MeshConfig& config : table.configs) {
+      per_mesh.push_back(OptionsFor(layer, config, auto_sharding));
+    }
+    std::vector<Result<sharding::ShardingSolution>> solutions =
+        sharding::AutoShardMeshes(*layer.step->entry(), cluster, meshes, per_mesh, options.threads);
+    table.intra_op_solves += static_cast<int64_t>(num_configs);
+    Status first_error;
+    for (size_t c = 0; c < num_configs; ++c) {
+      if (solutions[c].ok()) {
+        distinct_costs[d].push_back(CostOf(layer, *solutions[c]));
+        continue;
+      }
+      distinct_costs[d].push_back(LayerCost{});  // no plan on this configuration
+      if (first_error.ok()) {
+        first_error = solutions[c].status().WithContext(
+            fmt::format("layer {} on {}", d, MeshConfigName(table.configs[c])));
+      }
+    }
+    if (std::none_of(distinct_costs[d].begin(), distinct_costs[d].end(),
+                     [](const LayerCost& cost) { return cost.fits; })) {
+      return first_error;
+    }
+    if (options.progress) options.progress(static_cast<int64_t>(d) + 1, table.distinct_layers);
+  }
+  for (int64_t k = 0; k < layers.num_layers; ++k) {
+    const size_t d = static_cast<size_t>(distinct_of_layer[static_cast<size_t>(k)]);
+    table.costs.insert(table.costs.end(), distinct_costs[d].begin(), distinct_costs[d].end());
+    table.flops.push_back(distinct_flops[d]);
+  }
+  return table;
+}
+
+}  // namespace alpa::plan

@@ -1,0 +1,111 @@
+// Stage cost acquisition (Alpa's stage profiling, reference/alpa.md 2.c), by composition: the cost
+// of every model layer on every mesh configuration a stage may take, from the intra-op pass and
+// the cost model, which the stage-construction DP sums over layer ranges.
+//
+// Each layer (pipeline/stage_slicing.h: its forward layers from the model's markers) is sliced
+// into a stage loss, whose train step (forward, backward, optimizer update of its weights, and
+// the gradient of the activations it receives) is auto-sharded (sharding/auto_sharding.h) on the
+// logical mesh of each configuration. Layers built alike slice to identical modules, so a
+// transformer's blocks are planned once per configuration (the cache key is the stage module's
+// HLO text): gpt-39b's 50 layers are 3 distinct problems.
+//
+// A stage of layers l..i then costs
+//   forward_s + backward_s = sum over its layers, per micro-batch
+//   update_s               = sum over its layers, once per step: the optimizer update, the
+//                            gradient synchronisation (collectives of gradient-tagged values and
+//                            resharding into the update) and carried values
+//   memory                 = sum of static bytes + sum of saved activations per micro-batch in
+//                            flight + the largest of the layers' temporaries
+// Composing per-layer plans prices a stage at most as high as planning it whole would (the
+// composed plan is one of the whole stage's choices) plus the resharding between layers, which
+// is zero when consecutive layers agree on their boundary layout (identical blocks on one
+// mesh do: the solver is deterministic). Alpa profiles every layer range instead; its ILP, like
+// ours here, has no memory limit (stages that do not fit are excluded by the DP).
+#ifndef ALPA_PLAN_LAYER_COSTS_H_
+#define ALPA_PLAN_LAYER_COSTS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autodiff/train_step.h"
+#include "cluster/cluster_spec.h"
+#include "cluster/submesh.h"
+#include "cost/memory_model.h"
+#include "ir/module.h"
+#include "sharding/auto_sharding.h"
+#include "support/status.h"
+
+namespace alpa::plan {
+
+// The cost layer's role of a train-step parameter (the step counter is "other").
+cost::ParameterRole RoleOfStepParameter(autodiff::StepParameter kind);
+
+// A sub-mesh viewed as a logical mesh; with force_batch, every value's batch dimension is split
+// over axis 0 (Alpa's force_batch_dim_to_mesh_dim).
+struct MeshConfig {
+  cluster::Submesh submesh;
+  std::vector<int64_t> logical_shape;
+  bool force_batch = false;
+};
+
+// Alpa's logical spaces (reference/alpa.md 1.5): "all" tries (dp, mp) for every mp dividing the
+// sub-mesh's devices, "single_node_model_parallel" only mp up to the devices of one host; both
+// force the batch onto dp (skipping dp that does not divide the micro-batch) and add the
+// unforced (devices, 1).
+enum class LogicalSpace { kAll, kSingleNodeModelParallel };
+
+std::vector<MeshConfig> EnumerateMeshConfigs(const cluster::ClusterSpec& cluster,
+                                             const std::vector<cluster::Submesh>& submeshes,
+                                             int64_t micro_batch_size, LogicalSpace space);
+
+// "(1,8) as [2,4] dp" style text.
+std::string MeshConfigName(const MeshConfig& config);
+
+struct LayerCost {
+  bool fits = false;  // the intra-op pass found a plan
+  double forward_s = 0;
+  double backward_s = 0;
+  double update_s = 0;
+  int64_t static_bytes = 0;      // weights, optimizer state, gradients
+  int64_t activation_bytes = 0;  // saved for the backward pass, per micro-batch
+  int64_t peak_bytes = 0;        // of the layer's step on one micro-batch
+  std::map<cost::CollectiveKind, int64_t> collectives;  // per step
+};
+
+struct LayerCostTable {
+  int64_t num_layers = 0;
+  std::vector<MeshConfig> configs;
+  std::vector<LayerCost> costs;       // [layer * configs.size() + config]
+  std::vector<double> flops;          // per layer: of its step on one micro-batch
+  std::vector<int64_t> output_bytes;  // per layer: the activations it sends on
+  int64_t distinct_layers = 0;
+  int64_t intra_op_solves = 0;
+
+  const LayerCost& at(int64_t layer, int64_t config) const {
+    return costs[static_cast<size_t>(layer) * configs.size() + static_cast<size_t>(config)];
+  }
+};
+
+struct LayerCostOptions {
+  sharding::AutoShardingOptions auto_sharding;  // pins and forcing are set per configuration
+  int64_t threads = 0;                          // 0: one per hardware thread
+  // Called after each distinct layer: (done, total).
+  std::function<void(int64_t, int64_t)> progress;
+};
+
+// `loss` at the micro-batch size, its `weights`, and how a step trains (one micro-batch: the
+// pipeline accumulates). Errors: a layer that does not slice, a step that does not build, an
+// op without sharding rules (these fail on every configuration; a configuration on which only
+// the plan fails is marked !fits).
+Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
+                                         const std::vector<int64_t>& weights,
+                                         const autodiff::TrainStepOptions& training,
+                                         const cluster::ClusterSpec& cluster,
+                                         std::vector<MeshConfig> configs,
+                                         const LayerCostOptions& options);
+
+}  // namespace alpa::plan
+
+#endif  // ALPA_PLAN_LAYER_COSTS_H_

@@ -1,0 +1,54 @@
+// Manual stages (Alpa's ManualStageOption and its benchmark suites' pre-found solutions):
+//
+//   {"layers": 8, "num_micro_batches": 128, "schedule": "1f1b",
+//    "stages": [{"layers": [0, 1], "submesh": [1, 2], "logical_mesh": [2, 1],
+//                "force_batch_dim_to_mesh_dim": 0}, ...]}
+//
+// "layers" is how many layers the stages' layer ids count. The model's own layers (its markers:
+// pipeline/stage_slicing.h) are grouped into that many contiguous groups balancing their FLOPs
+// (pipeline/layer_clustering.h, Alpa's layer construction over whole model layers), so Alpa's
+// solutions for 16 "auto layers" of gpt-39b's 50 model layers apply. "num_micro_batches" and
+// "schedule" are optional (the command's --micro-batches, 1f1b). A stage's logical mesh (a, 1) is
+// the 1-D mesh [a]; "force_batch_dim_to_mesh_dim" may be 0 or absent; intra-op sharding inside
+// each stage stays automatic.
+#ifndef ALPA_PLAN_MANUAL_STAGES_H_
+#define ALPA_PLAN_MANUAL_STAGES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/schedule.h"
+#include "plan/layer_costs.h"
+#include "plan/pipeshard_planner.h"
+#include "support/status.h"
+
+namespace alpa::plan {
+
+struct ManualStage {
+  std::vector<int64_t> layers;
+  std::vector<int64_t> submesh;
+  std::vector<int64_t> logical_mesh;
+  bool force_batch = false;
+};
+
+struct ManualStages {
+  int64_t num_layers = 0;
+  std::optional<int64_t> num_micro_batches;
+  std::optional<pipeline::ScheduleKind> schedule;
+  std::vector<ManualStage> stages;
+};
+
+// Errors name `source` (the file) and the field: "stages[2].submesh: ...".
+Result<ManualStages> ParseManualStages(const std::string& text, const std::string& source);
+
+// The stages as choices over `table`'s layers and configurations. Errors: layer ids that are not
+// contiguous or do not cover 0..layers-1 exactly once (naming what is missing or overlaps), more
+// groups than model layers, a sub-mesh and logical mesh the table has no configuration for.
+Result<std::vector<StageChoice>> ResolveManualStages(const ManualStages& manual,
+                                                     const LayerCostTable& table);
+
+}  // namespace alpa::plan
+
+#endif  // ALPA_PLAN_MANUAL_STAGES_H_

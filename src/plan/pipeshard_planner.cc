@@ -1,0 +1,315 @@
+#include "plan/pipeshard_planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include "pipeline/alpa_formula.h"
+#include "pipeline/simulator.h"
+#include "pipeline/stage_dp.h"
+#include "pipeline/stage_memory.h"
+#include "pipeline/submesh_slicing.h"
+#include "support/units.h"
+
+namespace alpa::plan {
+namespace {
+
+constexpr int64_t kUnlimitedSuccessors = int64_t{1} << 20;
+
+template <typename... Args>
+Status DoesNotFit(fmt::format_string<Args...> format, Args&&... args) {
+  return Status(StatusCode::kResourceExhausted, fmt::format(format, std::forward<Args>(args)...));
+}
+
+// A layer range on one configuration, composed from its layers (layer_costs.h).
+struct StageFigures {
+  bool fits = true;
+  double forward_s = 0, backward_s = 0, update_s = 0;
+  double flops = 0;
+  int64_t static_bytes = 0, activation_bytes = 0, temporary_bytes = 0;
+  std::map<cost::CollectiveKind, int64_t> collectives;
+};
+
+StageFigures Compose(const LayerCostTable& table, int64_t first, int64_t last, int64_t config) {
+  StageFigures stage;
+  for (int64_t k = first; k <= last; ++k) {
+    const LayerCost& layer = table.at(k, config);
+    stage.fits = stage.fits && layer.fits;
+    stage.forward_s += layer.forward_s;
+    stage.backward_s += layer.backward_s;
+    stage.update_s += layer.update_s;
+    stage.flops += table.flops[static_cast<size_t>(k)];
+    stage.static_bytes += layer.static_bytes;
+    stage.activation_bytes += layer.activation_bytes;
+    stage.temporary_bytes = std::max(
+        stage.temporary_bytes, layer.peak_bytes - layer.static_bytes - layer.activation_bytes);
+    for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
+  }
+  return stage;
+}
+
+int64_t DeviceMemory(const cluster::ClusterSpec& cluster, const MeshConfig& config) {
+  const std::vector<cluster::HostType> types = cluster::HostTypes(cluster);
+  return types[static_cast<size_t>(config.submesh.host_type)].host.device.memory_bytes;
+}
+
+// Alpa's max_n_succ_stages: how many stages may follow one that holds `in flight` = successors
+// + 1 micro-batches under 1F1B; -1 when not even one fits.
+int64_t MaxSuccessors(const StageFigures& stage, int64_t memory_bytes) {
+  const int64_t free_bytes = memory_bytes - stage.static_bytes - stage.temporary_bytes;
+  if (free_bytes < stage.activation_bytes) return -1;
+  if (stage.activation_bytes == 0) return kUnlimitedSuccessors;
+  return std::min(kUnlimitedSuccessors, free_bytes / stage.activation_bytes - 1);
+}
+
+// Seconds to move `bytes` from one stage's devices to the next's (header).
+double TransferSeconds(const cluster::ClusterSpec& cluster, const std::vector<int64_t>& from,
+                       const std::vector<int64_t>& to, int64_t bytes) {
+  const std::vector<int64_t> host_of = cluster::HostOfDevices(cluster);
+  std::set<int64_t> from_hosts, to_hosts;
+  for (int64_t d : from) from_hosts.insert(host_of[static_cast<size_t>(d)]);
+  for (int64_t d : to) to_hosts.insert(host_of[static_cast<size_t>(d)]);
+  if (from_hosts.size() == 1 && from_hosts == to_hosts) {
+    const cluster::Link& link = cluster.hosts[static_cast<size_t>(*from_hosts.begin())].intra_host;
+    const double senders = static_cast<double>(std::min(from.size(), to.size()));
+    return link.latency + static_cast<double>(bytes) / (link.bandwidth * senders);
+  }
+  const double hosts = static_cast<double>(std::min(from_hosts.size(), to_hosts.size()));
+  return cluster.inter_host.latency +
+         static_cast<double>(bytes) / (cluster.inter_host.bandwidth * hosts);
+}
+
+Status CheckCoverage(const LayerCostTable& table, const std::vector<StageChoice>& stages) {
+  if (stages.empty()) return InvalidArgument("no stages");
+  int64_t next = 0;
+  for (size_t j = 0; j < stages.size(); ++j) {
+    const StageChoice& stage = stages[j];
+    if (stage.first_layer != next) {
+      return InvalidArgument(
+          "stage {} starts at layer {}, but layer {} is next: stages must cover layers 0..{} in "
+          "order, each once",
+          j, stage.first_layer, next, table.num_layers - 1);
+    }
+    if (stage.last_layer < stage.first_layer || stage.last_layer >= table.num_layers) {
+      return InvalidArgument("stage {}: layers {}..{} are not a range of 0..{}", j,
+                             stage.first_layer, stage.last_layer, table.num_layers - 1);
+    }
+    if (stage.config < 0 || stage.config >= static_cast<int64_t>(table.configs.size())) {
+      return InvalidArgument("stage {}: no mesh configuration {}", j, stage.config);
+    }
+    next = stage.last_layer + 1;
+  }
+  if (next != table.num_layers) {
+    return InvalidArgument("the stages end at layer {}; the model has layers 0..{}", next - 1,
+                           table.num_layers - 1);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& table,
+                                                       const cluster::ClusterSpec& cluster,
+                                                       const std::vector<StageChoice>& stages) {
+  std::vector<pipeline::SubmeshShape> shapes;
+  for (const StageChoice& stage : stages) {
+    const std::vector<int64_t>& shape =
+        table.configs[static_cast<size_t>(stage.config)].submesh.shape;
+    const int64_t hosts =
+        std::accumulate(shape.begin(), shape.end() - 1, int64_t{1}, std::multiplies<>());
+    shapes.push_back({hosts, shape.back()});
+  }
+  return pipeline::SliceSubmeshes(static_cast<int64_t>(cluster.hosts.size()),
+                                  cluster.hosts.front().devices, shapes);
+}
+
+// Why no plan was found: what the whole model needs per device as one stage on every device (the
+// least any plan could need, one micro-batch in flight), against what the devices have.
+Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& cluster) {
+  const int64_t total_devices = cluster::TotalDevices(cluster);
+  std::optional<int64_t> least;
+  std::string where;
+  int64_t memory = 0;
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    if (table.configs[c].submesh.devices() != total_devices) continue;
+    const StageFigures whole = Compose(table, 0, table.num_layers - 1, static_cast<int64_t>(c));
+    const int64_t needed = whole.static_bytes + whole.activation_bytes + whole.temporary_bytes;
+    if (whole.fits && (!least || needed < *least)) {
+      least = needed;
+      where = MeshConfigName(table.configs[c]);
+      memory = DeviceMemory(cluster, table.configs[c]);
+    }
+  }
+  if (!least) {
+    return NotFound("no stage plan fits the cluster's {} devices", total_devices);
+  }
+  return NotFound(
+      "no stage plan fits the cluster's {} devices: even the whole model as one stage on all of "
+      "them ({}) needs {} per device with one micro-batch in flight, and they have {}; use more "
+      "devices or devices with more memory",
+      total_devices, where, FormatBytes(*least), FormatBytes(memory));
+}
+
+}  // namespace
+
+Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
+                                     const cluster::ClusterSpec& cluster,
+                                     const std::vector<StageChoice>& stages,
+                                     pipeline::ScheduleKind schedule, int64_t num_micro_batches) {
+  ALPA_RETURN_IF_ERROR(CheckCoverage(table, stages));
+  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> devices,
+                        StageDevices(table, cluster, stages));
+  PipeshardPlan plan;
+  plan.schedule = schedule;
+  plan.num_micro_batches = num_micro_batches;
+  pipeline::PipelineSpec spec;
+  spec.num_micro_batches = static_cast<int>(num_micro_batches);
+  spec.schedule = schedule;
+  std::vector<pipeline::StageMemory> memory;
+  std::vector<double> stage_times;
+  for (size_t j = 0; j < stages.size(); ++j) {
+    const StageChoice& choice = stages[j];
+    const StageFigures figures =
+        Compose(table, choice.first_layer, choice.last_layer, choice.config);
+    const MeshConfig& config = table.configs[static_cast<size_t>(choice.config)];
+    if (!figures.fits) {
+      return DoesNotFit("stage {} (layers {}..{}) has no intra-op plan on {}", j,
+                        choice.first_layer, choice.last_layer, MeshConfigName(config));
+    }
+    PlannedStage stage{.choice = choice,
+                       .devices = devices[j],
+                       .forward_s = figures.forward_s,
+                       .backward_s = figures.backward_s,
+                       .update_s = figures.update_s,
+                       .static_bytes = figures.static_bytes,
+                       .activation_bytes = figures.activation_bytes,
+                       .temporary_bytes = figures.temporary_bytes,
+                       .memory_bytes = DeviceMemory(cluster, config),
+                       .collectives = figures.collectives};
+    pipeline::StageSpec& simulated = spec.stages.emplace_back();
+    simulated.forward_s = figures.forward_s;
+    simulated.backward_s = figures.backward_s;
+    simulated.static_bytes = figures.static_bytes;
+    simulated.activation_bytes = figures.activation_bytes;
+    memory.push_back({figures.static_bytes, figures.activation_bytes, figures.temporary_bytes});
+    stage_times.push_back(figures.forward_s + figures.backward_s);
+    if (j > 0) {
+      const double transfer =
+          TransferSeconds(cluster, devices[j - 1], devices[j],
+                          table.output_bytes[static_cast<size_t>(stages[j - 1].last_layer)]);
+      spec.forward_transfer_s.push_back(transfer);
+      spec.backward_transfer_s.push_back(transfer);
+    }
+    plan.stages.push_back(std::move(stage));
+  }
+  plan.forward_transfer_s = spec.forward_transfer_s;
+  ALPA_ASSIGN_OR_RETURN(pipeline::SimulationResult simulation, pipeline::SimulatePipeline(spec));
+  ALPA_ASSIGN_OR_RETURN(pipeline::PipelineMemory peak,
+                        pipeline::PipelinePeakMemory(memory, schedule, spec.num_micro_batches));
+  std::vector<double> end(stages.size(), 0.0);
+  for (const pipeline::TaskTiming& task : simulation.tasks) {
+    double& last = end[static_cast<size_t>(task.device)];
+    last = std::max(last, task.end_s);
+  }
+  for (size_t j = 0; j < stages.size(); ++j) {
+    PlannedStage& stage = plan.stages[j];
+    stage.peak_memory_bytes = peak.devices[j].peak_bytes;
+    plan.step_time_s = std::max(plan.step_time_s, end[j] + stage.update_s);
+    if (stage.peak_memory_bytes > stage.memory_bytes) {
+      return DoesNotFit(
+          "stage {} (layers {}..{}) needs {} per device under {} with {} micro-batches; its "
+          "devices have {}",
+          j, stage.choice.first_layer, stage.choice.last_layer,
+          FormatBytes(stage.peak_memory_bytes), pipeline::ScheduleKindName(schedule),
+          num_micro_batches, FormatBytes(stage.memory_bytes));
+    }
+  }
+  plan.pipeline_s = simulation.step_time_s;
+  plan.bubble_fraction = simulation.bubble_fraction;
+  plan.alpa_formula_s =
+      pipeline::AlpaPipelineLatency(stage_times, static_cast<int>(num_micro_batches));
+  return plan;
+}
+
+Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
+                                    const cluster::ClusterSpec& cluster,
+                                    const PipeshardOptions& options) {
+  // Sub-mesh choices in the order of the configurations, each with its configurations.
+  std::vector<cluster::Submesh> submeshes;
+  std::vector<std::vector<int64_t>> configs_of;
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    const cluster::Submesh& submesh = table.configs[c].submesh;
+    auto it = std::find(submeshes.begin(), submeshes.end(), submesh);
+    if (it == submeshes.end()) {
+      submeshes.push_back(submesh);
+      configs_of.emplace_back();
+      it = submeshes.end() - 1;
+    }
+    configs_of[static_cast<size_t>(it - submeshes.begin())].push_back(static_cast<int64_t>(c));
+  }
+  size_t num_configs = 0;
+  for (const auto& configs : configs_of) num_configs = std::max(num_configs, configs.size());
+
+  const int64_t total_devices = cluster::TotalDevices(cluster);
+  const double total_flops = std::accumulate(table.flops.begin(), table.flops.end(), 0.0);
+  std::vector<int64_t> submesh_devices;
+  for (const cluster::Submesh& submesh : submeshes) submesh_devices.push_back(submesh.devices());
+  pipeline::StageCostTable dp = pipeline::StageCostTable::Make(table.num_layers, submesh_devices,
+                                                               static_cast<int64_t>(num_configs));
+  for (int64_t first = 0; first < table.num_layers; ++first) {
+    for (int64_t last = first; last < table.num_layers; ++last) {
+      for (size_t s = 0; s < submeshes.size(); ++s) {
+        const double device_share =
+            static_cast<double>(submeshes[s].devices()) / static_cast<double>(total_devices);
+        for (size_t i = 0; i < configs_of[s].size(); ++i) {
+          const StageFigures figures = Compose(table, first, last, configs_of[s][i]);
+          const double flops_share = total_flops > 0 ? figures.flops / total_flops : 0;
+          const double tolerance = 1 + options.imbalance_tolerance;
+          if (!figures.fits || device_share * tolerance < flops_share ||
+              device_share > flops_share * tolerance) {
+            continue;
+          }
+          const size_t index =
+              dp.Index(first, last, static_cast<int64_t>(s), static_cast<int64_t>(i));
+          dp.time_s[index] = figures.forward_s + figures.backward_s;
+          dp.max_successors[index] = MaxSuccessors(
+              figures, DeviceMemory(cluster, table.configs[static_cast<size_t>(configs_of[s][i])]));
+        }
+      }
+    }
+  }
+  ALPA_ASSIGN_OR_RETURN(
+      pipeline::StageDpResult solved,
+      pipeline::SolveStageDp(dp, {.num_devices = total_devices,
+                                  .num_micro_batches = static_cast<int>(options.num_micro_batches),
+                                  .max_candidates = options.max_candidates}));
+
+  std::optional<PipeshardPlan> best;
+  Status last_error = NothingFits(table, cluster);
+  int64_t evaluated = 0;
+  for (const pipeline::StagePlanCandidate& candidate : solved.candidates) {
+    std::vector<StageChoice> stages;
+    for (const pipeline::DpStage& stage : candidate.stages) {
+      stages.push_back(
+          {stage.first_layer, stage.last_layer,
+           configs_of[static_cast<size_t>(stage.submesh)][static_cast<size_t>(stage.config)]});
+    }
+    for (pipeline::ScheduleKind schedule : options.schedules) {
+      ++evaluated;
+      Result<PipeshardPlan> plan =
+          EvaluateStages(table, cluster, stages, schedule, options.num_micro_batches);
+      if (!plan.ok()) {
+        last_error = plan.status();
+        continue;
+      }
+      if (!best || plan->step_time_s < best->step_time_s) best = std::move(plan).value();
+    }
+  }
+  if (!best) return last_error;
+  best->candidates_evaluated = evaluated;
+  return std::move(best).value();
+}
+
+}  // namespace alpa::plan

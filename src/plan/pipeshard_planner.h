@@ -1,0 +1,94 @@
+// The pipeshard planner (Alpa's PipeshardParallel with AutoStageOption): cut the model's layers
+// into stages and the cluster into sub-meshes, one logical mesh per stage, minimising the step
+// time, with intra-op sharding inside every stage (layer_costs.h).
+//
+//   1. Alpa's stage-construction DP (pipeline/stage_dp.h) over layer ranges x sub-meshes x
+//      logical configurations, stage time = forward + backward of one micro-batch, memory by
+//      Alpa's rule for 1F1B: a stage followed by n stages holds n + 1 micro-batches in flight,
+//        static + (n + 1) · activations + temporaries <= device memory   (paper Eq. 5)
+//      Stages whose FLOP share is off their device share by more than (1 + tolerance)x are
+//      pruned (Alpa's stage_imbalance_tolerance).
+//   2. Beyond Alpa: the DP's best plan of every t_max it tried is re-evaluated by the exact
+//      simulator (pipeline/simulator.h) under each schedule asked for, with the transfers
+//      between stages and each stage's once-per-step update (gradient synchronisation and
+//      optimizer):
+//        step time = max over stages j of (end of j's last backward + update_j)
+//      and the exact per-device memory of that schedule (pipeline/stage_memory.h); the fastest
+//      one that fits wins (ties: fewer stages, then the DP's order).
+//
+// A transfer between consecutive stages moves the boundary activations (per micro-batch) over
+// the slowest link between the two sub-meshes, every device of the smaller one sending its share:
+//   transfer = latency + bytes / (bandwidth x devices of the smaller sub-mesh)
+// with the inter-host bandwidth shared by the devices of a host. Alpa's DP has no transfer term.
+#ifndef ALPA_PLAN_PIPESHARD_PLANNER_H_
+#define ALPA_PLAN_PIPESHARD_PLANNER_H_
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "pipeline/schedule.h"
+#include "plan/layer_costs.h"
+#include "support/status.h"
+
+namespace alpa::plan {
+
+// Layers first..last on configuration `config` (of LayerCostTable::configs).
+struct StageChoice {
+  int64_t first_layer = 0;
+  int64_t last_layer = 0;
+  int64_t config = 0;
+  friend bool operator==(const StageChoice&, const StageChoice&) = default;
+};
+
+struct PlannedStage {
+  StageChoice choice;
+  std::vector<int64_t> devices;  // global ids, row-major over the sub-mesh shape
+  double forward_s = 0;          // per micro-batch
+  double backward_s = 0;
+  double update_s = 0;  // once per step
+  int64_t static_bytes = 0;
+  int64_t activation_bytes = 0;  // per micro-batch in flight
+  int64_t temporary_bytes = 0;
+  int64_t peak_memory_bytes = 0;                        // per device, under the plan's schedule
+  int64_t memory_bytes = 0;                             // of one device of its sub-mesh
+  std::map<cost::CollectiveKind, int64_t> collectives;  // per micro-batch step of the stage
+};
+
+struct PipeshardPlan {
+  std::vector<PlannedStage> stages;
+  pipeline::ScheduleKind schedule = pipeline::ScheduleKind::k1F1B;
+  int64_t num_micro_batches = 1;
+  double step_time_s = 0;     // simulated pipeline + updates
+  double pipeline_s = 0;      // the simulated pipeline alone
+  double alpa_formula_s = 0;  // sum t + (B - 1) max t, what Alpa's DP minimises
+  double bubble_fraction = 0;
+  std::vector<double> forward_transfer_s;  // per stage boundary
+  int64_t candidates_evaluated = 0;
+};
+
+struct PipeshardOptions {
+  int64_t num_micro_batches = 1;
+  std::vector<pipeline::ScheduleKind> schedules = {pipeline::ScheduleKind::k1F1B,
+                                                   pipeline::ScheduleKind::kGPipe};
+  double imbalance_tolerance = std::numeric_limits<double>::infinity();
+  int64_t max_candidates = 8;
+};
+
+// The best plan; NOT_FOUND (with the smallest memory a single layer needs, or why) when no
+// combination of stages fits the cluster.
+Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
+                                    const cluster::ClusterSpec& cluster,
+                                    const PipeshardOptions& options);
+
+// Evaluates given stages (a manual plan: contiguous layers from 0, sub-meshes tiling the
+// cluster) under `schedule`. Errors name the stage that does not fit, or what does not cover.
+Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
+                                     const cluster::ClusterSpec& cluster,
+                                     const std::vector<StageChoice>& stages,
+                                     pipeline::ScheduleKind schedule, int64_t num_micro_batches);
+
+}  // namespace alpa::plan
+
+#endif  // ALPA_PLAN_PIPESHARD_PLANNER_H_

@@ -1,0 +1,86 @@
+// Stage cost acquisition: Alpa's logical spaces, identical layers planned once, and the split of
+// a layer's step into per-micro-batch and per-step work.
+#include "plan/layer_costs.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/plan/plan_test_util.h"
+
+namespace alpa::plan {
+namespace {
+
+using testing::Cluster;
+using testing::GptTinyCosts;
+
+std::vector<std::string> Names(const std::vector<MeshConfig>& configs) {
+  std::vector<std::string> names;
+  for (const MeshConfig& config : configs) names.push_back(MeshConfigName(config));
+  return names;
+}
+
+TEST(LayerCostsTest, LogicalSpacesFollowAlpa) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:2x4");
+  const std::vector<cluster::Submesh> submeshes = cluster::EnumerateSubmeshes(cluster);
+  // (1,1), (1,2), (1,4), (2,4). Single-node model parallel: mp up to 4, dp dividing the batch 4.
+  EXPECT_THAT(
+      Names(EnumerateMeshConfigs(cluster, submeshes, 4, LogicalSpace::kSingleNodeModelParallel)),
+      ::testing::ElementsAre("(1,1) as [1]", "(1,2) as [2] dp", "(1,2) as [1,2] dp", "(1,2) as [2]",
+                             "(1,4) as [4] dp", "(1,4) as [2,2] dp", "(1,4) as [1,4] dp",
+                             "(1,4) as [4]", "(2,4) as [4,2] dp", "(2,4) as [2,4] dp",
+                             "(2,4) as [8]"));
+  // "all" adds mp = 8 on the whole cluster ((1, 8): dp 1).
+  const std::vector<std::string> all =
+      Names(EnumerateMeshConfigs(cluster, submeshes, 4, LogicalSpace::kAll));
+  EXPECT_THAT(all, ::testing::Contains("(2,4) as [1,8] dp"));
+  EXPECT_EQ(all.size(), 12u);
+}
+
+TEST(LayerCostsTest, IdenticalBlocksArePlannedOnce) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  // Embedding, 2 blocks, head: 3 distinct problems on every configuration.
+  ASSERT_EQ(table.num_layers, 4);
+  EXPECT_EQ(table.distinct_layers, 3);
+  EXPECT_EQ(table.intra_op_solves, 3 * static_cast<int64_t>(table.configs.size()));
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    const LayerCost& block1 = table.at(1, static_cast<int64_t>(c));
+    const LayerCost& block2 = table.at(2, static_cast<int64_t>(c));
+    EXPECT_TRUE(block1.fits);
+    EXPECT_EQ(block1.forward_s, block2.forward_s);
+    EXPECT_EQ(block1.peak_bytes, block2.peak_bytes);
+  }
+  EXPECT_EQ(table.flops[1], table.flops[2]);
+}
+
+TEST(LayerCostsTest, DataParallelBlocksSyncGradientsOncePerStep) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  int64_t one_device = -1, data_parallel = -1;
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    const std::string name = MeshConfigName(table.configs[c]);
+    if (name == "(1,1) as [1]") one_device = static_cast<int64_t>(c);
+    if (name == "(1,4) as [4] dp") data_parallel = static_cast<int64_t>(c);
+  }
+  ASSERT_GE(one_device, 0);
+  ASSERT_GE(data_parallel, 0);
+  const LayerCost& single = table.at(1, one_device);
+  const LayerCost& split = table.at(1, data_parallel);
+  EXPECT_GT(single.forward_s, 0);
+  EXPECT_GT(single.backward_s, single.forward_s);  // dW and dx: about twice the forward
+  // On one device nothing is communicated; split by batch, the block's weights' gradients are
+  // reduced across devices, which belongs to the update (once per step), not to each
+  // micro-batch: the forward and backward passes shrink with the batch.
+  EXPECT_TRUE(single.collectives.empty());
+  EXPECT_FALSE(split.collectives.empty());
+  EXPECT_LT(split.forward_s, single.forward_s);
+  EXPECT_LT(split.backward_s, single.backward_s);
+  EXPECT_GT(split.update_s, 0);
+  // Every device holds all weights and their state under data parallelism, a quarter of the
+  // activations.
+  EXPECT_EQ(split.static_bytes, single.static_bytes);
+  EXPECT_LT(split.activation_bytes, single.activation_bytes);
+}
+
+}  // namespace
+}  // namespace alpa::plan

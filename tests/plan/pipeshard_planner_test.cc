@@ -1,0 +1,103 @@
+// The pipeshard planner on gpt-tiny: plans cover the layers and the devices, are never slower
+// than any single stage, are deterministic, and bad manual stages name what is wrong.
+#include "plan/pipeshard_planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/plan/plan_test_util.h"
+
+namespace alpa::plan {
+namespace {
+
+using testing::Cluster;
+using testing::GptTinyCosts;
+using ::testing::HasSubstr;
+
+TEST(PipeshardPlannerTest, PlansCoverLayersAndDevicesAndBeatEverySingleStage) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  int64_t next_layer = 0;
+  std::set<int64_t> devices;
+  for (const PlannedStage& stage : plan->stages) {
+    EXPECT_EQ(stage.choice.first_layer, next_layer);
+    next_layer = stage.choice.last_layer + 1;
+    for (int64_t device : stage.devices) EXPECT_TRUE(devices.insert(device).second);
+    EXPECT_LE(stage.peak_memory_bytes, stage.memory_bytes);
+  }
+  EXPECT_EQ(next_layer, table.num_layers);
+  EXPECT_EQ(devices.size(), 4u);
+  EXPECT_GE(plan->step_time_s, plan->pipeline_s);
+  // Every whole-cluster single stage is a candidate of the search.
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    if (table.configs[c].submesh.devices() != 4) continue;
+    for (pipeline::ScheduleKind schedule :
+         {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kGPipe}) {
+      Result<PipeshardPlan> single = EvaluateStages(
+          table, cluster, {{0, table.num_layers - 1, static_cast<int64_t>(c)}}, schedule, 4);
+      ASSERT_TRUE(single.ok()) << single.status().ToString();
+      EXPECT_LE(plan->step_time_s, single->step_time_s * (1 + 1e-12))
+          << MeshConfigName(table.configs[c]);
+    }
+  }
+  Result<PipeshardPlan> again = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->stages.size(), plan->stages.size());
+  for (size_t j = 0; j < plan->stages.size(); ++j) {
+    EXPECT_EQ(again->stages[j].choice, plan->stages[j].choice);
+  }
+  EXPECT_EQ(again->step_time_s, plan->step_time_s);
+}
+
+TEST(PipeshardPlannerTest, ManualStagesAreSimulated) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  int64_t two_devices = -1;
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    if (MeshConfigName(table.configs[c]) == "(1,2) as [2] dp")
+      two_devices = static_cast<int64_t>(c);
+  }
+  ASSERT_GE(two_devices, 0);
+  Result<PipeshardPlan> plan = EvaluateStages(
+      table, cluster, {{0, 1, two_devices}, {2, 3, two_devices}}, pipeline::ScheduleKind::k1F1B, 8);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ(plan->stages.size(), 2u);
+  EXPECT_EQ(plan->stages[0].devices.size(), 2u);
+  EXPECT_GT(plan->pipeline_s, 0);
+  EXPECT_EQ(plan->forward_transfer_s.size(), 1u);
+  // The simulated pipeline is at least its busiest stage's 8 micro-batches.
+  for (const PlannedStage& stage : plan->stages) {
+    EXPECT_GE(plan->pipeline_s, 8 * (stage.forward_s + stage.backward_s));
+  }
+}
+
+TEST(PipeshardPlannerTest, BadManualStagesNameTheProblem) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  const auto message = [&](const std::vector<StageChoice>& stages) {
+    Result<PipeshardPlan> plan =
+        EvaluateStages(table, cluster, stages, pipeline::ScheduleKind::k1F1B, 4);
+    EXPECT_FALSE(plan.ok());
+    return plan.ok() ? std::string() : plan.status().message();
+  };
+  EXPECT_THAT(message({{0, 1, 0}, {3, 3, 0}}), HasSubstr("stage 1 starts at layer 3, but layer 2"));
+  EXPECT_THAT(message({{0, 2, 0}}),
+              HasSubstr("the stages end at layer 2; the model has layers 0..3"));
+  EXPECT_THAT(message({{0, 3, 99}}), HasSubstr("no mesh configuration 99"));
+}
+
+TEST(PipeshardPlannerTest, AModelThatFitsNowhereIsAnError) {
+  cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  for (cluster::HostSpec& host : cluster.hosts) host.device.memory_bytes = 1024;
+  const LayerCostTable table = GptTinyCosts(cluster);
+  Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), HasSubstr("no stage plan fits"));
+}
+
+}  // namespace
+}  // namespace alpa::plan

@@ -1,0 +1,33 @@
+// Shared by the plan tests: gpt-tiny's layer costs on one host of p3.16xlarge with 4 devices.
+#ifndef ALPA_TESTS_PLAN_PLAN_TEST_UTIL_H_
+#define ALPA_TESTS_PLAN_PLAN_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include "cluster/presets.h"
+#include "models/zoo.h"
+#include "plan/layer_costs.h"
+
+namespace alpa::plan::testing {
+
+inline cluster::ClusterSpec Cluster(const std::string& argument) {
+  Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument(argument);
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  return std::move(spec).value();
+}
+
+// gpt-tiny at micro-batch size 8, its layer costs on every configuration of `cluster`.
+inline LayerCostTable GptTinyCosts(const cluster::ClusterSpec& cluster) {
+  Result<models::ZooModel> gpt = models::BuildZooModel("gpt-tiny");  // batch 8
+  EXPECT_TRUE(gpt.ok()) << gpt.status().ToString();
+  const std::vector<MeshConfig> configs = EnumerateMeshConfigs(
+      cluster, cluster::EnumerateSubmeshes(cluster), /*micro_batch_size=*/8, LogicalSpace::kAll);
+  Result<LayerCostTable> table =
+      ComputeLayerCosts(*gpt->model.loss, gpt->model.weights, gpt->training, cluster, configs, {});
+  EXPECT_TRUE(table.ok()) << table.status().ToString();
+  return std::move(table).value();
+}
+
+}  // namespace alpa::plan::testing
+
+#endif  // ALPA_TESTS_PLAN_PLAN_TEST_UTIL_H_

@@ -1,0 +1,101 @@
+// `alpa plan --method pipeshard`: the plan document's stages, determinism, manual stages (Alpa's
+// pre-found solutions in examples/alpa-solutions) and the bad-input contract, on gpt-tiny.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/tools/alpa_runner.h"
+
+namespace alpa::tools::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+RunResult Pipeshard(std::vector<std::string> extra) {
+  std::vector<std::string> args = {
+      "plan",    "gpt-tiny", "--method",        "pipeshard", "--cluster", "p3.16xlarge:1x4",
+      "--batch", "16",       "--micro-batches", "2"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return RunAlpa(args);
+}
+
+TEST_F(AlpaCliTest, PipeshardPlanHasStagesAndIsDeterministic) {
+  RunResult first = Pipeshard({"--json"});
+  ASSERT_EQ(first.exit_code, 0) << Describe(first);
+  const nlohmann::json plan = ParseJson(first);
+  EXPECT_EQ(plan["version"], 2);
+  EXPECT_EQ(plan["method"], "pipeshard");
+  EXPECT_EQ(plan["num_micro_batches"], 2);
+  EXPECT_EQ(plan["micro_batch_size"], 8);
+  int64_t devices = 0, next_layer = 0;
+  for (const nlohmann::json& stage : plan["stages"]) {
+    EXPECT_EQ(stage["layers"][0], next_layer);
+    next_layer = stage["layers"][1].get<int64_t>() + 1;
+    devices += static_cast<int64_t>(stage["devices"].size());
+    for (const char* key : {"submesh", "logical_mesh", "forward_time_s", "backward_time_s",
+                            "update_time_s", "peak_memory_bytes", "comm"}) {
+      EXPECT_TRUE(stage.contains(key)) << key;
+    }
+  }
+  EXPECT_EQ(next_layer, 4);  // gpt-tiny: embedding, 2 blocks, head
+  EXPECT_EQ(devices, 4);
+  for (const char* key : {"total_s", "layer_costs_s", "stage_dp_s", "intra_op_solves"}) {
+    EXPECT_TRUE(plan["compile"].contains(key)) << key;
+  }
+  RunResult second = Pipeshard({"--json"});
+  ASSERT_EQ(second.exit_code, 0) << Describe(second);
+  nlohmann::json again = ParseJson(second);
+  EXPECT_EQ(again["stages"].dump(), plan["stages"].dump());
+  EXPECT_EQ(again["estimate"].dump(), plan["estimate"].dump());
+
+  RunResult text = Pipeshard({});
+  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  EXPECT_THAT(text.out, HasSubstr("Alpa's formula"));
+  EXPECT_THAT(text.out, HasSubstr("peak memory"));
+}
+
+TEST_F(AlpaCliTest, PipeshardEvaluatesManualStages) {
+  const std::string path = Write("stages.json", R"({"layers": 2, "schedule": "gpipe",
+    "stages": [{"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1],
+                "force_batch_dim_to_mesh_dim": 0},
+               {"layers": [1], "submesh": [1, 2], "logical_mesh": [2, 1]}]})");
+  RunResult r = Pipeshard({"--manual-stages", path, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json plan = ParseJson(r);
+  EXPECT_EQ(plan["schedule"], "gpipe");
+  ASSERT_EQ(plan["stages"].size(), 2u);
+  EXPECT_EQ(plan["stages"][0]["logical_mesh"], nlohmann::json::array({2}));
+  EXPECT_EQ(plan["stages"][0]["force_batch_dim_to_mesh_dim"], 0);
+  EXPECT_EQ(plan["stages"][1]["logical_mesh"], nlohmann::json::array({2}));
+  EXPECT_TRUE(plan["stages"][1]["force_batch_dim_to_mesh_dim"].is_null());
+  // Two groups of gpt-tiny's 4 layers cover them all.
+  EXPECT_EQ(plan["stages"][0]["layers"][0], 0);
+  EXPECT_EQ(plan["stages"][1]["layers"][1], 3);
+}
+
+TEST_F(AlpaCliTest, PipeshardBadInput) {
+  const std::string gap = Write("gap.json", R"({"layers": 3, "stages": [
+    {"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1]},
+    {"layers": [2], "submesh": [1, 2], "logical_mesh": [2, 1]}]})");
+  ExpectBadInput(Pipeshard({"--manual-stages", gap}), "layer 2 where 1 comes next");
+  const std::string short_file = Write("short.json", R"({"layers": 2, "stages": [
+    {"layers": [0], "submesh": [1, 4], "logical_mesh": [4, 1]}]})");
+  ExpectBadInput(Pipeshard({"--manual-stages", short_file}), "layers 1..1 are missing");
+  const std::string mesh = Write("mesh.json", R"({"layers": 1, "stages": [
+    {"layers": [0], "submesh": [1, 3], "logical_mesh": [3, 1]}]})");
+  ExpectBadInput(Pipeshard({"--manual-stages", mesh}), "stages[0]");
+  const std::string bad = Write("bad.json", R"({"layers": 1, "stages": [{"layers": [0]}]})");
+  ExpectBadInput(Pipeshard({"--manual-stages", bad}), "missing \"submesh\"");
+  ExpectBadInput(Pipeshard({"--mesh", "2x2"}), "--mesh 2x2");
+  const std::string hlo = Write("m.hlo", "HloModule m\n");
+  ExpectBadInput(RunAlpa({"plan", hlo, "--method", "pipeshard", "--cluster", "p3.16xlarge:1x4"}),
+                 "needs a zoo model");
+  RunResult tiny = RunAlpa(
+      {"plan", "gpt-tiny", "--method", "pipeshard", "--cluster", "examples/clusters/no-such.json"});
+  EXPECT_EQ(tiny.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace alpa::tools::testing

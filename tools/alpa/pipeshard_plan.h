@@ -1,0 +1,37 @@
+// `alpa plan MODEL --cluster SPEC --method pipeshard`: pipeline stages on sub-meshes with
+// intra-op sharding inside each (src/plan/pipeshard_planner.h), for zoo models (their layers come
+// from the model's layer markers).
+//
+//   alpa plan gpt-2.6b --cluster p3.16xlarge:1x8 --batch 1024 --micro-batches 128
+//             --method pipeshard [--schedule 1f1b|gpipe|auto] [--logical-space all|single-node]
+//             [--submesh-space power-of-two|small-power-of-two|all] [--imbalance-tolerance T]
+//             [--json] [-o plan.json]
+//
+// Prints the stages (layers, sub-mesh, logical mesh, devices, per-micro-batch times, update,
+// peak memory against the device's), the simulated step time beside Alpa's closed formula, and
+// the compile-time breakdown; --json prints the plan document (version 2: version 1's header
+// with "stages", "schedule", "num_micro_batches" and the estimate of the whole pipeline):
+//
+//   {"format": "alpa-plan", "version": 2, "model": {"name", "fingerprint"}, "cluster",
+//    "method": "pipeshard", "schedule", "num_micro_batches", "micro_batch_size",
+//    "estimate": {"step_time_s", "pipeline_s", "alpa_formula_s", "bubble_fraction",
+//                 "tflops"},
+//    "stages": [{"layers": [first, last], "devices", "submesh", "logical_mesh",
+//                "force_batch_dim_to_mesh_dim" (0 or null), "forward_time_s",
+//                "backward_time_s", "update_time_s", "peak_memory_bytes",
+//                "device_memory_bytes", "comm": {"all-reduce", ...}}],
+//    "compile": {"total_s", "layer_costs_s", "stage_dp_s", "distinct_layers",
+//                "mesh_configs", "intra_op_solves", "candidates_evaluated"}}
+#ifndef ALPA_TOOLS_ALPA_PIPESHARD_PLAN_H_
+#define ALPA_TOOLS_ALPA_PIPESHARD_PLAN_H_
+
+#include "tools/alpa/plan_command.h"
+
+namespace alpa::tools {
+
+// Returns the process exit code (command_util.h).
+int RunPipeshardPlan(const PlanOptions& options);
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_PIPESHARD_PLAN_H_
