@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Alpa's pre-found GPT solutions (examples/alpa-solutions, from its benchmark suite's
-# perf_test_suite) against our pipeshard search, both estimated by our cost model on p3.16xlarge
-# hosts with Alpa's global batch of 1024. Prints a Markdown table (docs/pipeshard.md).
+# Our pipeshard search against Alpa's pre-found GPT solutions (examples/alpa-solutions, from its
+# benchmark suite's perf_test_suite) and against the best Megatron-style (dp, op, pp) grid point,
+# all estimated by our cost model on p3.16xlarge hosts with Alpa's global batch of 1024. Prints a
+# Markdown table (docs/pipeshard.md).
 #
 #   scripts/compare_alpa_solutions.sh [ALPA_BINARY]
 set -euo pipefail
@@ -15,8 +16,12 @@ summary() {  # a plan document on stdin -> "step_s stages planning_s"
   python3 -c "import json,sys; j=json.load(sys.stdin); print(f\"{j['estimate']['step_time_s']:.2f} {len(j['stages'])} {j['compile']['total_s']:.2f}\")"
 }
 
-echo "| GPUs | model | micro-batches | ours: step (s) | stages | planning (s) | Alpa's solution: step (s) | stages | ours / Alpa's |"
-echo "|---|---|---|---|---|---|---|---|---|"
+best_grid_point() {  # a uniform plan document on stdin -> "step_s dp,op,pp"
+  python3 -c "import json,sys; j=json.load(sys.stdin); p=min((g for g in j['grid'] if g['step_time_s'] is not None), key=lambda g: g['step_time_s']); print(f\"{p['step_time_s']:.2f} {p['dp']},{p['op']},{p['pp']}\")"
+}
+
+echo "| GPUs | model | micro-batches | ours: step (s) | stages | planning (s) | Alpa's solution: step (s) | stages | ours / Alpa's | best uniform: step (s) | (dp,op,pp) | ours / uniform |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for gpus in 2 4 8 16 32 64; do
   file="examples/alpa-solutions/gpt-${gpus}.json"
   model="$(field "${file}" model)"
@@ -34,5 +39,9 @@ for gpus in 2 4 8 16 32 64; do
     theirs_stages="-"
     ratio="-"
   fi
-  echo "| ${gpus} | ${model} | ${micro} | ${ours} | ${ours_stages} | ${planning} | ${theirs} | ${theirs_stages} | ${ratio} |"
+  uniform_args=("${args[@]}")
+  uniform_args[${#uniform_args[@]}-2]=uniform  # --method pipeshard -> uniform
+  read -r uniform point < <("${alpa}" "${uniform_args[@]}" | best_grid_point)
+  uniform_ratio="$(python3 -c "print(f'{${ours}/${uniform}:.2f}')")"
+  echo "| ${gpus} | ${model} | ${micro} | ${ours} | ${ours_stages} | ${planning} | ${theirs} | ${theirs_stages} | ${ratio} | ${uniform} | ${point} | ${uniform_ratio} |"
 done

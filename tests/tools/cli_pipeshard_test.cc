@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-RunResult Pipeshard(std::vector<std::string> extra) {
+// gpt-tiny (4 layers) at global batch 16 in 2 micro-batches on one host of 4 V100s.
+RunResult PlanGptTiny(const std::string& method, std::vector<std::string> extra) {
   std::vector<std::string> args = {
-      "plan",    "gpt-tiny", "--method",        "pipeshard", "--cluster", "p3.16xlarge:1x4",
+      "plan",    "gpt-tiny", "--method",        method, "--cluster", "p3.16xlarge:1x4",
       "--batch", "16",       "--micro-batches", "2"};
   args.insert(args.end(), extra.begin(), extra.end());
   return RunAlpa(args);
+}
+
+RunResult Pipeshard(std::vector<std::string> extra) {
+  return PlanGptTiny("pipeshard", std::move(extra));
 }
 
 TEST_F(AlpaCliTest, PipeshardPlanHasStagesAndIsDeterministic) {
@@ -73,6 +79,38 @@ TEST_F(AlpaCliTest, PipeshardEvaluatesManualStages) {
   // Two groups of gpt-tiny's 4 layers cover them all.
   EXPECT_EQ(plan["stages"][0]["layers"][0], 0);
   EXPECT_EQ(plan["stages"][1]["layers"][1], 3);
+}
+
+TEST_F(AlpaCliTest, UniformPlansFollowMegatronsGrid) {
+  RunResult fixed = PlanGptTiny("uniform", {"--dp", "2", "--op", "1", "--pp", "2", "--json"});
+  ASSERT_EQ(fixed.exit_code, 0) << Describe(fixed);
+  const nlohmann::json plan = ParseJson(fixed);
+  EXPECT_EQ(plan["method"], "uniform");
+  ASSERT_EQ(plan["stages"].size(), 2u);
+  for (const nlohmann::json& stage : plan["stages"]) {
+    EXPECT_EQ(stage["submesh"], nlohmann::json::array({1, 2}));
+    EXPECT_EQ(stage["logical_mesh"], nlohmann::json::array({2}));
+    EXPECT_EQ(stage["force_batch_dim_to_mesh_dim"], 0);
+  }
+  // Without (dp, op, pp): every grid point, the fastest kept; the search is never slower.
+  RunResult grid = PlanGptTiny("uniform", {"--json"});
+  ASSERT_EQ(grid.exit_code, 0) << Describe(grid);
+  const nlohmann::json best = ParseJson(grid);
+  double fastest = 1e300;
+  for (const nlohmann::json& point : best["grid"]) {
+    if (!point["step_time_s"].is_null())
+      fastest = std::min(fastest, point["step_time_s"].get<double>());
+  }
+  EXPECT_GE(best["grid"].size(), 4u);  // pp 1, 2, 4 with op 1, 2, 4 where they divide
+  EXPECT_EQ(best["estimate"]["step_time_s"].get<double>(), fastest);
+  RunResult searched = Pipeshard({"--json"});
+  ASSERT_EQ(searched.exit_code, 0) << Describe(searched);
+  EXPECT_LE(ParseJson(searched)["estimate"]["step_time_s"].get<double>(), fastest * (1 + 1e-12));
+
+  ExpectBadInput(PlanGptTiny("uniform", {"--dp", "3", "--op", "1", "--pp", "1"}),
+                 "the product must be the cluster's 4 devices");
+  ExpectBadInput(PlanGptTiny("uniform", {"--dp", "2"}), "give all of --dp");
+  ExpectBadInput(PlanGptTiny("shard", {"--pp", "2"}), "are for --method uniform");
 }
 
 TEST_F(AlpaCliTest, PipeshardBadInput) {

@@ -39,7 +39,15 @@ std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
   return {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kGPipe};
 }
 
+// One (dp, op, pp) of the uniform grid and what it gives.
+struct GridPoint {
+  int64_t dp = 0, op = 0, pp = 0;
+  Result<plan::PipeshardPlan> plan;
+};
+
 struct PipeshardReport {
+  std::string method;
+  std::vector<GridPoint> grid;  // --method uniform without --dp/--op/--pp
   std::string model_name;
   std::string fingerprint;
   std::string cluster;
@@ -55,6 +63,19 @@ nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& c
   nlohmann::ordered_json comm = nlohmann::ordered_json::object();
   for (const auto& [kind, count] : collectives) comm[cost::CollectiveKindName(kind)] = count;
   return comm;
+}
+
+nlohmann::ordered_json GridJson(const std::vector<GridPoint>& grid) {
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const GridPoint& point : grid) {
+    points.push_back({{"dp", point.dp},
+                      {"op", point.op},
+                      {"pp", point.pp},
+                      {"step_time_s",
+                       point.plan.ok() ? nlohmann::ordered_json(point.plan->step_time_s) : nullptr},
+                      {"error", point.plan.ok() ? "" : point.plan.status().message()}});
+  }
+  return points;
 }
 
 nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::LayerCostTable& table,
@@ -79,7 +100,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
           {"version", 2},
           {"model", {{"name", report.model_name}, {"fingerprint", report.fingerprint}}},
           {"cluster", report.cluster},
-          {"method", "pipeshard"},
+          {"method", report.method},
           {"schedule", pipeline::ScheduleKindName(plan.schedule)},
           {"num_micro_batches", plan.num_micro_batches},
           {"micro_batch_size", report.micro_batch_size},
@@ -90,6 +111,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
             {"bubble_fraction", plan.bubble_fraction},
             {"tflops", report.step_flops / plan.step_time_s / report.devices / 1e12}}},
           {"stages", stages},
+          {"grid", GridJson(report.grid)},
           {"compile",
            {{"total_s", report.total_s},
             {"layer_costs_s", report.layer_costs_s},
@@ -103,7 +125,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
 std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& table,
                      const plan::PipeshardPlan& plan) {
   std::string text = fmt::format(
-      "pipeshard plan of {} on {}: {} stage(s), {} with {} micro-batches of {}\n",
+      "{} plan of {} on {}: {} stage(s), {} with {} micro-batches of {}\n", report.method,
       report.model_name, report.cluster, plan.stages.size(),
       pipeline::ScheduleKindName(plan.schedule), plan.num_micro_batches, report.micro_batch_size);
   text += fmt::format(
@@ -133,7 +155,16 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
                    FormatSeconds(stage.update_s), FormatBytes(stage.peak_memory_bytes),
                    FormatBytes(stage.memory_bytes)});
   }
-  return text + stages.Render();
+  text += stages.Render();
+  if (report.grid.empty()) return text;
+  Table grid({"dp", "op", "pp", "step time"}, {Table::Align::kRight, Table::Align::kRight,
+                                               Table::Align::kRight, Table::Align::kLeft});
+  for (const GridPoint& point : report.grid) {
+    grid.AddRow(
+        {std::to_string(point.dp), std::to_string(point.op), std::to_string(point.pp),
+         point.plan.ok() ? FormatSeconds(point.plan->step_time_s) : point.plan.status().message()});
+  }
+  return text + "\nthe uniform grid (the best one above):\n" + grid.Render();
 }
 
 Result<plan::PipeshardPlan> EvaluateManualStages(const std::string& path,
@@ -156,16 +187,72 @@ Result<plan::PipeshardPlan> EvaluateManualStages(const std::string& path,
                               micro_batches);
 }
 
+// The fastest of the schedules asked for on fixed stages.
+Result<plan::PipeshardPlan> EvaluateSchedules(const plan::LayerCostTable& table,
+                                              const cluster::ClusterSpec& cluster,
+                                              const std::vector<plan::StageChoice>& stages,
+                                              const plan::PipeshardOptions& options) {
+  std::optional<Result<plan::PipeshardPlan>> best;
+  for (pipeline::ScheduleKind schedule : options.schedules) {
+    Result<plan::PipeshardPlan> plan =
+        plan::EvaluateStages(table, cluster, stages, schedule, options.num_micro_batches);
+    if (!best || (plan.ok() && (!best->ok() || plan->step_time_s < (*best)->step_time_s))) {
+      best = std::move(plan);
+    }
+  }
+  return std::move(*best);
+}
+
+// Megatron-style plans: the given (dp, op, pp), or every grid point (recorded in `grid`) with
+// the fastest kept: pp dividing the devices, op a power of two up to one host's devices.
+Result<plan::PipeshardPlan> PlanUniform(const PlanOptions& flags, const plan::LayerCostTable& table,
+                                        const cluster::ClusterSpec& cluster,
+                                        const plan::PipeshardOptions& options,
+                                        std::vector<GridPoint>& grid) {
+  const int64_t devices = cluster::TotalDevices(cluster);
+  auto evaluate = [&](int64_t dp, int64_t op, int64_t pp) -> Result<plan::PipeshardPlan> {
+    ALPA_ASSIGN_OR_RETURN(std::vector<plan::StageChoice> stages,
+                          plan::UniformStages(table, cluster, dp, op, pp));
+    return EvaluateSchedules(table, cluster, stages, options);
+  };
+  if (flags.dp || flags.op || flags.pp) {
+    if (!flags.dp || !flags.op || !flags.pp) {
+      return InvalidArgument(
+          "--method uniform: give all of --dp, --op and --pp, or none (every "
+          "grid point)");
+    }
+    return evaluate(*flags.dp, *flags.op, *flags.pp);
+  }
+  std::optional<plan::PipeshardPlan> best;
+  for (int64_t pp = 1; pp <= devices; ++pp) {
+    if (devices % pp != 0 || pp > table.num_layers) continue;
+    for (int64_t op = 1; op <= std::min(devices / pp, cluster.hosts.front().devices); op *= 2) {
+      if ((devices / pp) % op != 0) continue;
+      GridPoint& point = grid.emplace_back(
+          GridPoint{devices / pp / op, op, pp, evaluate(devices / pp / op, op, pp)});
+      if (point.plan.ok() && (!best || point.plan->step_time_s < best->step_time_s)) {
+        best = *point.plan;
+      }
+    }
+  }
+  if (!best) {
+    return NotFound(
+        "no point of the uniform grid fits; `alpa plan ... --method uniform --json` "
+        "lists each point's reason");
+  }
+  return std::move(*best);
+}
+
 }  // namespace
 
 int RunPipeshardPlan(const PlanOptions& options) {
   const Clock::time_point start = Clock::now();
   if (!IsZooArgument(options.model_path)) {
     return ReportError(InvalidArgument(
-        "--method pipeshard needs a zoo model: its layers come from the model's layer markers, "
-        "which an HLO file of a whole train step does not separate into forward and backward; "
-        "plan {} with --method shard",
-        options.model_path));
+        "--method {} needs a zoo model: its layers come from the model's layer markers, which "
+        "an HLO file of a whole train step does not separate into forward and backward; plan {} "
+        "with --method shard",
+        options.method, options.model_path));
   }
   if (!options.mesh.empty()) {
     return ReportError(InvalidArgument(
@@ -198,8 +285,7 @@ int RunPipeshardPlan(const PlanOptions& options) {
   Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
       *model.loss, model.weights, zoo->training, *cluster, configs, cost_options);
   if (!table.ok()) return ReportError(table.status());
-  PipeshardReport report;
-  report.layer_costs_s = SecondsSince(start);
+  const double layer_costs_s = SecondsSince(start);
 
   const Clock::time_point dp_start = Clock::now();
   plan::PipeshardOptions planner_options;
@@ -208,12 +294,17 @@ int RunPipeshardPlan(const PlanOptions& options) {
   if (options.imbalance_tolerance >= 0) {
     planner_options.imbalance_tolerance = options.imbalance_tolerance;
   }
+  PipeshardReport report;
+  report.method = options.method;
   Result<plan::PipeshardPlan> plan =
-      options.manual_stages_path.empty()
+      options.method == "uniform"
+          ? PlanUniform(options, *table, *cluster, planner_options, report.grid)
+      : options.manual_stages_path.empty()
           ? plan::PlanPipeshard(*table, *cluster, planner_options)
           : EvaluateManualStages(options.manual_stages_path, *table, *cluster, planner_options);
   if (!plan.ok()) return ReportError(plan.status());
   report.stage_dp_s = SecondsSince(dp_start);
+  report.layer_costs_s = layer_costs_s;
 
   report.model_name = zoo->zoo.entry.name;
   report.fingerprint = ModuleFingerprint(*model.loss);

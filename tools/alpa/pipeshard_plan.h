@@ -7,13 +7,17 @@
 //             [--submesh-space power-of-two|small-power-of-two|all] [--imbalance-tolerance T]
 //             [--json] [-o plan.json]
 //
+// --method uniform --dp D --op O --pp P evaluates Megatron-style hand plans (plan/manual_stages.h,
+// UniformStages) on the same layer costs; without the three, every grid point, the fastest kept
+// and the grid listed ("grid": [{"dp", "op", "pp", "step_time_s", "error"}]).
+//
 // Prints the stages (layers, sub-mesh, logical mesh, devices, per-micro-batch times, update,
 // peak memory against the device's), the simulated step time beside Alpa's closed formula, and
 // the compile-time breakdown; --json prints the plan document (version 2: version 1's header
 // with "stages", "schedule", "num_micro_batches" and the estimate of the whole pipeline):
 //
 //   {"format": "alpa-plan", "version": 2, "model": {"name", "fingerprint"}, "cluster",
-//    "method": "pipeshard", "schedule", "num_micro_batches", "micro_batch_size",
+//    "method": "pipeshard" or "uniform", "schedule", "num_micro_batches", "micro_batch_size",
 //    "estimate": {"step_time_s", "pipeline_s", "alpa_formula_s", "bubble_fraction",
 //                 "tflops"},
 //    "stages": [{"layers": [first, last], "devices", "submesh", "logical_mesh",

@@ -276,8 +276,10 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
       ->add_option("--method", options.method,
                    "Parallel method: shard (automatic on --mesh), data (batch split, weights "
                    "replicated), zero2 (and optimizer state split), zero3 (and weights split), "
-                   "pipeshard (pipeline stages on sub-meshes, each sharded automatically)")
-      ->check(CLI::IsMember({"shard", "data", "zero2", "zero3", "pipeshard"}));
+                   "pipeshard (pipeline stages on sub-meshes, each sharded automatically), "
+                   "uniform (Megatron-style: --dp x --op x --pp, or the best of every such grid "
+                   "point)")
+      ->check(CLI::IsMember({"shard", "data", "zero2", "zero3", "pipeshard", "uniform"}));
   command->add_option("--mesh", options.mesh,
                       "Logical mesh shape over all devices, e.g. 8, 2x4 or 2x2x2 (default for "
                       "shard: try (N) and every (a, N/a), keep the fastest; the other methods "
@@ -333,6 +335,12 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                       "pipeshard: evaluate the stages of this file (Alpa's ManualStageOption: "
                       "{\"layers\", \"stages\": [{\"layers\", \"submesh\", \"logical_mesh\"}]}) "
                       "instead of searching");
+  command->add_option("--dp", options.dp, "uniform: data-parallel degree of every stage")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--op", options.op, "uniform: operator-parallel degree of every stage")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--pp", options.pp, "uniform: number of pipeline stages")
+      ->check(CLI::PositiveNumber);
   command->add_flag("--json", options.json, "Print the plan document (JSON)");
   command->add_option("-o,--output", options.output_path, "Also write the plan document here");
   AddZooFlags(*command, options.zoo, /*training=*/true);
@@ -343,7 +351,12 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
 }
 
 int RunPlan(const PlanOptions& options) {
-  if (options.method == "pipeshard") return RunPipeshardPlan(options);
+  if ((options.dp || options.op || options.pp) && options.method != "uniform") {
+    return ReportError(InvalidArgument("--dp, --op and --pp are for --method uniform"));
+  }
+  if (options.method == "pipeshard" || options.method == "uniform") {
+    return RunPipeshardPlan(options);
+  }
   const Clock::time_point start = Clock::now();
   Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
   if (!model.ok()) return ReportError(model.status());

@@ -68,6 +68,8 @@ struct PlanOptions {
   std::string submesh_space = "power-of-two";
   double imbalance_tolerance = -1;  // < 0: none
   std::string manual_stages_path;   // --manual-stages: evaluate these stages (plan/manual_stages.h)
+  // uniform only: Megatron's (dp, op, pp); all absent: every grid point, the best kept.
+  std::optional<int64_t> dp, op, pp;
   bool json = false;
   std::string output_path;
   ZooFlags zoo;
