@@ -9,25 +9,13 @@
 #include <algorithm>
 
 #include "autodiff/vjp.h"
+#include "ir/dot_dimensions.h"
 
 namespace alpa::autodiff {
 
 using ir::Instruction;
 
 namespace {
-
-// Dimensions of an operand of `rank` that are neither batch nor contracting, ascending.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
 
 int64_t IndexOf(const std::vector<int64_t>& values, int64_t value) {
   return std::find(values.begin(), values.end(), value) - values.begin();
@@ -44,8 +32,8 @@ Instruction* OperandCotangent(Instruction* g, Instruction* x, Instruction* other
                               const std::vector<int64_t>& g_free, ir::ComputationBuilder& b) {
   const int64_t rank = x->shape().rank();
   const std::vector<int64_t> other_free =
-      FreeDims(other->shape().rank(), other_batch, other_contracting);
-  const std::vector<int64_t> x_free = FreeDims(rank, x_batch, x_contracting);
+      ir::DotFreeDims(other->shape().rank(), other_batch, other_contracting);
+  const std::vector<int64_t> x_free = ir::DotFreeDims(rank, x_batch, x_contracting);
   std::vector<int64_t> g_batch(x_batch.size());
   for (size_t i = 0; i < g_batch.size(); ++i) g_batch[i] = static_cast<int64_t>(i);
   Instruction* product = b.Dot(g, other, {g_batch, other_batch, g_free, other_free});
@@ -80,9 +68,9 @@ Result<std::vector<Instruction*>> DotVjp(const VjpInputs& in, ir::ComputationBui
   Instruction* rhs = in.operands[1];
   const int64_t nb = static_cast<int64_t>(n.lhs_batch_dims.size());
   const int64_t n_lhs_free = static_cast<int64_t>(
-      FreeDims(lhs->shape().rank(), n.lhs_batch_dims, n.lhs_contracting_dims).size());
+      ir::DotFreeDims(lhs->shape().rank(), n.lhs_batch_dims, n.lhs_contracting_dims).size());
   const int64_t n_rhs_free = static_cast<int64_t>(
-      FreeDims(rhs->shape().rank(), n.rhs_batch_dims, n.rhs_contracting_dims).size());
+      ir::DotFreeDims(rhs->shape().rank(), n.rhs_batch_dims, n.rhs_contracting_dims).size());
   std::vector<int64_t> g_lhs_free, g_rhs_free;
   for (int64_t i = 0; i < n_lhs_free; ++i) g_lhs_free.push_back(nb + i);
   for (int64_t i = 0; i < n_rhs_free; ++i) g_rhs_free.push_back(nb + n_lhs_free + i);

@@ -12,26 +12,13 @@
 
 #include "interp/literal_util.h"
 #include "interp/ops.h"
+#include "ir/dot_dimensions.h"
 #include "kernels/matmul.h"
 
 namespace alpa::interp::internal {
 namespace {
 
 using ir::Literal;
-
-bool Contains(const std::vector<int64_t>& values, int64_t value) {
-  return std::find(values.begin(), values.end(), value) != values.end();
-}
-
-// The dims of `rank` that are in neither list, in order.
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
-  }
-  return free;
-}
 
 int64_t Product(const ir::Shape& shape, const std::vector<int64_t>& dims) {
   int64_t product = 1;
@@ -87,9 +74,9 @@ Result<Literal> EvaluateDot(const ir::Instruction& instruction, const Operands& 
     }
   }
   const std::vector<int64_t> lhs_free =
-      FreeDims(lhs_rank, dn.lhs_batch_dims, dn.lhs_contracting_dims);
+      ir::DotFreeDims(lhs_rank, dn.lhs_batch_dims, dn.lhs_contracting_dims);
   const std::vector<int64_t> rhs_free =
-      FreeDims(rhs_rank, dn.rhs_batch_dims, dn.rhs_contracting_dims);
+      ir::DotFreeDims(rhs_rank, dn.rhs_batch_dims, dn.rhs_contracting_dims);
   std::vector<int64_t> result_dims;
   for (int64_t d : dn.lhs_batch_dims) result_dims.push_back(lhs.shape().dim(d));
   for (int64_t d : lhs_free) result_dims.push_back(lhs.shape().dim(d));
@@ -100,11 +87,9 @@ Result<Literal> EvaluateDot(const ir::Instruction& instruction, const Operands& 
   }
   std::vector<int64_t> lhs_order = dn.lhs_batch_dims;
   lhs_order.insert(lhs_order.end(), lhs_free.begin(), lhs_free.end());
-  lhs_order.insert(lhs_order.end(), dn.lhs_contracting_dims.begin(),
-                   dn.lhs_contracting_dims.end());
+  lhs_order.insert(lhs_order.end(), dn.lhs_contracting_dims.begin(), dn.lhs_contracting_dims.end());
   std::vector<int64_t> rhs_order = dn.rhs_batch_dims;
-  rhs_order.insert(rhs_order.end(), dn.rhs_contracting_dims.begin(),
-                   dn.rhs_contracting_dims.end());
+  rhs_order.insert(rhs_order.end(), dn.rhs_contracting_dims.begin(), dn.rhs_contracting_dims.end());
   rhs_order.insert(rhs_order.end(), rhs_free.begin(), rhs_free.end());
   const ir::DType dtype = shape.dtype();
   Literal a = Permute(lhs, lhs_order);
@@ -122,8 +107,7 @@ Result<Literal> EvaluateDot(const ir::Instruction& instruction, const Operands& 
   Literal out = Literal::CreateZeros(shape);
   // An empty contraction sums nothing: the zeros are the result.
   if (out.element_count() == 0 || k == 0) return out;
-  ALPA_RETURN_IF_ERROR(
-      kernels::BatchMatMul(dtype, batch, m, k, n, a.data(), b.data(), out.data()));
+  ALPA_RETURN_IF_ERROR(kernels::BatchMatMul(dtype, batch, m, k, n, a.data(), b.data(), out.data()));
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Shape rules of dot and convolution. Both take the result element type from the declared shape
 // (XLA's preferred_element_type: bf16 x bf16 -> f32 is common), and require equal operand types.
+#include "ir/dot_dimensions.h"
 #include "ir/shape_inference_internal.h"
 
 namespace alpa::ir::shape_inference_internal {
@@ -84,15 +85,13 @@ Result<Shape> InferDotShape(const Instruction& instruction) {
                                         numbers->rhs_contracting_dims));
   std::vector<int64_t> dims;
   for (int64_t d : numbers->lhs_batch_dims) dims.push_back(lhs.dim(d));
-  for (int64_t d = 0; d < lhs.rank(); ++d) {
-    if (!Contains(numbers->lhs_batch_dims, d) && !Contains(numbers->lhs_contracting_dims, d)) {
-      dims.push_back(lhs.dim(d));
-    }
+  for (int64_t d :
+       DotFreeDims(lhs.rank(), numbers->lhs_batch_dims, numbers->lhs_contracting_dims)) {
+    dims.push_back(lhs.dim(d));
   }
-  for (int64_t d = 0; d < rhs.rank(); ++d) {
-    if (!Contains(numbers->rhs_batch_dims, d) && !Contains(numbers->rhs_contracting_dims, d)) {
-      dims.push_back(rhs.dim(d));
-    }
+  for (int64_t d :
+       DotFreeDims(rhs.rank(), numbers->rhs_batch_dims, numbers->rhs_contracting_dims)) {
+    dims.push_back(rhs.dim(d));
   }
   return Shape::Array(ResultDType(instruction), std::move(dims));
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "cluster/mesh.h"
@@ -21,13 +22,11 @@ namespace {
 
 Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& spec,
                                            const MeshConfig& config) {
-  const std::vector<int64_t>& shape = config.submesh.shape;
-  int64_t hosts = 1;
-  for (size_t d = 0; d + 1 < shape.size(); ++d) hosts *= shape[d];
   const std::vector<cluster::HostType> types = cluster::HostTypes(spec);
   const int64_t first_host = types[static_cast<size_t>(config.submesh.host_type)].hosts.front();
   ALPA_ASSIGN_OR_RETURN(cluster::PhysicalMesh physical,
-                        cluster::HostBlockMesh(spec, first_host, hosts, shape.back()));
+                        cluster::HostBlockMesh(spec, first_host, HostsOf(config.submesh),
+                                               config.submesh.shape.back()));
   return cluster::MakeLogicalMesh(spec, physical, config.logical_shape);
 }
 
@@ -169,6 +168,11 @@ std::vector<MeshConfig> EnumerateMeshConfigs(const cluster::ClusterSpec& cluster
     configs.push_back({submesh, {devices}, false});
   }
   return configs;
+}
+
+int64_t HostsOf(const cluster::Submesh& submesh) {
+  return std::accumulate(submesh.shape.begin(), submesh.shape.end() - 1, int64_t{1},
+                         std::multiplies<>());
 }
 
 std::string MeshConfigName(const MeshConfig& config) {

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ enum class LogicalSpace { kAll, kSingleNodeModelParallel };
 std::vector<MeshConfig> EnumerateMeshConfigs(const cluster::ClusterSpec& cluster,
                                              const std::vector<cluster::Submesh>& submeshes,
                                              int64_t micro_batch_size, LogicalSpace space);
+
+// The hosts a sub-mesh spans: the product of its shape but the last (devices per host) dimension.
+int64_t HostsOf(const cluster::Submesh& submesh);
 
 // "(1,8) as [2,4] dp" style text.
 std::string MeshConfigName(const MeshConfig& config);

@@ -173,40 +173,4 @@ Result<std::vector<StageChoice>> ResolveManualStages(const ManualStages& manual,
   return stages;
 }
 
-Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
-                                               const cluster::ClusterSpec& cluster, int64_t dp,
-                                               int64_t op, int64_t pp) {
-  const int64_t devices = cluster::TotalDevices(cluster);
-  const int64_t per_host = cluster.hosts.front().devices;
-  const std::string plan = fmt::format("dp {} x op {} x pp {}", dp, op, pp);
-  if (dp < 1 || op < 1 || pp < 1 || dp * op * pp != devices) {
-    return InvalidArgument("{}: the product must be the cluster's {} devices", plan, devices);
-  }
-  if (pp > table.num_layers) {
-    return InvalidArgument("{}: {} stages, but the model has {} layers", plan, pp,
-                           table.num_layers);
-  }
-  const int64_t stage_devices = dp * op;
-  if (stage_devices > per_host && stage_devices % per_host != 0) {
-    return InvalidArgument(
-        "{}: {} devices per stage are neither part of one host nor whole hosts "
-        "of {}",
-        plan, stage_devices, per_host);
-  }
-  ManualStages manual;
-  manual.num_layers = pp;
-  for (int64_t j = 0; j < pp; ++j) {
-    manual.stages.push_back(
-        {.layers = {j},
-         .submesh = stage_devices <= per_host
-                        ? std::vector<int64_t>{1, stage_devices}
-                        : std::vector<int64_t>{stage_devices / per_host, per_host},
-         .logical_mesh = {dp, op},
-         .force_batch = true});
-  }
-  Result<std::vector<StageChoice>> stages = ResolveManualStages(manual, table);
-  if (!stages.ok()) return stages.status().WithContext(plan);
-  return stages;
-}
-
 }  // namespace alpa::plan

@@ -49,15 +49,6 @@ Result<ManualStages> ParseManualStages(const std::string& text, const std::strin
 Result<std::vector<StageChoice>> ResolveManualStages(const ManualStages& manual,
                                                      const LayerCostTable& table);
 
-// Megatron-style hand plans (Alpa's UniformStageOption with its benchmarks' (dp, op, pp)): pp
-// stages of FLOP-balanced layer groups, each on dp x op devices (one host's (1, dp·op), or whole
-// hosts) as the logical mesh (dp, op) with the batch forced onto dp. Errors: dp·op·pp is not the
-// cluster's device count, pp above the model's layers, a sub-mesh that is neither part of one host
-// nor whole hosts, a (dp, op) the table has no configuration for.
-Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
-                                               const cluster::ClusterSpec& cluster, int64_t dp,
-                                               int64_t op, int64_t pp);
-
 }  // namespace alpa::plan
 
 #endif  // ALPA_PLAN_MANUAL_STAGES_H_

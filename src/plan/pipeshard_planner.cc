@@ -115,11 +115,8 @@ Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& tab
                                                        const std::vector<StageChoice>& stages) {
   std::vector<pipeline::SubmeshShape> shapes;
   for (const StageChoice& stage : stages) {
-    const std::vector<int64_t>& shape =
-        table.configs[static_cast<size_t>(stage.config)].submesh.shape;
-    const int64_t hosts =
-        std::accumulate(shape.begin(), shape.end() - 1, int64_t{1}, std::multiplies<>());
-    shapes.push_back({hosts, shape.back()});
+    const cluster::Submesh& submesh = table.configs[static_cast<size_t>(stage.config)].submesh;
+    shapes.push_back({HostsOf(submesh), submesh.shape.back()});
   }
   return pipeline::SliceSubmeshes(static_cast<int64_t>(cluster.hosts.size()),
                                   cluster.hosts.front().devices, shapes);
@@ -233,6 +230,23 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
   return plan;
 }
 
+Result<PipeshardPlan> EvaluateSchedules(const LayerCostTable& table,
+                                        const cluster::ClusterSpec& cluster,
+                                        const std::vector<StageChoice>& stages,
+                                        const std::vector<pipeline::ScheduleKind>& schedules,
+                                        int64_t num_micro_batches) {
+  std::optional<Result<PipeshardPlan>> best;
+  for (pipeline::ScheduleKind schedule : schedules) {
+    Result<PipeshardPlan> plan =
+        EvaluateStages(table, cluster, stages, schedule, num_micro_batches);
+    if (!best || (plan.ok() && (!best->ok() || plan->step_time_s < (*best)->step_time_s))) {
+      best = std::move(plan);
+    }
+  }
+  if (!best) return InvalidArgument("no schedule to evaluate the stages under");
+  return std::move(*best);
+}
+
 Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
                                     const cluster::ClusterSpec& cluster,
                                     const PipeshardOptions& options) {
@@ -296,15 +310,13 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
           {stage.first_layer, stage.last_layer,
            configs_of[static_cast<size_t>(stage.submesh)][static_cast<size_t>(stage.config)]});
     }
-    for (pipeline::ScheduleKind schedule : options.schedules) {
-      ++evaluated;
-      Result<PipeshardPlan> plan =
-          EvaluateStages(table, cluster, stages, schedule, options.num_micro_batches);
-      if (!plan.ok()) {
-        last_error = plan.status();
-        continue;
-      }
-      if (!best || plan->step_time_s < best->step_time_s) best = std::move(plan).value();
+    evaluated += static_cast<int64_t>(options.schedules.size());
+    Result<PipeshardPlan> plan =
+        EvaluateSchedules(table, cluster, stages, options.schedules, options.num_micro_batches);
+    if (!plan.ok()) {
+      last_error = plan.status();
+    } else if (!best || plan->step_time_s < best->step_time_s) {
+      best = std::move(plan).value();
     }
   }
   if (!best) return last_error;

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
@@ -88,6 +89,14 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                                      const cluster::ClusterSpec& cluster,
                                      const std::vector<StageChoice>& stages,
                                      pipeline::ScheduleKind schedule, int64_t num_micro_batches);
+
+// The fastest of EvaluateStages under each of `schedules` (at least one); when none fits, the
+// last one's error.
+Result<PipeshardPlan> EvaluateSchedules(const LayerCostTable& table,
+                                        const cluster::ClusterSpec& cluster,
+                                        const std::vector<StageChoice>& stages,
+                                        const std::vector<pipeline::ScheduleKind>& schedules,
+                                        int64_t num_micro_batches);
 
 }  // namespace alpa::plan
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <numeric>
 
+#include "ir/dot_dimensions.h"
 #include "ir/layer_boundary.h"
 #include "sharding/elementwise_strategies.h"
 #include "sharding/slice_strategies.h"
@@ -64,12 +65,13 @@ int64_t DotDim(const ir::Instruction& dot, int64_t o, int64_t d, bool to_output)
   const std::vector<int64_t>& batch = o == 0 ? n.lhs_batch_dims : n.rhs_batch_dims;
   const std::vector<int64_t>& contracting =
       o == 0 ? n.lhs_contracting_dims : n.rhs_contracting_dims;
-  const std::vector<int64_t> free = DotFreeDims(dot.operand(o)->shape().rank(), batch, contracting);
+  const std::vector<int64_t> free =
+      ir::DotFreeDims(dot.operand(o)->shape().rank(), batch, contracting);
   const int64_t batch_count = static_cast<int64_t>(batch.size());
   int64_t first_free = batch_count;
   if (o == 1) {
     first_free += static_cast<int64_t>(
-        DotFreeDims(dot.operand(0)->shape().rank(), n.lhs_batch_dims, n.lhs_contracting_dims)
+        ir::DotFreeDims(dot.operand(0)->shape().rank(), n.lhs_batch_dims, n.lhs_contracting_dims)
             .size());
   }
   if (to_output) {

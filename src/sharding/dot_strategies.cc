@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cluster/mesh.h"
+#include "ir/dot_dimensions.h"
 #include "sharding/strategy_util.h"
 
 namespace alpa::sharding {
@@ -158,9 +159,9 @@ Result<StrategySet> DotStrategies(const ir::Instruction& instruction, const Stra
   const ir::Shape& lhs = instruction.operand(0)->shape();
   const ir::Shape& rhs = instruction.operand(1)->shape();
   const std::vector<int64_t> lhs_free =
-      DotFreeDims(lhs.rank(), numbers.lhs_batch_dims, numbers.lhs_contracting_dims);
+      ir::DotFreeDims(lhs.rank(), numbers.lhs_batch_dims, numbers.lhs_contracting_dims);
   const std::vector<int64_t> rhs_free =
-      DotFreeDims(rhs.rank(), numbers.rhs_batch_dims, numbers.rhs_contracting_dims);
+      ir::DotFreeDims(rhs.rank(), numbers.rhs_batch_dims, numbers.rhs_contracting_dims);
 
   // Output dimensions: batch (in lhs_batch_dims order), lhs free, rhs free.
   std::vector<ContractionDim> dims;

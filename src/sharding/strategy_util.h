@@ -59,10 +59,6 @@ int64_t SplitAxesSize(const ShardingSpec& spec, const std::vector<int64_t>& mesh
 
 // The non-tuple leaves of `shape` in ir::Shape's leaf order (an array is its own single leaf).
 std::vector<const ir::Shape*> ShapeLeaves(const ir::Shape& shape);
-// The dimensions of a dot operand of `rank` that are neither batch nor contracting, ascending:
-// its free dimensions, which the output lists after the batch ones (lhs first, then rhs).
-std::vector<int64_t> DotFreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                                 const std::vector<int64_t>& contracting);
 // One fully replicated spec per leaf of `shape`.
 LeafSpecs ReplicatedLeaves(const ir::Shape& shape);
 

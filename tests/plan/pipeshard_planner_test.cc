@@ -97,6 +97,7 @@ TEST(PipeshardPlannerTest, AModelThatFitsNowhereIsAnError) {
   Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("no stage plan fits"));
+  EXPECT_THAT(plan.status().message(), HasSubstr("per device with one micro-batch in flight"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "plan/layer_costs.h"
 #include "plan/manual_stages.h"
 #include "plan/pipeshard_planner.h"
+#include "plan/uniform_plans.h"
 #include "support/file.h"
 #include "support/table.h"
 #include "support/units.h"
@@ -39,15 +40,9 @@ std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
   return {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kGPipe};
 }
 
-// One (dp, op, pp) of the uniform grid and what it gives.
-struct GridPoint {
-  int64_t dp = 0, op = 0, pp = 0;
-  Result<plan::PipeshardPlan> plan;
-};
-
 struct PipeshardReport {
   std::string method;
-  std::vector<GridPoint> grid;  // --method uniform without --dp/--op/--pp
+  std::vector<plan::UniformGridPoint> grid;  // --method uniform without --dp/--op/--pp
   std::string model_name;
   std::string fingerprint;
   std::string cluster;
@@ -65,9 +60,9 @@ nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& c
   return comm;
 }
 
-nlohmann::ordered_json GridJson(const std::vector<GridPoint>& grid) {
+nlohmann::ordered_json GridJson(const std::vector<plan::UniformGridPoint>& grid) {
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const GridPoint& point : grid) {
+  for (const plan::UniformGridPoint& point : grid) {
     points.push_back({{"dp", point.dp},
                       {"op", point.op},
                       {"pp", point.pp},
@@ -133,11 +128,20 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
       "pipeline)\n",
       FormatSeconds(plan.step_time_s), FormatSeconds(plan.pipeline_s), 100 * plan.bubble_fraction,
       FormatSeconds(plan.alpa_formula_s));
+  // What the planning step after the layer costs evaluated: the DP's candidates, the uniform
+  // grid's points, or the one plan given.
+  const std::string searched =
+      report.method == "pipeshard" && plan.candidates_evaluated > 0
+          ? fmt::format("stage DP and simulation {:.2f} s, {} candidates", report.stage_dp_s,
+                        plan.candidates_evaluated)
+      : !report.grid.empty()
+          ? fmt::format("{} grid points {:.2f} s", report.grid.size(), report.stage_dp_s)
+          : fmt::format("simulation {:.2f} s", report.stage_dp_s);
   text += fmt::format(
       "  compile       {:.2f} s (layer costs {:.2f} s: {} distinct of {} layers x {} mesh "
-      "configurations = {} intra-op plans; stage DP and simulation {:.2f} s, {} candidates)\n\n",
+      "configurations = {} intra-op plans; {})\n\n",
       report.total_s, report.layer_costs_s, table.distinct_layers, table.num_layers,
-      table.configs.size(), table.intra_op_solves, report.stage_dp_s, plan.candidates_evaluated);
+      table.configs.size(), table.intra_op_solves, searched);
   Table stages({"stage", "layers", "sub-mesh", "devices", "forward/mb", "backward/mb", "update",
                 "peak memory", "of"},
                {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft,
@@ -159,7 +163,7 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
   if (report.grid.empty()) return text;
   Table grid({"dp", "op", "pp", "step time"}, {Table::Align::kRight, Table::Align::kRight,
                                                Table::Align::kRight, Table::Align::kLeft});
-  for (const GridPoint& point : report.grid) {
+  for (const plan::UniformGridPoint& point : report.grid) {
     grid.AddRow(
         {std::to_string(point.dp), std::to_string(point.op), std::to_string(point.pp),
          point.plan.ok() ? FormatSeconds(point.plan->step_time_s) : point.plan.status().message()});
@@ -187,60 +191,20 @@ Result<plan::PipeshardPlan> EvaluateManualStages(const std::string& path,
                               micro_batches);
 }
 
-// The fastest of the schedules asked for on fixed stages.
-Result<plan::PipeshardPlan> EvaluateSchedules(const plan::LayerCostTable& table,
-                                              const cluster::ClusterSpec& cluster,
-                                              const std::vector<plan::StageChoice>& stages,
-                                              const plan::PipeshardOptions& options) {
-  std::optional<Result<plan::PipeshardPlan>> best;
-  for (pipeline::ScheduleKind schedule : options.schedules) {
-    Result<plan::PipeshardPlan> plan =
-        plan::EvaluateStages(table, cluster, stages, schedule, options.num_micro_batches);
-    if (!best || (plan.ok() && (!best->ok() || plan->step_time_s < (*best)->step_time_s))) {
-      best = std::move(plan);
-    }
-  }
-  return std::move(*best);
-}
-
-// Megatron-style plans: the given (dp, op, pp), or every grid point (recorded in `grid`) with
-// the fastest kept: pp dividing the devices, op a power of two up to one host's devices.
+// --method uniform: the given (dp, op, pp), or the fastest of the whole grid (kept in `grid`).
 Result<plan::PipeshardPlan> PlanUniform(const PlanOptions& flags, const plan::LayerCostTable& table,
                                         const cluster::ClusterSpec& cluster,
                                         const plan::PipeshardOptions& options,
-                                        std::vector<GridPoint>& grid) {
-  const int64_t devices = cluster::TotalDevices(cluster);
-  auto evaluate = [&](int64_t dp, int64_t op, int64_t pp) -> Result<plan::PipeshardPlan> {
-    ALPA_ASSIGN_OR_RETURN(std::vector<plan::StageChoice> stages,
-                          plan::UniformStages(table, cluster, dp, op, pp));
-    return EvaluateSchedules(table, cluster, stages, options);
-  };
+                                        std::vector<plan::UniformGridPoint>& grid) {
   if (flags.dp || flags.op || flags.pp) {
     if (!flags.dp || !flags.op || !flags.pp) {
       return InvalidArgument(
-          "--method uniform: give all of --dp, --op and --pp, or none (every "
-          "grid point)");
+          "--method uniform: give all of --dp, --op and --pp, or none (every grid point)");
     }
-    return evaluate(*flags.dp, *flags.op, *flags.pp);
+    return plan::PlanUniform(table, cluster, *flags.dp, *flags.op, *flags.pp, options);
   }
-  std::optional<plan::PipeshardPlan> best;
-  for (int64_t pp = 1; pp <= devices; ++pp) {
-    if (devices % pp != 0 || pp > table.num_layers) continue;
-    for (int64_t op = 1; op <= std::min(devices / pp, cluster.hosts.front().devices); op *= 2) {
-      if ((devices / pp) % op != 0) continue;
-      GridPoint& point = grid.emplace_back(
-          GridPoint{devices / pp / op, op, pp, evaluate(devices / pp / op, op, pp)});
-      if (point.plan.ok() && (!best || point.plan->step_time_s < best->step_time_s)) {
-        best = *point.plan;
-      }
-    }
-  }
-  if (!best) {
-    return NotFound(
-        "no point of the uniform grid fits; `alpa plan ... --method uniform --json` "
-        "lists each point's reason");
-  }
-  return std::move(*best);
+  grid = plan::SearchUniformGrid(table, cluster, options);
+  return plan::FastestGridPoint(grid);
 }
 
 }  // namespace

@@ -1,0 +1,46 @@
+// Megatron-style hand plans (Alpa's UniformStageOption with its benchmarks' (dp, op, pp)): pp
+// stages of FLOP-balanced layer groups (manual_stages.h's grouping), each on dp x op devices (one
+// host's (1, dp·op), or whole hosts) as the logical mesh (dp, op) with the batch forced onto dp,
+// evaluated on the same layer costs as the pipeshard search, so the two compare like for like.
+#ifndef ALPA_PLAN_UNIFORM_PLANS_H_
+#define ALPA_PLAN_UNIFORM_PLANS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "cluster/cluster_spec.h"
+#include "plan/layer_costs.h"
+#include "plan/pipeshard_planner.h"
+#include "support/status.h"
+
+namespace alpa::plan {
+
+// The stages of (dp, op, pp). Errors: dp·op·pp is not the cluster's device count, pp above the
+// model's layers, a sub-mesh that is neither part of one host nor whole hosts, a (dp, op) the
+// table has no configuration for.
+Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
+                                               const cluster::ClusterSpec& cluster, int64_t dp,
+                                               int64_t op, int64_t pp);
+
+// UniformStages evaluated under options.schedules, the fastest kept.
+Result<PipeshardPlan> PlanUniform(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
+                                  int64_t dp, int64_t op, int64_t pp,
+                                  const PipeshardOptions& options);
+
+struct UniformGridPoint {
+  int64_t dp = 0, op = 0, pp = 0;
+  Result<PipeshardPlan> plan;  // or why the point does not fit
+};
+
+// Every grid point, in order of pp then op: pp dividing the devices and at most the model's
+// layers, op a power of two up to one host's devices and dividing the devices of a stage.
+std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
+                                                const cluster::ClusterSpec& cluster,
+                                                const PipeshardOptions& options);
+
+// The fastest point of `grid` (the first on a tie); NOT_FOUND when none fits.
+Result<PipeshardPlan> FastestGridPoint(const std::vector<UniformGridPoint>& grid);
+
+}  // namespace alpa::plan
+
+#endif  // ALPA_PLAN_UNIFORM_PLANS_H_
