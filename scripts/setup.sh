@@ -25,6 +25,8 @@ packages=(
   zlib1g-dev coinor-libcbc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  # chromium renders the HTML plan report in its test, libpng-dev reads the screenshot back.
+  chromium libpng-dev
 )
 
 # One dpkg-query for all packages; a package it does not know is missing too.

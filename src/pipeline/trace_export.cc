@@ -6,38 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "support/file.h"
+#include "support/markup.h"
 #include "support/units.h"
 
 namespace alpa::pipeline {
 namespace {
 
 constexpr double kMicrosecondsPerSecond = 1e6;
-
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A tick spacing of 1, 2 or 5 times a power of ten giving at most about `max_ticks` ticks.
 double TickStep(double span, int max_ticks) {
@@ -118,7 +93,7 @@ std::string ToSvgGantt(const SimulationResult& result, std::string_view title) {
                   FormatSeconds(result.step_time_s), 100 * result.bubble_fraction);
   if (!title.empty()) heading = fmt::format("{}: {}", title, heading);
   svg += fmt::format("<text x=\"{:.0f}\" y=\"24\" font-size=\"14\">{}</text>\n", kLeft,
-                     XmlEscape(heading));
+                     EscapeMarkup(heading));
 
   for (int d = 0; d < result.num_devices; ++d) {
     const double y = kTop + kRow * d;
@@ -134,15 +109,15 @@ std::string ToSvgGantt(const SimulationResult& result, std::string_view title) {
         "<rect class=\"task {}\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.0f}\">"
         "<title>{}</title></rect>\n",
         forward ? "fwd" : "bwd", x, y, w, kBox,
-        XmlEscape(fmt::format("{} on stage {}: {} .. {}", TaskName(timing.task, with_chunk),
-                              timing.stage, FormatSeconds(timing.start_s),
-                              FormatSeconds(timing.end_s))));
+        EscapeMarkup(fmt::format("{} on stage {}: {} .. {}", TaskName(timing.task, with_chunk),
+                                 timing.stage, FormatSeconds(timing.start_s),
+                                 FormatSeconds(timing.end_s))));
     const std::string label = with_chunk
                                   ? fmt::format("{}.{}", timing.task.micro_batch, timing.task.chunk)
                                   : fmt::format("{}", timing.task.micro_batch);
     if (w >= 8.0 * static_cast<double>(label.size())) {
       svg += fmt::format("<text class=\"label\" x=\"{:.2f}\" y=\"{:.1f}\">{}</text>\n", x + w / 2,
-                         y + kBox / 2 + 4, XmlEscape(label));
+                         y + kBox / 2 + 4, EscapeMarkup(label));
     }
   }
 
@@ -157,7 +132,7 @@ std::string ToSvgGantt(const SimulationResult& result, std::string_view title) {
     svg += fmt::format(
         "<line class=\"axis\" x1=\"{:.2f}\" y1=\"{:.1f}\" x2=\"{:.2f}\" y2=\"{:.1f}\"/>"
         "<text x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-        x, axis_y, x, axis_y + 5, x, axis_y + 18, XmlEscape(FormatSeconds(t)));
+        x, axis_y, x, axis_y + 5, x, axis_y + 18, EscapeMarkup(FormatSeconds(t)));
   }
   svg += "</svg>\n";
   return svg;

@@ -15,6 +15,7 @@
 #include "hlo/printer.h"
 #include "ir/value_tag.h"
 #include "pipeline/stage_slicing.h"
+#include "sharding/hlo_sharding.h"
 #include "sharding/parallel_methods.h"
 
 namespace alpa::plan {
@@ -35,6 +36,10 @@ struct LayerStep {
   std::unique_ptr<ir::Module> step;
   std::vector<cost::ParameterRole> roles;
   std::vector<sharding::MethodParameter> parameters;
+  // Step parameters a micro-batch in flight holds until its backward pass: the activations the
+  // layer received and the model's batch (tokens, labels). Saved activations (memory_model.h)
+  // are computed values only, so a layer that keeps nothing else (remat) would hold nothing.
+  std::vector<int64_t> held_inputs;
   double flops = 0;
 };
 
@@ -48,6 +53,17 @@ Result<LayerStep> BuildLayerStep(const pipeline::StageLoss& stage,
       autodiff::StepParameterLayout(stage.module->entry()->parameter_count(),
                                     static_cast<int64_t>(stage.weights.size()), training);
   for (autodiff::StepParameter kind : layout) layer.roles.push_back(RoleOfStepParameter(kind));
+  // The step's batch parameters are the loss's non-weights, in order (autodiff/train_step.h).
+  std::set<int64_t> held(stage.activations.begin(), stage.activations.end());
+  held.insert(stage.batch.begin(), stage.batch.end());
+  const std::set<int64_t> weights(stage.weights.begin(), stage.weights.end());
+  int64_t step_parameter =
+      std::find(layout.begin(), layout.end(), autodiff::StepParameter::kBatch) - layout.begin();
+  for (int64_t p = 0; p < stage.module->entry()->parameter_count(); ++p) {
+    if (weights.count(p)) continue;
+    if (held.count(p)) layer.held_inputs.push_back(step_parameter);
+    ++step_parameter;
+  }
   ALPA_ASSIGN_OR_RETURN(layer.parameters,
                         sharding::StepParameters(*layer.step->entry(), layer.roles,
                                                  autodiff::StepNextValueElements(layout)));
@@ -98,7 +114,8 @@ std::set<const ir::Instruction*> GradientOnly(const ir::Computation& entry) {
 
 // Splits the estimate by pass (cost/memory_model.h): forward and backward work run per
 // micro-batch; the update, and the gradients' collectives, once per step.
-LayerCost CostOf(const LayerStep& layer, const sharding::ShardingSolution& solution) {
+LayerCost CostOf(const LayerStep& layer, const sharding::ShardingSolution& solution,
+                 const std::vector<int64_t>& mesh_shape) {
   const ir::Computation& entry = *layer.step->entry();
   const sharding::StrategyGraph& graph = solution.graph;
   cost::MemoryModelOptions memory_options;
@@ -128,8 +145,20 @@ LayerCost CostOf(const LayerStep& layer, const sharding::ShardingSolution& solut
   cost.update_s += estimate.carried_seconds;
   cost.static_bytes = memory.StaticBytes();
   cost.activation_bytes = memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers + 1);
+  const std::vector<ir::Instruction*> parameters = entry.parameters();
+  for (int64_t p : layer.held_inputs) {
+    cost.activation_bytes += memory_options.bytes(*parameters[static_cast<size_t>(p)]);
+  }
   cost.peak_bytes = estimate.peak_memory_bytes;
   cost.collectives = estimate.communication.count;
+  // The step's first parameters are the layer's weights (autodiff/train_step.h).
+  for (size_t p = 0; p < layer.roles.size() && layer.roles[p] == cost::ParameterRole::kWeight;
+       ++p) {
+    const int64_t node = graph.NodeOf(*parameters[p]);
+    cost.weight_shardings.push_back(
+        node < 0 ? "{replicated}"
+                 : sharding::ToHloShardingText(solution.Chosen(node).output, mesh_shape));
+  }
   return cost;
 }
 
@@ -203,6 +232,10 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     ALPA_ASSIGN_OR_RETURN(pipeline::StageLoss stage,
                           pipeline::SliceStageLoss(loss, weights, layers, k, k));
     table.output_bytes.push_back(stage.output_bytes);
+    std::vector<int64_t>& layer_weights = table.weights.emplace_back();
+    for (int64_t w : stage.weights) {
+      layer_weights.push_back(stage.model_parameter[static_cast<size_t>(w)]);
+    }
     auto [it, added] = distinct_of_text.emplace(hlo::PrintModule(*stage.module),
                                                 static_cast<int64_t>(distinct.size()));
     if (added) distinct.push_back(std::move(stage));
@@ -231,7 +264,7 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     Status first_error;
     for (size_t c = 0; c < num_configs; ++c) {
       if (solutions[c].ok()) {
-        distinct_costs[d].push_back(CostOf(layer, *solutions[c]));
+        distinct_costs[d].push_back(CostOf(layer, *solutions[c], table.configs[c].logical_shape));
         continue;
       }
       distinct_costs[d].push_back(LayerCost{});  // no plan on this configuration

@@ -14,8 +14,9 @@
 //   update_s               = sum over its layers, once per step: the optimizer update, the
 //                            gradient synchronisation (collectives of gradient-tagged values and
 //                            resharding into the update) and carried values
-//   memory                 = sum of static bytes + sum of saved activations per micro-batch in
-//                            flight + the largest of the layers' temporaries
+//   memory                 = sum of static bytes + sum of held activations (saved values and
+//                            the inputs each layer received) per micro-batch in flight + the
+//                            largest of the layers' temporaries
 // Composing per-layer plans prices a stage at most as high as planning it whole would (the
 // composed plan is one of the whole stage's choices) plus the resharding between layers, which
 // is zero when consecutive layers agree on their boundary layout (identical blocks on one
@@ -72,18 +73,22 @@ struct LayerCost {
   double forward_s = 0;
   double backward_s = 0;
   double update_s = 0;
-  int64_t static_bytes = 0;      // weights, optimizer state, gradients
-  int64_t activation_bytes = 0;  // saved for the backward pass, per micro-batch
-  int64_t peak_bytes = 0;        // of the layer's step on one micro-batch
+  int64_t static_bytes = 0;  // weights, optimizer state, gradients
+  // Held for the backward pass, per micro-batch: saved activations and the inputs received.
+  int64_t activation_bytes = 0;
+  int64_t peak_bytes = 0;                               // of the layer's step on one micro-batch
   std::map<cost::CollectiveKind, int64_t> collectives;  // per step
+  // XLA sharding text of each of the layer's weights, in LayerCostTable::weights order.
+  std::vector<std::string> weight_shardings;
 };
 
 struct LayerCostTable {
   int64_t num_layers = 0;
   std::vector<MeshConfig> configs;
-  std::vector<LayerCost> costs;       // [layer * configs.size() + config]
-  std::vector<double> flops;          // per layer: of its step on one micro-batch
-  std::vector<int64_t> output_bytes;  // per layer: the activations it sends on
+  std::vector<LayerCost> costs;               // [layer * configs.size() + config]
+  std::vector<double> flops;                  // per layer: of its step on one micro-batch
+  std::vector<int64_t> output_bytes;          // per layer: the activations it sends on
+  std::vector<std::vector<int64_t>> weights;  // per layer: the loss's parameter numbers it reads
   int64_t distinct_layers = 0;
   int64_t intra_op_solves = 0;
 

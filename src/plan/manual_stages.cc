@@ -97,13 +97,7 @@ Result<int64_t> FindConfig(const LayerCostTable& table, const ManualStage& stage
       stage.force_batch ? " with the batch forced" : "");
 }
 
-}  // namespace
-
-Result<ManualStages> ParseManualStages(const std::string& text, const std::string& source) {
-  const json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_object()) {
-    return InvalidArgument("{}: not a JSON object", source);
-  }
+Result<ManualStages> ParseManualStagesJson(const json& document, const std::string& source) {
   ManualStages manual;
   if (!document.contains("layers") || !document["layers"].is_number_integer() ||
       document["layers"].get<int64_t>() < 1) {
@@ -139,6 +133,54 @@ Result<ManualStages> ParseManualStages(const std::string& text, const std::strin
     manual.stages.push_back(std::move(stage));
   }
   return manual;
+}
+
+}  // namespace
+
+Result<ManualStages> ParseManualStages(const std::string& text, const std::string& source) {
+  const json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object()) {
+    return InvalidArgument("{}: not a JSON object", source);
+  }
+  return ParseManualStagesJson(document, source);
+}
+
+Result<ManualStages> ParseSavedPlanStages(const std::string& text, const std::string& source) {
+  json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object() ||
+      document.value("format", "") != "alpa-plan") {
+    return InvalidArgument("{}: not a plan document (alpa plan -o writes one)", source);
+  }
+  if (document.value("version", 0) != 2 || !document.contains("stages")) {
+    return InvalidArgument(
+        "{}: a single-stage plan (version {}); only pipelined plans (version 2, from --method "
+        "pipeshard or uniform) have stages to re-cost",
+        source, document.value("version", 0));
+  }
+  if (!document.contains("num_layers")) {
+    return InvalidArgument("{}: no \"num_layers\"; plan the model again to save a complete plan",
+                           source);
+  }
+  // Its stages' [first, last] become the manual format's layer ids over the model's layers.
+  document["layers"] = document["num_layers"];
+  if (!document["stages"].is_array()) {
+    return InvalidArgument("{}: \"stages\" must be a non-empty list", source);
+  }
+  for (size_t j = 0; j < document["stages"].size(); ++j) {
+    json& stage = document["stages"][j];
+    const std::string path = fmt::format("{}: stages[{}].layers", source, j);
+    if (!stage.is_object() || !stage.contains("layers")) {
+      return InvalidArgument("{}: missing", path);
+    }
+    ALPA_ASSIGN_OR_RETURN(std::vector<int64_t> range, Integers(stage["layers"], path, 2));
+    if (range.size() != 2 || range[1] < range[0]) {
+      return InvalidArgument("{}: must be [first, last] with first <= last", path);
+    }
+    json ids = json::array();
+    for (int64_t k = range[0]; k <= range[1]; ++k) ids.push_back(k);
+    stage["layers"] = std::move(ids);
+  }
+  return ParseManualStagesJson(document, source);
 }
 
 Result<std::vector<StageChoice>> ResolveManualStages(const ManualStages& manual,

@@ -43,6 +43,11 @@ struct ManualStages {
 // Errors name `source` (the file) and the field: "stages[2].submesh: ...".
 Result<ManualStages> ParseManualStages(const std::string& text, const std::string& source);
 
+// The stages of a saved pipelined plan (the plan document, version 2, that `alpa plan -o`
+// writes: "num_layers" model layers, stages with "layers": [first, last]) as manual stages over
+// the model's own layers, to re-cost it (`alpa plan --validate`). Errors name `source`.
+Result<ManualStages> ParseSavedPlanStages(const std::string& text, const std::string& source);
+
 // The stages as choices over `table`'s layers and configurations. Errors: layer ids that are not
 // contiguous or do not cover 0..layers-1 exactly once (naming what is missing or overlaps), more
 // groups than model layers, a sub-mesh and logical mesh the table has no configuration for.

@@ -213,6 +213,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
   for (size_t j = 0; j < stages.size(); ++j) {
     PlannedStage& stage = plan.stages[j];
     stage.peak_memory_bytes = peak.devices[j].peak_bytes;
+    stage.micro_batches_in_flight = peak.devices[j].peak_in_flight;
     plan.step_time_s = std::max(plan.step_time_s, end[j] + stage.update_s);
     if (stage.peak_memory_bytes > stage.memory_bytes) {
       return DoesNotFit(
@@ -227,6 +228,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
   plan.bubble_fraction = simulation.bubble_fraction;
   plan.alpa_formula_s =
       pipeline::AlpaPipelineLatency(stage_times, static_cast<int>(num_micro_batches));
+  plan.simulation = std::move(simulation);
   return plan;
 }
 

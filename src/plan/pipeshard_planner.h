@@ -30,6 +30,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "pipeline/schedule.h"
+#include "pipeline/simulator.h"
 #include "plan/layer_costs.h"
 #include "support/status.h"
 
@@ -52,6 +53,7 @@ struct PlannedStage {
   int64_t static_bytes = 0;
   int64_t activation_bytes = 0;  // per micro-batch in flight
   int64_t temporary_bytes = 0;
+  int64_t micro_batches_in_flight = 0;                  // at its peak, under the plan's schedule
   int64_t peak_memory_bytes = 0;                        // per device, under the plan's schedule
   int64_t memory_bytes = 0;                             // of one device of its sub-mesh
   std::map<cost::CollectiveKind, int64_t> collectives;  // per micro-batch step of the stage
@@ -67,6 +69,7 @@ struct PipeshardPlan {
   double bubble_fraction = 0;
   std::vector<double> forward_transfer_s;  // per stage boundary
   int64_t candidates_evaluated = 0;
+  pipeline::SimulationResult simulation;  // of the pipeline (its timeline, for reports)
 };
 
 struct PipeshardOptions {

@@ -69,7 +69,7 @@ std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
   return grid;
 }
 
-Result<PipeshardPlan> FastestGridPoint(const std::vector<UniformGridPoint>& grid) {
+Result<UniformGridPoint> FastestGridPoint(const std::vector<UniformGridPoint>& grid) {
   const UniformGridPoint* fastest = nullptr;
   for (const UniformGridPoint& point : grid) {
     if (point.plan.ok() && (!fastest || point.plan->step_time_s < fastest->plan->step_time_s)) {
@@ -81,7 +81,7 @@ Result<PipeshardPlan> FastestGridPoint(const std::vector<UniformGridPoint>& grid
         "no point of the uniform grid fits; `alpa plan ... --method uniform --json` "
         "lists each point's reason");
   }
-  return *fastest->plan;
+  return *fastest;
 }
 
 }  // namespace alpa::plan

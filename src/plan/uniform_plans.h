@@ -39,7 +39,7 @@ std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
                                                 const PipeshardOptions& options);
 
 // The fastest point of `grid` (the first on a tie); NOT_FOUND when none fits.
-Result<PipeshardPlan> FastestGridPoint(const std::vector<UniformGridPoint>& grid);
+Result<UniformGridPoint> FastestGridPoint(const std::vector<UniformGridPoint>& grid);
 
 }  // namespace alpa::plan
 

@@ -93,6 +93,11 @@ std::vector<int64_t> TransposedIota(const std::vector<int64_t>& reshape_dims,
 // of the mesh at most once (aborts otherwise).
 HloSharding ToHloSharding(const ShardingSpec& spec, const std::vector<int64_t>& mesh_shape);
 
+// The XLA sharding text of a value whose leaves (one for an array) have `leaf_specs`: one
+// sharding, or a tuple sharding "{a, b}".
+std::string ToHloShardingText(const std::vector<ShardingSpec>& leaf_specs,
+                              const std::vector<int64_t>& mesh_shape);
+
 // The spec whose ToHloSharding is `sharding`, for a tensor of `tensor_rank` dimensions: each tile
 // dimension must step through the devices as a mixed-radix count over some mesh axes (major
 // first), i.e. the device array must be the mesh transposed and regrouped, with device 0 first.

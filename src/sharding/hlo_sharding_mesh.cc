@@ -160,4 +160,14 @@ Result<ShardingSpec> FromHloSharding(const HloSharding& sharding,
   return spec;
 }
 
+std::string ToHloShardingText(const std::vector<ShardingSpec>& leaf_specs,
+                              const std::vector<int64_t>& mesh_shape) {
+  if (leaf_specs.size() == 1) return ToString(ToHloSharding(leaf_specs[0], mesh_shape));
+  std::vector<std::string> parts;
+  for (const ShardingSpec& spec : leaf_specs) {
+    parts.push_back(ToString(ToHloSharding(spec, mesh_shape)));
+  }
+  return fmt::format("{{{}}}", fmt::join(parts, ", "));
+}
+
 }  // namespace alpa::sharding

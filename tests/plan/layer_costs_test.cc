@@ -82,5 +82,17 @@ TEST(LayerCostsTest, DataParallelBlocksSyncGradientsOncePerStep) {
   EXPECT_LT(split.activation_bytes, single.activation_bytes);
 }
 
+// A micro-batch in flight keeps what each layer received until its backward pass, even when the
+// layer recomputes (remat) and saves no computed value: on one device, a block holds at least
+// the embedding's output, which it received.
+TEST(LayerCostsTest, LayersHoldTheirInputsPerMicroBatch) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x1");
+  for (bool remat : {false, true}) {
+    const LayerCostTable table = GptTinyCosts(cluster, remat);
+    ASSERT_EQ(table.configs.size(), 1u);
+    EXPECT_GE(table.at(1, 0).activation_bytes, table.output_bytes[0]) << "remat " << remat;
+  }
+}
+
 }  // namespace
 }  // namespace alpa::plan

@@ -16,10 +16,12 @@ inline cluster::ClusterSpec Cluster(const std::string& argument) {
   return std::move(spec).value();
 }
 
-// gpt-tiny at micro-batch size 8, its layer costs on every configuration of `cluster`.
-inline LayerCostTable GptTinyCosts(const cluster::ClusterSpec& cluster) {
+// gpt-tiny at micro-batch size 8, its layer costs on every configuration of `cluster`; with
+// `remat`, each layer's backward pass recomputes its forward.
+inline LayerCostTable GptTinyCosts(const cluster::ClusterSpec& cluster, bool remat = false) {
   Result<models::ZooModel> gpt = models::BuildZooModel("gpt-tiny");  // batch 8
   EXPECT_TRUE(gpt.ok()) << gpt.status().ToString();
+  gpt->training.remat = remat;
   const std::vector<MeshConfig> configs = EnumerateMeshConfigs(
       cluster, cluster::EnumerateSubmeshes(cluster), /*micro_batch_size=*/8, LogicalSpace::kAll);
   Result<LayerCostTable> table =

@@ -9,6 +9,7 @@
 #include "tools/alpa/cluster_command.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
+#include "tools/alpa/explain_command.h"
 #include "tools/alpa/grad_command.h"
 #include "tools/alpa/inspect_command.h"
 #include "tools/alpa/plan_command.h"
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   SimulateOptions simulate;
   SolveCommandOptions solve;
   PlanOptions plan;
+  ExplainOptions explain;
   CLI::App* inspect_command = AddInspectCommand(app, inspect);
   CLI::App* eval_command = AddEvalCommand(app, eval);
   CLI::App* run_command = AddRunCommand(app, run);
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   CLI::App* simulate_command = AddSimulateCommand(app, simulate);
   CLI::App* solve_command = AddSolveCommand(app, solve);
   CLI::App* plan_command = AddPlanCommand(app, plan);
+  CLI::App* explain_command = AddExplainCommand(app, explain);
 
   try {
     app.parse(argc, argv);
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
     std::string help = "alpa --help";
     for (const CLI::App* command :
          {inspect_command, eval_command, run_command, grad_command, zoo_command, cluster_command,
-          profile_command, simulate_command, solve_command, plan_command}) {
+          profile_command, simulate_command, solve_command, plan_command, explain_command}) {
       if (command->parsed()) help = "alpa " + command->get_name() + " --help";
     }
     if (cluster.show->parsed()) help = "alpa cluster show --help";
@@ -86,6 +89,7 @@ int main(int argc, char** argv) {
     if (simulate_command->parsed()) return RunSimulate(simulate);
     if (solve_command->parsed()) return RunSolve(solve);
     if (plan_command->parsed()) return RunPlan(plan);
+    if (explain_command->parsed()) return RunExplain(explain);
   } catch (const std::exception& e) {
     // Errors a user can cause are Status values; an exception that gets here is a bug, reported as
     // one (exit 1) rather than as an abort that looks like a crash.

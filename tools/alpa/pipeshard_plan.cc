@@ -6,9 +6,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <set>
+#include <utility>
 
 #include "cluster/mesh.h"
 #include "cost/collective_cost.h"
+#include "pipeline/trace_export.h"
 #include "plan/layer_costs.h"
 #include "plan/manual_stages.h"
 #include "plan/pipeshard_planner.h"
@@ -17,6 +21,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/plan_report.h"
 #include "tools/alpa/profile_command.h"
 
 namespace alpa::tools {
@@ -43,6 +48,9 @@ std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
 struct PipeshardReport {
   std::string method;
   std::vector<plan::UniformGridPoint> grid;  // --method uniform without --dp/--op/--pp
+  // What a user would try instead: pure data parallel and the best uniform grid point.
+  std::vector<std::pair<std::string, plan::UniformGridPoint>> alternatives;
+  std::vector<std::string> parameter_names;  // of the model's loss, by parameter number
   std::string model_name;
   std::string fingerprint;
   std::string cluster;
@@ -52,6 +60,7 @@ struct PipeshardReport {
   double total_s = 0;
   double layer_costs_s = 0;
   double stage_dp_s = 0;
+  double alternatives_s = 0;
 };
 
 nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& collectives) {
@@ -60,20 +69,59 @@ nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& c
   return comm;
 }
 
+nlohmann::ordered_json GridPointJson(const plan::UniformGridPoint& point) {
+  return {
+      {"dp", point.dp},
+      {"op", point.op},
+      {"pp", point.pp},
+      {"step_time_s", point.plan.ok() ? nlohmann::ordered_json(point.plan->step_time_s) : nullptr},
+      {"error", point.plan.ok() ? "" : point.plan.status().message()}};
+}
+
 nlohmann::ordered_json GridJson(const std::vector<plan::UniformGridPoint>& grid) {
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const plan::UniformGridPoint& point : grid) {
-    points.push_back({{"dp", point.dp},
-                      {"op", point.op},
-                      {"pp", point.pp},
-                      {"step_time_s",
-                       point.plan.ok() ? nlohmann::ordered_json(point.plan->step_time_s) : nullptr},
-                      {"error", point.plan.ok() ? "" : point.plan.status().message()}});
-  }
+  for (const plan::UniformGridPoint& point : grid) points.push_back(GridPointJson(point));
   return points;
 }
 
+nlohmann::ordered_json AlternativesJson(const PipeshardReport& report) {
+  nlohmann::ordered_json alternatives = nlohmann::ordered_json::array();
+  for (const auto& [name, point] : report.alternatives) {
+    nlohmann::ordered_json alternative = {{"name", name}};
+    alternative.update(GridPointJson(point));
+    alternatives.push_back(std::move(alternative));
+  }
+  return alternatives;
+}
+
+// Each weight of the stage's layers (once, in layer order) with its XLA sharding.
+nlohmann::ordered_json StageParametersJson(const PipeshardReport& report,
+                                           const plan::LayerCostTable& table,
+                                           const plan::StageChoice& choice) {
+  nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
+  std::set<int64_t> seen;
+  for (int64_t k = choice.first_layer; k <= choice.last_layer; ++k) {
+    const std::vector<int64_t>& weights = table.weights[static_cast<size_t>(k)];
+    const std::vector<std::string>& shardings = table.at(k, choice.config).weight_shardings;
+    for (size_t w = 0; w < weights.size() && w < shardings.size(); ++w) {
+      if (!seen.insert(weights[w]).second) continue;
+      parameters.push_back({{"name", report.parameter_names[static_cast<size_t>(weights[w])]},
+                            {"sharding", shardings[w]}});
+    }
+  }
+  return parameters;
+}
+
+nlohmann::ordered_json ClusterShapeJson(const cluster::ClusterSpec& cluster) {
+  const cluster::HostSpec& host = cluster.hosts.front();
+  return {{"hosts", cluster.hosts.size()},
+          {"devices_per_host", host.devices},
+          {"device", host.device.name},
+          {"device_memory_bytes", host.device.memory_bytes}};
+}
+
 nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::LayerCostTable& table,
+                                const cluster::ClusterSpec& cluster,
                                 const plan::PipeshardPlan& plan) {
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (const plan::PlannedStage& stage : plan.stages) {
@@ -83,22 +131,31 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
          {"devices", stage.devices},
          {"submesh", config.submesh.shape},
          {"logical_mesh", config.logical_shape},
+         {"mesh_config", plan::MeshConfigName(config)},
          {"force_batch_dim_to_mesh_dim", config.force_batch ? nlohmann::ordered_json(0) : nullptr},
          {"forward_time_s", stage.forward_s},
          {"backward_time_s", stage.backward_s},
          {"update_time_s", stage.update_s},
          {"peak_memory_bytes", stage.peak_memory_bytes},
          {"device_memory_bytes", stage.memory_bytes},
-         {"comm", CommJson(stage.collectives)}});
+         {"memory",
+          {{"static_bytes", stage.static_bytes},
+           {"activation_bytes_per_micro_batch", stage.activation_bytes},
+           {"micro_batches_in_flight", stage.micro_batches_in_flight},
+           {"temporary_bytes", stage.temporary_bytes}}},
+         {"comm", CommJson(stage.collectives)},
+         {"parameters", StageParametersJson(report, table, stage.choice)}});
   }
   return {{"format", "alpa-plan"},
           {"version", 2},
           {"model", {{"name", report.model_name}, {"fingerprint", report.fingerprint}}},
           {"cluster", report.cluster},
+          {"cluster_shape", ClusterShapeJson(cluster)},
           {"method", report.method},
           {"schedule", pipeline::ScheduleKindName(plan.schedule)},
           {"num_micro_batches", plan.num_micro_batches},
           {"micro_batch_size", report.micro_batch_size},
+          {"num_layers", table.num_layers},
           {"estimate",
            {{"step_time_s", plan.step_time_s},
             {"pipeline_s", plan.pipeline_s},
@@ -106,15 +163,32 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
             {"bubble_fraction", plan.bubble_fraction},
             {"tflops", report.step_flops / plan.step_time_s / report.devices / 1e12}}},
           {"stages", stages},
+          {"alternatives", AlternativesJson(report)},
           {"grid", GridJson(report.grid)},
           {"compile",
            {{"total_s", report.total_s},
             {"layer_costs_s", report.layer_costs_s},
             {"stage_dp_s", report.stage_dp_s},
+            {"alternatives_s", report.alternatives_s},
             {"distinct_layers", table.distinct_layers},
             {"mesh_configs", table.configs.size()},
             {"intra_op_solves", table.intra_op_solves},
             {"candidates_evaluated", plan.candidates_evaluated}}}};
+}
+
+// "instead: data parallel (dp 8) 120.3 s (1.20x), ..." for the plans a user would try instead.
+std::string AlternativesText(const PipeshardReport& report, double step_time_s) {
+  std::string text = "\nalternatives on the same costs:\n";
+  for (const auto& [name, point] : report.alternatives) {
+    const std::string shape =
+        point.dp > 0 ? fmt::format(" (dp {}, op {}, pp {})", point.dp, point.op, point.pp) : "";
+    text += point.plan.ok()
+                ? fmt::format("  {}{}: {}, {:.2f}x this plan\n", name, shape,
+                              FormatSeconds(point.plan->step_time_s),
+                              point.plan->step_time_s / step_time_s)
+                : fmt::format("  {}{}: {}\n", name, shape, point.plan.status().message());
+  }
+  return text;
 }
 
 std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& table,
@@ -160,6 +234,7 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
                    FormatBytes(stage.memory_bytes)});
   }
   text += stages.Render();
+  text += AlternativesText(report, plan.step_time_s);
   if (report.grid.empty()) return text;
   Table grid({"dp", "op", "pp", "step time"}, {Table::Align::kRight, Table::Align::kRight,
                                                Table::Align::kRight, Table::Align::kLeft});
@@ -171,12 +246,21 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
   return text + "\nthe uniform grid (the best one above):\n" + grid.Render();
 }
 
-Result<plan::PipeshardPlan> EvaluateManualStages(const std::string& path,
-                                                 const plan::LayerCostTable& table,
-                                                 const cluster::ClusterSpec& cluster,
-                                                 const plan::PipeshardOptions& options) {
+// --manual-stages FILE (Alpa's format) or --validate FILE (a saved plan): the file's stages
+// evaluated on `table`.
+Result<plan::PipeshardPlan> EvaluateFileStages(const std::string& path, bool saved_plan,
+                                               const plan::LayerCostTable& table,
+                                               const cluster::ClusterSpec& cluster,
+                                               const plan::PipeshardOptions& options) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  ALPA_ASSIGN_OR_RETURN(plan::ManualStages manual, plan::ParseManualStages(text, path));
+  ALPA_ASSIGN_OR_RETURN(plan::ManualStages manual, saved_plan
+                                                       ? plan::ParseSavedPlanStages(text, path)
+                                                       : plan::ParseManualStages(text, path));
+  if (saved_plan && manual.num_layers != table.num_layers) {
+    return InvalidArgument(
+        "{}: the plan cuts a model of {} layers into stages, this model has {}; plan it again",
+        path, manual.num_layers, table.num_layers);
+  }
   Result<std::vector<plan::StageChoice>> stages = plan::ResolveManualStages(manual, table);
   if (!stages.ok()) return stages.status().WithContext(path);
   const int64_t micro_batches = manual.num_micro_batches.value_or(options.num_micro_batches);
@@ -186,9 +270,11 @@ Result<plan::PipeshardPlan> EvaluateManualStages(const std::string& path,
         "same number to both",
         path, micro_batches, options.num_micro_batches);
   }
-  return plan::EvaluateStages(table, cluster, *stages,
-                              manual.schedule.value_or(pipeline::ScheduleKind::k1F1B),
-                              micro_batches);
+  Result<plan::PipeshardPlan> plan =
+      plan::EvaluateStages(table, cluster, *stages,
+                           manual.schedule.value_or(pipeline::ScheduleKind::k1F1B), micro_batches);
+  if (!plan.ok()) return plan.status().WithContext(path);
+  return plan;
 }
 
 // --method uniform: the given (dp, op, pp), or the fastest of the whole grid (kept in `grid`).
@@ -204,34 +290,99 @@ Result<plan::PipeshardPlan> PlanUniform(const PlanOptions& flags, const plan::La
     return plan::PlanUniform(table, cluster, *flags.dp, *flags.op, *flags.pp, options);
   }
   grid = plan::SearchUniformGrid(table, cluster, options);
-  return plan::FastestGridPoint(grid);
+  ALPA_ASSIGN_OR_RETURN(plan::UniformGridPoint fastest, plan::FastestGridPoint(grid));
+  return std::move(fastest.plan);
 }
 
-}  // namespace
+// Pure data parallel (every device one replica, one stage) and the best uniform grid point
+// (`grid` when the command searched it already), evaluated on the same costs.
+std::vector<std::pair<std::string, plan::UniformGridPoint>> Alternatives(
+    const plan::LayerCostTable& table, const cluster::ClusterSpec& cluster,
+    const plan::PipeshardOptions& options, std::vector<plan::UniformGridPoint> grid) {
+  const int64_t devices = cluster::TotalDevices(cluster);
+  std::vector<std::pair<std::string, plan::UniformGridPoint>> alternatives;
+  alternatives.emplace_back(
+      "data parallel",
+      plan::UniformGridPoint{devices, 1, 1,
+                             plan::PlanUniform(table, cluster, devices, 1, 1, options)});
+  if (grid.empty()) grid = plan::SearchUniformGrid(table, cluster, options);
+  Result<plan::UniformGridPoint> fastest = plan::FastestGridPoint(grid);
+  alternatives.emplace_back("best uniform grid point",
+                            fastest.ok() ? std::move(fastest).value()
+                                         : plan::UniformGridPoint{0, 0, 0, fastest.status()});
+  return alternatives;
+}
 
-int RunPipeshardPlan(const PlanOptions& options) {
+// What --validate compares against: the saved plan's header (its stages are parsed with
+// plan::ParseSavedPlanStages). Absent fields stay empty; the stages' parser names what is wrong.
+struct SavedPlan {
+  std::string model, cluster;
+  std::optional<int64_t> num_micro_batches;
+  std::optional<double> step_time_s;
+};
+
+Result<SavedPlan> ReadSavedPlanHeader(const std::string& path) {
+  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  const nlohmann::json saved = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  SavedPlan header;
+  if (!saved.is_object()) return header;
+  if (saved.contains("model") && saved["model"].is_object()) {
+    header.model = saved["model"].value("name", "");
+  }
+  header.cluster = saved.value("cluster", "");
+  if (saved.contains("num_micro_batches") && saved["num_micro_batches"].is_number_integer()) {
+    header.num_micro_batches = saved["num_micro_batches"].get<int64_t>();
+  }
+  if (saved.contains("estimate") && saved["estimate"].is_object() &&
+      saved["estimate"].contains("step_time_s") && saved["estimate"]["step_time_s"].is_number()) {
+    header.step_time_s = saved["estimate"]["step_time_s"].get<double>();
+  }
+  return header;
+}
+
+// "re-costed FILE (gpt-2.6b on p3.16xlarge:1x8, 100.4 s): 98.2 s, 0.98x" for --validate.
+std::string ValidationLine(const std::string& path, const SavedPlan& saved, double step_time_s) {
+  std::string line =
+      fmt::format("re-costed {} (made for {} on {}", path, saved.model, saved.cluster);
+  if (saved.step_time_s) line += fmt::format(", step time {}", FormatSeconds(*saved.step_time_s));
+  line += fmt::format("): every stage fits; step time {}", FormatSeconds(step_time_s));
+  if (saved.step_time_s && *saved.step_time_s > 0) {
+    line += fmt::format(" ({:.2f}x the saved estimate)", step_time_s / *saved.step_time_s);
+  }
+  return line + "\n";
+}
+
+Status WriteReport(const std::string& path, const nlohmann::ordered_json& document,
+                   const plan::PipeshardPlan& plan, const std::string& model_name) {
+  const std::string timeline = pipeline::ToSvgGantt(plan.simulation, model_name);
+  return WriteTextFile(path, RenderPlanReport(document, timeline), "--report");
+}
+
+// --search-micro-batches: one row per micro-batch count tried.
+struct MicroBatchTrial {
+  int64_t num_micro_batches = 0;
+  Result<double> step_time_s = 0.0;  // or why no plan was found
+};
+
+// One planning run at the flags' micro-batch count.
+struct PlannedAtCount {
+  ZooStep zoo;
+  plan::LayerCostTable table;
+  plan::PipeshardPlan plan;
+  std::vector<plan::UniformGridPoint> grid;  // --method uniform without --dp/--op/--pp
+  double layer_costs_s = 0;
+  double stage_dp_s = 0;
+};
+
+Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& flags,
+                                   const cluster::ClusterSpec& cluster) {
   const Clock::time_point start = Clock::now();
-  if (!IsZooArgument(options.model_path)) {
-    return ReportError(InvalidArgument(
-        "--method {} needs a zoo model: its layers come from the model's layer markers, which "
-        "an HLO file of a whole train step does not separate into forward and backward; plan {} "
-        "with --method shard",
-        options.method, options.model_path));
-  }
-  if (!options.mesh.empty()) {
-    return ReportError(InvalidArgument(
-        "--mesh {}: pipeshard chooses each stage's logical mesh; leave --mesh out", options.mesh));
-  }
-  Result<ZooStep> zoo = BuildZooLoss(options.model_path, options.zoo);
-  if (!zoo.ok()) return ReportError(zoo.status());
-  Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile_path);
-  if (!cluster.ok()) return ReportError(cluster.status());
-
-  const models::Model& model = zoo->zoo.model;
-  const int64_t micro_batch_size = zoo->batch / zoo->training.num_micro_batches;
+  ALPA_ASSIGN_OR_RETURN(ZooStep zoo, BuildZooLoss(options.model_path, flags));
+  const models::Model& model = zoo.zoo.model;
+  const int64_t micro_batches = zoo.training.num_micro_batches;
   const std::vector<plan::MeshConfig> configs = plan::EnumerateMeshConfigs(
-      *cluster, cluster::EnumerateSubmeshes(*cluster, SubmeshSpaceOf(options.submesh_space)),
-      micro_batch_size,
+      cluster, cluster::EnumerateSubmeshes(cluster, SubmeshSpaceOf(options.submesh_space)),
+      zoo.batch / micro_batches,
       options.logical_space == "all" ? plan::LogicalSpace::kAll
                                      : plan::LogicalSpace::kSingleNodeModelParallel);
   plan::LayerCostOptions cost_options;
@@ -241,45 +392,177 @@ int RunPipeshardPlan(const PlanOptions& options) {
   const bool show_progress = isatty(STDERR_FILENO) && !options.json;
   cost_options.progress = [&](int64_t done, int64_t total) {
     if (show_progress) {
-      fmt::print(stderr, "\rlayer costs: {}/{} distinct layers x {} mesh configurations", done,
-                 total, configs.size());
+      fmt::print(stderr,
+                 "\r{} micro-batches: layer costs {}/{} distinct layers x {} mesh configurations",
+                 micro_batches, done, total, configs.size());
       if (done == total) fmt::print(stderr, "\n");
     }
   };
-  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
-      *model.loss, model.weights, zoo->training, *cluster, configs, cost_options);
-  if (!table.ok()) return ReportError(table.status());
+  ALPA_ASSIGN_OR_RETURN(plan::LayerCostTable table,
+                        plan::ComputeLayerCosts(*model.loss, model.weights, zoo.training, cluster,
+                                                configs, cost_options));
   const double layer_costs_s = SecondsSince(start);
 
   const Clock::time_point dp_start = Clock::now();
   plan::PipeshardOptions planner_options;
-  planner_options.num_micro_batches = zoo->training.num_micro_batches;
+  planner_options.num_micro_batches = micro_batches;
   planner_options.schedules = SchedulesOf(options.schedule);
   if (options.imbalance_tolerance >= 0) {
     planner_options.imbalance_tolerance = options.imbalance_tolerance;
   }
+  std::vector<plan::UniformGridPoint> grid;
+  const std::string& stages_path =
+      options.validate_path.empty() ? options.manual_stages_path : options.validate_path;
+  ALPA_ASSIGN_OR_RETURN(
+      plan::PipeshardPlan plan,
+      options.method == "uniform" ? PlanUniform(options, table, cluster, planner_options, grid)
+      : stages_path.empty()       ? plan::PlanPipeshard(table, cluster, planner_options)
+                            : EvaluateFileStages(stages_path, !options.validate_path.empty(), table,
+                                                 cluster, planner_options));
+  return PlannedAtCount{std::move(zoo),  std::move(table), std::move(plan),
+                        std::move(grid), layer_costs_s,    SecondsSince(dp_start)};
+}
+
+// Alpa leaves the number of micro-batches to a grid search by hand. Tries M = 1, 2, 4, ... (M
+// dividing the global batch) and keeps the fastest plan; fewer micro-batches have a larger
+// pipeline bubble, more have more per-micro-batch overhead (weights read and collectives'
+// latency per micro-batch), so the search stops two counts after the step time stops improving
+// (a count where nothing fits does not stop it before the first plan: large micro-batches may
+// not fit).
+Result<PlannedAtCount> SearchMicroBatches(const PlanOptions& options,
+                                          const cluster::ClusterSpec& cluster,
+                                          std::vector<MicroBatchTrial>& trials) {
+  ALPA_ASSIGN_OR_RETURN(ZooStep probe, BuildZooLoss(options.model_path, options.zoo));
+  std::optional<PlannedAtCount> best;
+  Status last_error = Status::Ok();
+  int worse_in_a_row = 0;
+  for (int64_t count = 1; count <= probe.batch && worse_in_a_row < 2; count *= 2) {
+    if (probe.batch % count != 0) continue;
+    ZooFlags flags = options.zoo;
+    flags.micro_batches = count;
+    Result<PlannedAtCount> planned = PlanAtCount(options, flags, cluster);
+    if (!planned.ok() && planned.status().code() == StatusCode::kInvalidArgument) {
+      return planned.status();  // bad input, not a count that does not fit
+    }
+    trials.push_back({count, planned.ok() ? Result<double>(planned->plan.step_time_s)
+                                          : Result<double>(planned.status())});
+    if (planned.ok() && (!best || planned->plan.step_time_s < best->plan.step_time_s)) {
+      best = std::move(planned).value();
+      worse_in_a_row = 0;
+    } else if (best) {
+      ++worse_in_a_row;
+    }
+    if (!planned.ok()) last_error = planned.status();
+  }
+  if (!best) return last_error;
+  return std::move(best).value();
+}
+
+nlohmann::ordered_json TrialsJson(const std::vector<MicroBatchTrial>& trials) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const MicroBatchTrial& trial : trials) {
+    rows.push_back({{"num_micro_batches", trial.num_micro_batches},
+                    {"step_time_s",
+                     trial.step_time_s.ok() ? nlohmann::ordered_json(*trial.step_time_s) : nullptr},
+                    {"error", trial.step_time_s.ok() ? "" : trial.step_time_s.status().message()}});
+  }
+  return rows;
+}
+
+std::string TrialsText(const std::vector<MicroBatchTrial>& trials) {
+  Table table({"micro-batches", "step time"}, {Table::Align::kRight, Table::Align::kLeft});
+  for (const MicroBatchTrial& trial : trials) {
+    // The reason's first clause ("no stage plan fits the cluster's 8 devices"); --json has it
+    // whole.
+    const std::string reason = trial.step_time_s.ok()
+                                   ? ""
+                                   : trial.step_time_s.status().message().substr(
+                                         0, trial.step_time_s.status().message().find(": "));
+    table.AddRow({std::to_string(trial.num_micro_batches),
+                  trial.step_time_s.ok() ? FormatSeconds(*trial.step_time_s) : reason});
+  }
+  return "\nmicro-batch counts tried (the fastest kept):\n" + table.Render();
+}
+
+}  // namespace
+
+int RunPipeshardPlan(const PlanOptions& flags) {
+  const Clock::time_point start = Clock::now();
+  if (!IsZooArgument(flags.model_path)) {
+    return ReportError(InvalidArgument(
+        "--method {} needs a zoo model: its layers come from the model's layer markers, which "
+        "an HLO file of a whole train step does not separate into forward and backward; plan {} "
+        "with --method shard",
+        flags.method, flags.model_path));
+  }
+  if (!flags.mesh.empty()) {
+    return ReportError(InvalidArgument(
+        "--mesh {}: pipeshard chooses each stage's logical mesh; leave --mesh out", flags.mesh));
+  }
+  const bool fixed_stages = flags.method == "uniform" || !flags.manual_stages_path.empty() ||
+                            !flags.validate_path.empty();
+  if (flags.search_micro_batches && (fixed_stages || flags.zoo.micro_batches)) {
+    return ReportError(InvalidArgument(
+        "--search-micro-batches searches stages and micro-batches together: leave out "
+        "--micro-batches, --manual-stages, --validate and --method uniform"));
+  }
+  PlanOptions options = flags;
+  SavedPlan saved;
+  if (!options.validate_path.empty()) {
+    Result<SavedPlan> header = ReadSavedPlanHeader(options.validate_path);
+    if (!header.ok()) return ReportError(header.status());
+    saved = std::move(header).value();
+    // Re-cost at the saved micro-batch count unless --micro-batches asks otherwise.
+    if (!options.zoo.micro_batches) options.zoo.micro_batches = saved.num_micro_batches;
+  }
+  Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile_path);
+  if (!cluster.ok()) return ReportError(cluster.status());
+  std::vector<MicroBatchTrial> trials;
+  Result<PlannedAtCount> planned = options.search_micro_batches
+                                       ? SearchMicroBatches(options, *cluster, trials)
+                                       : PlanAtCount(options, options.zoo, *cluster);
+  if (!planned.ok()) return ReportError(planned.status());
+  const plan::LayerCostTable& table = planned->table;
+  const plan::PipeshardPlan& plan = planned->plan;
+
   PipeshardReport report;
   report.method = options.method;
-  Result<plan::PipeshardPlan> plan =
-      options.method == "uniform"
-          ? PlanUniform(options, *table, *cluster, planner_options, report.grid)
-      : options.manual_stages_path.empty()
-          ? plan::PlanPipeshard(*table, *cluster, planner_options)
-          : EvaluateManualStages(options.manual_stages_path, *table, *cluster, planner_options);
-  if (!plan.ok()) return ReportError(plan.status());
-  report.stage_dp_s = SecondsSince(dp_start);
-  report.layer_costs_s = layer_costs_s;
+  report.grid = std::move(planned->grid);
+  report.stage_dp_s = planned->stage_dp_s;
+  report.layer_costs_s = planned->layer_costs_s;
+  const Clock::time_point alternatives_start = Clock::now();
+  plan::PipeshardOptions alternative_options;
+  alternative_options.num_micro_batches = plan.num_micro_batches;
+  alternative_options.schedules = SchedulesOf(options.schedule);
+  report.alternatives = Alternatives(table, *cluster, alternative_options, report.grid);
+  report.alternatives_s = SecondsSince(alternatives_start);
 
-  report.model_name = zoo->zoo.entry.name;
+  const models::Model& model = planned->zoo.zoo.model;
+  report.model_name = planned->zoo.zoo.entry.name;
   report.fingerprint = ModuleFingerprint(*model.loss);
+  for (const ir::Instruction* parameter : model.loss->entry()->parameters()) {
+    report.parameter_names.push_back(parameter->name());
+  }
   report.cluster = options.cluster;
-  report.micro_batch_size = micro_batch_size;
+  report.micro_batch_size = planned->zoo.batch / plan.num_micro_batches;
   report.devices = static_cast<double>(cluster::TotalDevices(*cluster));
-  for (double flops : table->flops) report.step_flops += flops;
-  report.step_flops *= static_cast<double>(plan->num_micro_batches);
+  for (double flops : table.flops) report.step_flops += flops;
+  report.step_flops *= static_cast<double>(plan.num_micro_batches);
   report.total_s = SecondsSince(start);
-  return EmitDocument(PlanJson(report, *table, *plan), PlanText(report, *table, *plan),
-                      options.output_path, options.json);
+  nlohmann::ordered_json document = PlanJson(report, table, *cluster, plan);
+  std::string text = PlanText(report, table, plan);
+  if (!trials.empty()) {
+    document["micro_batch_search"] = TrialsJson(trials);
+    text += TrialsText(trials);
+  }
+  if (!options.report_path.empty()) {
+    const Status written = WriteReport(options.report_path, document, plan, report.model_name);
+    if (!written.ok()) return ReportError(written);
+  }
+  if (!options.validate_path.empty()) {
+    text = ValidationLine(options.validate_path, saved, plan.step_time_s) + text;
+  }
+  return EmitDocument(document, text, options.output_path, options.json);
 }
 
 }  // namespace alpa::tools

@@ -107,15 +107,6 @@ Result<sharding::Pins> CollectPins(const PlanOptions& options, const ir::Computa
   return pins;
 }
 
-std::string SpecText(const sharding::LeafSpecs& specs, const std::vector<int64_t>& mesh_shape) {
-  if (specs.size() == 1) return sharding::ToString(sharding::ToHloSharding(specs[0], mesh_shape));
-  std::vector<std::string> parts;
-  for (const sharding::ShardingSpec& spec : specs) {
-    parts.push_back(sharding::ToString(sharding::ToHloSharding(spec, mesh_shape)));
-  }
-  return fmt::format("{{{}}}", fmt::join(parts, ", "));
-}
-
 std::string ReadableSpecs(const sharding::LeafSpecs& specs) {
   std::vector<std::string> parts;
   for (const sharding::ShardingSpec& spec : specs) parts.push_back(sharding::ToString(spec));
@@ -187,7 +178,7 @@ nlohmann::ordered_json PlanJson(const PlanReport& report, const PlannedMesh& bes
   for (size_t v = 0; v < solution.graph.nodes.size(); ++v) {
     const std::string& name = solution.graph.nodes[v].instruction->name();
     const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
-    shardings[name] = SpecText(chosen.output, best.shape);
+    shardings[name] = sharding::ToHloShardingText(chosen.output, best.shape);
     strategies[name] = chosen.name;
   }
   json["shardings"] = std::move(shardings);
@@ -274,12 +265,14 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                       "cluster's analytic device and intra-host link figures");
   command
       ->add_option("--method", options.method,
-                   "Parallel method: shard (automatic on --mesh), data (batch split, weights "
+                   "Parallel method: auto (the default: pipeshard for a zoo model, whose "
+                   "candidates include one stage on all devices; shard for an HLO file or with "
+                   "--mesh), shard (automatic on --mesh), data (batch split, weights "
                    "replicated), zero2 (and optimizer state split), zero3 (and weights split), "
                    "pipeshard (pipeline stages on sub-meshes, each sharded automatically), "
                    "uniform (Megatron-style: --dp x --op x --pp, or the best of every such grid "
                    "point)")
-      ->check(CLI::IsMember({"shard", "data", "zero2", "zero3", "pipeshard", "uniform"}));
+      ->check(CLI::IsMember({"auto", "shard", "data", "zero2", "zero3", "pipeshard", "uniform"}));
   command->add_option("--mesh", options.mesh,
                       "Logical mesh shape over all devices, e.g. 8, 2x4 or 2x2x2 (default for "
                       "shard: try (N) and every (a, N/a), keep the fastest; the other methods "
@@ -335,6 +328,15 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                       "pipeshard: evaluate the stages of this file (Alpa's ManualStageOption: "
                       "{\"layers\", \"stages\": [{\"layers\", \"submesh\", \"logical_mesh\"}]}) "
                       "instead of searching");
+  command->add_flag("--search-micro-batches", options.search_micro_batches,
+                    "pipeshard: search the number of micro-batches (1, 2, 4, ... dividing the "
+                    "batch) with the stages, keep the fastest plan and list the counts tried");
+  command->add_option("--validate", options.validate_path,
+                      "pipeshard: re-cost the stages of this saved plan (alpa plan -o) for MODEL "
+                      "on --cluster, and say what no longer fits");
+  command->add_option("--report", options.report_path,
+                      "pipeshard, uniform: also write the plan as one self-contained HTML page "
+                      "(cluster, timeline, memory, shardings, alternatives)");
   command->add_option("--dp", options.dp, "uniform: data-parallel degree of every stage")
       ->check(CLI::PositiveNumber);
   command->add_option("--op", options.op, "uniform: operator-parallel degree of every stage")
@@ -350,12 +352,34 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
   return command;
 }
 
-int RunPlan(const PlanOptions& options) {
+// --method auto: the pipeline planner for a zoo model (one stage is among its candidates), the
+// single-stage planner for an HLO file or when a single-stage flag is given.
+std::string ResolveAutoMethod(const PlanOptions& options) {
+  const bool single_stage_flags = !options.mesh.empty() || options.batch_axis ||
+                                  !options.shardings_path.empty() || options.memory_budget ||
+                                  !options.problem_path.empty();
+  return IsZooArgument(options.model_path) && !single_stage_flags ? "pipeshard" : "shard";
+}
+
+int RunPlan(const PlanOptions& flags) {
+  PlanOptions options = flags;
+  if (options.method == "auto") {
+    options.method = options.validate_path.empty() ? ResolveAutoMethod(options) : "pipeshard";
+  }
   if ((options.dp || options.op || options.pp) && options.method != "uniform") {
     return ReportError(InvalidArgument("--dp, --op and --pp are for --method uniform"));
   }
   if (options.method == "pipeshard" || options.method == "uniform") {
     return RunPipeshardPlan(options);
+  }
+  for (const auto& [flag, value] : {std::pair{"--report", options.report_path},
+                                    std::pair{"--validate", options.validate_path}}) {
+    if (!value.empty()) {
+      return ReportError(
+          InvalidArgument("{} is for pipelined plans (--method pipeshard or "
+                          "uniform); --method {} plans one stage",
+                          flag, options.method));
+    }
   }
   const Clock::time_point start = Clock::now();
   Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);

@@ -1,10 +1,15 @@
 // `alpa plan`: a single-stage plan of one training step on a cluster (intra-operator
 // auto-sharding, src/sharding/auto_sharding.h).
 //
-//   alpa plan MODEL --cluster SPEC [--method shard|data|zero2|zero3] [--mesh 2x4]
-//             [--shardings FILE.json] [--ignore-hlo-shardings] [--json] [-o plan.json]
+//   alpa plan MODEL --cluster SPEC [--method auto|shard|data|zero2|zero3|pipeshard|uniform]
+//             [--mesh 2x4] [--shardings FILE.json] [--ignore-hlo-shardings] [--json]
+//             [-o plan.json]
 //
-// --method shard (the default) plans on --mesh; without it every logical shape of the cluster's
+// --method auto (the default) lets the planner choose between one stage and several: a zoo model
+// goes to the pipeline planner (pipeshard_plan.h), whose candidates include one stage on every
+// device with each of its logical meshes; an HLO file (no layers to cut into stages), or a
+// single-stage flag (--mesh, --batch-axis, --shardings, --memory-budget, --dump-problem), to
+// --method shard. --method shard plans on --mesh; without it every logical shape of the cluster's
 // devices is tried ((N), and (a, N/a) for every divisor a) and the fastest plan is kept. data,
 // zero2 and zero3 run on the 1-D mesh of all N devices (--mesh, if given, must be N) and pin the
 // layouts sharding/parallel_methods.h describes. They need the role of every entry parameter
@@ -49,7 +54,7 @@ struct PlanOptions {
   std::string model_path;
   std::string cluster;
   std::string profile_path;  // --profile: measured figures in place of the analytic ones
-  std::string method = "shard";
+  std::string method = "auto";
   std::string mesh;  // "2x4"; empty: try every logical shape (shard), N (the others)
   std::string shardings_path;
   bool ignore_hlo_shardings = false;
@@ -68,6 +73,9 @@ struct PlanOptions {
   std::string submesh_space = "power-of-two";
   double imbalance_tolerance = -1;  // < 0: none
   std::string manual_stages_path;   // --manual-stages: evaluate these stages (plan/manual_stages.h)
+  std::string validate_path;        // --validate: re-cost this saved plan
+  std::string report_path;          // --report: the plan as an HTML page
+  bool search_micro_batches = false;  // try micro-batch counts too, keep the fastest
   // uniform only: Megatron's (dp, op, pp); all absent: every grid point, the best kept.
   std::optional<int64_t> dp, op, pp;
   bool json = false;

@@ -1,0 +1,248 @@
+#include "tools/alpa/explain_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "support/file.h"
+#include "support/table.h"
+#include "support/units.h"
+#include "tools/alpa/command_util.h"
+
+namespace alpa::tools {
+namespace {
+
+using json = nlohmann::json;
+
+Result<double> Number(const json& object, const char* key, const std::string& path) {
+  if (!object.is_object() || !object.contains(key) || !object[key].is_number()) {
+    return InvalidArgument("{}: \"{}\" must be a number", path, key);
+  }
+  return object[key].get<double>();
+}
+
+Result<int64_t> Bytes(const json& object, const char* key, const std::string& path) {
+  ALPA_ASSIGN_OR_RETURN(double value, Number(object, key, path));
+  return static_cast<int64_t>(value);
+}
+
+std::string CommText(const json& comm) {
+  std::string text;
+  if (!comm.is_object()) return text;
+  for (const auto& [kind, count] : comm.items()) {
+    if (kind == "bytes" || !count.is_number() || count.get<double>() == 0) continue;
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", kind, count.dump());
+  }
+  return text.empty() ? "none" : text;
+}
+
+struct StageFacts {
+  double forward_s = 0, backward_s = 0, update_s = 0, busy_s = 0;
+  int64_t peak_bytes = 0, device_bytes = 0;
+  int64_t static_bytes = 0, activation_bytes = 0, in_flight = 0, temporary_bytes = 0;
+  std::string layers, mesh, comm;
+};
+
+Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std::string& path) {
+  StageFacts facts;
+  ALPA_ASSIGN_OR_RETURN(facts.forward_s, Number(stage, "forward_time_s", path));
+  ALPA_ASSIGN_OR_RETURN(facts.backward_s, Number(stage, "backward_time_s", path));
+  ALPA_ASSIGN_OR_RETURN(facts.update_s, Number(stage, "update_time_s", path));
+  ALPA_ASSIGN_OR_RETURN(facts.peak_bytes, Bytes(stage, "peak_memory_bytes", path));
+  ALPA_ASSIGN_OR_RETURN(facts.device_bytes, Bytes(stage, "device_memory_bytes", path));
+  facts.busy_s = micro_batches * (facts.forward_s + facts.backward_s) + facts.update_s;
+  if (stage.contains("memory")) {
+    const json& memory = stage["memory"];
+    const std::string memory_path = path + ".memory";
+    ALPA_ASSIGN_OR_RETURN(facts.static_bytes, Bytes(memory, "static_bytes", memory_path));
+    ALPA_ASSIGN_OR_RETURN(facts.activation_bytes,
+                          Bytes(memory, "activation_bytes_per_micro_batch", memory_path));
+    ALPA_ASSIGN_OR_RETURN(facts.in_flight, Bytes(memory, "micro_batches_in_flight", memory_path));
+    ALPA_ASSIGN_OR_RETURN(facts.temporary_bytes, Bytes(memory, "temporary_bytes", memory_path));
+  }
+  const json& layers = stage.value("layers", json::array());
+  if (layers.is_array() && layers.size() == 2) {
+    facts.layers = fmt::format("{}..{}", layers[0].dump(), layers[1].dump());
+  }
+  facts.mesh = stage.value("mesh_config", "");
+  facts.comm = CommText(stage.value("comm", json::object()));
+  return facts;
+}
+
+// "static 5.1 GiB + 3 x 1.2 GiB activations + 0.8 GiB temporaries = 9.5 GiB of 16 GiB (59%)"
+std::string MemoryText(const StageFacts& stage) {
+  const std::string total = fmt::format(
+      "{} of {} ({:.0f}%)", FormatBytes(stage.peak_bytes), FormatBytes(stage.device_bytes),
+      100.0 * static_cast<double>(stage.peak_bytes) / static_cast<double>(stage.device_bytes));
+  if (stage.static_bytes == 0 && stage.activation_bytes == 0) return total;
+  return fmt::format("static {} + {} in flight x {} activations + {} temporaries = {}",
+                     FormatBytes(stage.static_bytes), stage.in_flight,
+                     FormatBytes(stage.activation_bytes), FormatBytes(stage.temporary_bytes),
+                     total);
+}
+
+Result<json> AlternativesOf(const json& plan, double step_time_s, std::string& text) {
+  json alternatives = json::array();
+  if (!plan.contains("alternatives") || !plan["alternatives"].is_array()) {
+    text += "\nthe plan records no alternatives (plan it again to compare)\n";
+    return alternatives;
+  }
+  text += "\nalternatives priced on the same costs:\n";
+  for (const json& alternative : plan["alternatives"]) {
+    const std::string name = alternative.value("name", "alternative");
+    const std::string shape =
+        alternative.value("dp", 0) > 0
+            ? fmt::format(" (dp {}, op {}, pp {})", alternative.value("dp", 0),
+                          alternative.value("op", 0), alternative.value("pp", 0))
+            : "";
+    if (alternative.contains("step_time_s") && alternative["step_time_s"].is_number()) {
+      const double time = alternative["step_time_s"].get<double>();
+      const double ratio = time / step_time_s;
+      text += fmt::format("  {}{}: {}, {:.2f}x this plan{}\n", name, shape, FormatSeconds(time),
+                          ratio, ratio < 1 ? " (faster: the plan was not searched for it)" : "");
+      alternatives.push_back({{"name", name}, {"step_time_s", time}, {"ratio", ratio}});
+    } else {
+      const std::string error = alternative.value("error", "does not fit");
+      text += fmt::format("  {}{}: rejected: {}\n", name, shape, error);
+      alternatives.push_back({{"name", name}, {"error", error}});
+    }
+  }
+  return alternatives;
+}
+
+Result<Explanation> ExplainPipeline(const json& plan, const std::string& source) {
+  ALPA_ASSIGN_OR_RETURN(const double micro_batches, Number(plan, "num_micro_batches", source));
+  const json& estimate = plan.value("estimate", json::object());
+  const std::string estimate_path = source + ": estimate";
+  ALPA_ASSIGN_OR_RETURN(const double step_time_s, Number(estimate, "step_time_s", estimate_path));
+  ALPA_ASSIGN_OR_RETURN(const double pipeline_s, Number(estimate, "pipeline_s", estimate_path));
+  ALPA_ASSIGN_OR_RETURN(const double bubble, Number(estimate, "bubble_fraction", estimate_path));
+  if (!plan["stages"].is_array() || plan["stages"].empty()) {
+    return InvalidArgument("{}: \"stages\" must be a non-empty list", source);
+  }
+  std::vector<StageFacts> stages;
+  for (size_t j = 0; j < plan["stages"].size(); ++j) {
+    ALPA_ASSIGN_OR_RETURN(StageFacts stage, ReadStage(plan["stages"][j], micro_batches,
+                                                      fmt::format("{}: stages[{}]", source, j)));
+    stages.push_back(std::move(stage));
+  }
+  const auto per_micro_batch = [](const StageFacts& s) { return s.forward_s + s.backward_s; };
+  const size_t bottleneck =
+      static_cast<size_t>(std::max_element(stages.begin(), stages.end(),
+                                           [&](const StageFacts& a, const StageFacts& b) {
+                                             return per_micro_batch(a) < per_micro_batch(b);
+                                           }) -
+                          stages.begin());
+
+  Explanation out;
+  const json& model = plan.value("model", json::object());
+  out.text = fmt::format(
+      "{} on {}: {} stage(s), {} with {} micro-batches\n"
+      "step time {} = pipeline {} (bubble {:.1f}%: devices idle while it fills and drains) "
+      "+ {} of updates after the last backward\n\n",
+      model.value("name", "?"), plan.value("cluster", "?"), stages.size(),
+      plan.value("schedule", "?"), micro_batches, FormatSeconds(step_time_s),
+      FormatSeconds(pipeline_s), 100 * bubble, FormatSeconds(step_time_s - pipeline_s));
+  json stage_json = json::array();
+  for (size_t j = 0; j < stages.size(); ++j) {
+    const StageFacts& stage = stages[j];
+    out.text += fmt::format(
+        "stage {}: layers {} on {}{}\n"
+        "  time    {} x (forward {} + backward {}) + update {} = {} busy ({:.0f}% of the step)\n"
+        "  memory  {}\n"
+        "  comm    {} per micro-batch\n",
+        j, stage.layers, stage.mesh, j == bottleneck ? "  <- bottleneck" : "", micro_batches,
+        FormatSeconds(stage.forward_s), FormatSeconds(stage.backward_s),
+        FormatSeconds(stage.update_s), FormatSeconds(stage.busy_s),
+        100 * stage.busy_s / step_time_s, MemoryText(stage), stage.comm);
+    stage_json.push_back({{"index", j},
+                          {"busy_s", stage.busy_s},
+                          {"time_share", stage.busy_s / step_time_s},
+                          {"memory_share", static_cast<double>(stage.peak_bytes) /
+                                               static_cast<double>(stage.device_bytes)},
+                          {"bottleneck", j == bottleneck}});
+  }
+  out.text += fmt::format(
+      "\nthe bottleneck is stage {}: its forward + backward ({}) sets the pace of the steady "
+      "state; the others wait for it.\n",
+      bottleneck, FormatSeconds(per_micro_batch(stages[bottleneck])));
+  ALPA_ASSIGN_OR_RETURN(json alternatives, AlternativesOf(plan, step_time_s, out.text));
+  out.json = {{"kind", "pipeline"},
+              {"step_time_s", step_time_s},
+              {"stages", stage_json},
+              {"alternatives", alternatives}};
+  return out;
+}
+
+Result<Explanation> ExplainSingleStage(const json& plan, const std::string& source) {
+  const json& estimate = plan.value("estimate", json::object());
+  const std::string path = source + ": estimate";
+  ALPA_ASSIGN_OR_RETURN(const double step_time_s, Number(estimate, "step_time_s", path));
+  ALPA_ASSIGN_OR_RETURN(const double compute_s, Number(estimate, "compute_s", path));
+  ALPA_ASSIGN_OR_RETURN(const double communication_s, Number(estimate, "communication_s", path));
+  ALPA_ASSIGN_OR_RETURN(const double resharding_s, Number(estimate, "resharding_s", path));
+  ALPA_ASSIGN_OR_RETURN(const int64_t peak, Bytes(estimate, "peak_memory_bytes", path));
+  ALPA_ASSIGN_OR_RETURN(const int64_t budget, Bytes(estimate, "memory_budget_bytes", path));
+  const auto share = [&](double part) { return 100 * part / step_time_s; };
+  Explanation out;
+  const json& model = plan.value("model", json::object());
+  out.text = fmt::format(
+      "{} on {}: one stage, method {}, mesh {}\n"
+      "step time {} = compute {} ({:.0f}%) + communication {} ({:.0f}%) + resharding {} "
+      "({:.0f}%)\n"
+      "memory    {} per device of a budget of {} ({:.0f}%)\n"
+      "comm      {}\n",
+      model.value("name", "?"), plan.value("cluster", "?"), plan.value("method", "?"),
+      plan.value("mesh", json::array()).dump(), FormatSeconds(step_time_s),
+      FormatSeconds(compute_s), share(compute_s), FormatSeconds(communication_s),
+      share(communication_s), FormatSeconds(resharding_s), share(resharding_s), FormatBytes(peak),
+      FormatBytes(budget), 100.0 * static_cast<double>(peak) / static_cast<double>(budget),
+      CommText(estimate.value("comm", json::object())));
+  out.json = {{"kind", "single-stage"},
+              {"step_time_s", step_time_s},
+              {"breakdown",
+               {{"compute_s", compute_s},
+                {"communication_s", communication_s},
+                {"resharding_s", resharding_s},
+                {"memory_share", static_cast<double>(peak) / static_cast<double>(budget)}}}};
+  return out;
+}
+
+}  // namespace
+
+CLI::App* AddExplainCommand(CLI::App& app, ExplainOptions& options) {
+  CLI::App* command =
+      app.add_subcommand("explain",
+                         "Explain a saved plan: per stage time and memory, the bottleneck, and the "
+                         "alternatives it beat");
+  command->add_option("PLAN", options.plan_path, "A plan document (alpa plan -o plan.json)")
+      ->required();
+  command->add_flag("--json", options.json, "Print the explanation as JSON");
+  command->footer("Exit codes: 0 success, 1 internal error, 2 bad input (not a plan document).");
+  return command;
+}
+
+Result<Explanation> ExplainPlan(const json& plan, const std::string& source) {
+  if (!plan.is_object() || plan.value("format", "") != "alpa-plan") {
+    return InvalidArgument("{}: not a plan document (alpa plan -o writes one)", source);
+  }
+  const int version = plan.value("version", 0);
+  if (version == 2 && plan.contains("stages")) return ExplainPipeline(plan, source);
+  if (version == 1) return ExplainSingleStage(plan, source);
+  return InvalidArgument("{}: plan document version {} is not one this alpa reads (1 or 2)", source,
+                         version);
+}
+
+int RunExplain(const ExplainOptions& options) {
+  Result<std::string> text = ReadFileToString(options.plan_path);
+  if (!text.ok()) return ReportError(text.status());
+  const json plan = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  Result<Explanation> explanation = ExplainPlan(plan, options.plan_path);
+  if (!explanation.ok()) return ReportError(explanation.status());
+  fmt::print("{}", options.json ? DumpJson(explanation->json) + "\n" : explanation->text);
+  return kExitOk;
+}
+
+}  // namespace alpa::tools
