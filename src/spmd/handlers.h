@@ -32,6 +32,10 @@ Handler FindHandler(ir::Opcode opcode);
 // The original instruction again, on the local operands with the local shape (called
 // computations copied): what a purely local op lowers to. Errors name the instruction.
 Result<ir::Instruction*> EmitLocal(SpmdBuilder& s, const OpInput& input);
+// The same with other operands or attributes (a local slice size, shifted indices).
+Result<ir::Instruction*> EmitLocalWith(SpmdBuilder& s, const OpInput& input,
+                                       std::vector<ir::Instruction*> operands,
+                                       ir::Attributes attributes);
 
 // source_handler.cc: parameter, constant, iota.
 Result<ir::Instruction*> HandleSource(SpmdBuilder& s, const OpInput& input);
@@ -43,6 +47,10 @@ Result<ir::Instruction*> HandleDot(SpmdBuilder& s, const OpInput& input);
 Result<ir::Instruction*> HandleReduce(SpmdBuilder& s, const OpInput& input);
 // shape_handler.cc: broadcast, transpose, reshape.
 Result<ir::Instruction*> HandleShape(SpmdBuilder& s, const OpInput& input);
+// slice_handler.cc: slice, pad, concatenate, dynamic-slice, dynamic-update-slice.
+Result<ir::Instruction*> HandleSlice(SpmdBuilder& s, const OpInput& input);
+// gather_scatter_handler.cc.
+Result<ir::Instruction*> HandleGatherScatter(SpmdBuilder& s, const OpInput& input);
 // tuple_handler.cc: get-tuple-element of a node, the layer-boundary custom-call.
 Result<ir::Instruction*> HandleTupleAndMarkers(SpmdBuilder& s, const OpInput& input);
 

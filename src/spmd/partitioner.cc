@@ -268,6 +268,15 @@ Handler FindHandler(ir::Opcode opcode) {
     case ir::Opcode::kTranspose:
     case ir::Opcode::kReshape:
       return HandleShape;
+    case ir::Opcode::kSlice:
+    case ir::Opcode::kPad:
+    case ir::Opcode::kConcatenate:
+    case ir::Opcode::kDynamicSlice:
+    case ir::Opcode::kDynamicUpdateSlice:
+      return HandleSlice;
+    case ir::Opcode::kGather:
+    case ir::Opcode::kScatter:
+      return HandleGatherScatter;
     case ir::Opcode::kGetTupleElement:
     case ir::Opcode::kCustomCall:
       return HandleTupleAndMarkers;
@@ -279,16 +288,21 @@ Handler FindHandler(ir::Opcode opcode) {
 }
 
 Result<ir::Instruction*> EmitLocal(SpmdBuilder& s, const OpInput& input) {
+  return EmitLocalWith(s, input, input.operands, input.original.attributes());
+}
+
+Result<ir::Instruction*> EmitLocalWith(SpmdBuilder& s, const OpInput& input,
+                                       std::vector<ir::Instruction*> operands,
+                                       ir::Attributes attributes) {
   const ir::Instruction& original = input.original;
   std::vector<ir::Computation*> called;
   for (const ir::Computation* callee : original.called_computations()) {
     ALPA_ASSIGN_OR_RETURN(ir::Computation * copy, s.CopyComputation(*callee));
     called.push_back(copy);
   }
-  ir::Attributes attributes = original.attributes();
   attributes.sharding.clear();  // a global layout annotation; the program is per device
   ir::Instruction* local =
-      s.b().AddInstruction(original.opcode(), input.operands, std::move(attributes),
+      s.b().AddInstruction(original.opcode(), std::move(operands), std::move(attributes),
                            std::move(called), input.local_shape);
   if (local == nullptr) return s.b().status().WithContext(Name(original));
   if (!local->shape().Compatible(input.local_shape)) {

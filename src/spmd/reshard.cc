@@ -233,22 +233,62 @@ class Lowering {
     return Status::Ok();
   }
 
-  // 5. S -> R: the members' tiles concatenated in member order.
+  // 5. S -> R: the members' tiles concatenated in member order. Axes leaving several dimensions
+  // (each group the minor-most axes of its dimension) are gathered by one all-gather, as the
+  // cost model prices them: over the axes A = A_0 ++ A_1 ++ ... (grouped by dimension, each in
+  // its split order) into a new leading dimension of G = prod |A| members,
+  //   [l_0, ..., l_r] -> [G, l_0, ..., l_r] -> [n_a for a in A, l_0, ..., l_r]
+  // then each dimension's axes moved just before it and merged with it:
+  //   -> [n_a for a in A_0, l_0, n_a for a in A_1, l_1, ...] -> [l_0 |A_0|, l_1 |A_1|, ...]
+  // (member k's tile sits at block IndexOverAxes(k, A_d) of dimension d, first axis most major).
   Status AllGather(const std::vector<int64_t>& axes) {
     if (axes.empty()) return Status::Ok();
-    std::vector<int64_t> ordered;
-    const int64_t dim = SuffixDim(cur_, axes, ordered);
-    if (dim < 0) {
-      return Refuse(
-          fmt::format("an all-gather over axes {{{}}} that are not the minor-most "
-                      "axes of one dimension",
-                      fmt::join(axes, ",")));
+    std::map<int64_t, std::vector<int64_t>> by_dim;  // dimension -> its axes in cur_'s order
+    for (int64_t axis : axes) by_dim[PlaceOf(cur_, axis).dim].push_back(axis);
+    std::vector<int64_t> order;
+    for (auto& [dim, group] : by_dim) {
+      std::vector<int64_t> ordered;
+      if (dim < 0 || SuffixDim(cur_, group, ordered) != dim) {
+        return Refuse(
+            fmt::format("an all-gather over axes {{{}}} that are not the minor-most "
+                        "axes of the dimensions they split",
+                        fmt::join(axes, ",")));
+      }
+      group = ordered;
+      order.insert(order.end(), ordered.begin(), ordered.end());
     }
-    x_ = s_.AllGather(x_, dim, ordered);
+    x_ = by_dim.size() == 1 ? s_.AllGather(x_, by_dim.begin()->first, order)
+                            : GatherSeveralDims(by_dim, order);
     ALPA_RETURN_IF_ERROR(Built());
-    Record(CollectiveKind::kAllGather, ordered, x_);
-    for (int64_t axis : ordered) Erase(cur_.dim_axes[static_cast<size_t>(dim)], axis);
+    Record(CollectiveKind::kAllGather, order, x_);  // the gathered bytes either way
+    for (const auto& [dim, group] : by_dim) {
+      for (int64_t axis : group) Erase(cur_.dim_axes[static_cast<size_t>(dim)], axis);
+    }
     return Status::Ok();
+  }
+
+  ir::Instruction* GatherSeveralDims(const std::map<int64_t, std::vector<int64_t>>& by_dim,
+                                     const std::vector<int64_t>& order) {
+    const std::vector<int64_t> tile = x_->shape().dims();
+    std::vector<int64_t> leading = tile;
+    leading.insert(leading.begin(), 1);
+    ir::Instruction* gathered = s_.AllGather(s_.b().Reshape(x_, leading), 0, order);
+    std::vector<int64_t> split;
+    for (int64_t axis : order) split.push_back(s_.mesh_shape()[static_cast<size_t>(axis)]);
+    split.insert(split.end(), tile.begin(), tile.end());
+    const auto axis_count = static_cast<int64_t>(order.size());
+    std::vector<int64_t> permutation, merged;
+    int64_t position = 0;  // of the next axis of `order`
+    for (int64_t d = 0; d < static_cast<int64_t>(tile.size()); ++d) {
+      int64_t extent = tile[static_cast<size_t>(d)];
+      if (auto group = by_dim.find(d); group != by_dim.end()) {
+        for (size_t i = 0; i < group->second.size(); ++i) permutation.push_back(position++);
+        extent *= s_.AxesSize(group->second);
+      }
+      permutation.push_back(axis_count + d);
+      merged.push_back(extent);
+    }
+    return s_.b().Reshape(s_.b().Transpose(s_.b().Reshape(gathered, split), permutation), merged);
   }
 
   // 6. R, S -> P: local; the sum over the axes is the value.

@@ -68,7 +68,8 @@ inline TrainStep MlpTrainStep(int64_t batch, int64_t hidden, int64_t layers,
 // One GPT layer (models/gpt.h names: layer0.attn.qkv.w, layer0.attn.out.w, layer0.fc1.w,
 // layer0.fc2.w, ...), f32, Adam, with a vocabulary unlike the hidden size so that the logits'
 // collectives are not counted as a block's.
-inline TrainStep GptTrainStep(int64_t batch, int64_t seq, int64_t hidden) {
+inline TrainStep GptTrainStep(int64_t batch, int64_t seq, int64_t hidden,
+                              const autodiff::TrainStepOptions& options = {}) {
   models::GptConfig config;
   config.batch = batch;
   config.seq = seq;
@@ -78,7 +79,7 @@ inline TrainStep GptTrainStep(int64_t batch, int64_t seq, int64_t hidden) {
   config.vocab = 1024;
   Result<models::Model> model = models::BuildGpt(config);
   EXPECT_TRUE(model.ok()) << model.status().message();
-  return BuildStep(*model, autodiff::TrainStepOptions{});
+  return BuildStep(*model, options);
 }
 
 struct Planned {

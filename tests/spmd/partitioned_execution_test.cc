@@ -35,15 +35,16 @@ std::vector<ir::Literal> StepArguments(const ir::Computation& step) {
   return arguments;
 }
 
-void ExpectSameStep(int64_t batch, int64_t hidden, int64_t force_batch_axis,
-                    const std::vector<int64_t>& mesh = {4}) {
+void ExpectSameStep(sharding::testing::TrainStep train_step, int64_t force_batch_axis,
+                    const std::vector<std::string>& batch_parameters,
+                    const std::vector<int64_t>& mesh) {
   Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
   ASSERT_TRUE(cluster.ok());
   sharding::AutoShardingOptions options;
   options.force_batch_axis = force_batch_axis;
-  if (force_batch_axis >= 0) options.batch_parameters = {"x", "y"};
-  const sharding::testing::Planned planned = sharding::testing::Plan(
-      sharding::testing::MlpTrainStep(batch, hidden, 2), *cluster, mesh, options);
+  if (force_batch_axis >= 0) options.batch_parameters = batch_parameters;
+  const sharding::testing::Planned planned =
+      sharding::testing::Plan(std::move(train_step), *cluster, mesh, options);
   const ir::Computation& step = *planned.module->entry();
   PartitionOptions partition;
   Result<std::map<int64_t, ShardingSpec>> result_specs =
@@ -56,6 +57,9 @@ void ExpectSameStep(int64_t batch, int64_t hidden, int64_t force_batch_axis,
   // A plan that communicates: the check exercises the collectives, not just local ops.
   const CollectiveStats stats = CountCollectives(*(*program)->entry());
   EXPECT_GT(stats.bytes, 0);
+  // ... and runs the collectives the cost model priced, count per kind and bytes.
+  EXPECT_EQ(stats.count, planned.solution.estimate.communication.count) << ToString(stats);
+  EXPECT_EQ(stats.bytes, planned.solution.estimate.communication.bytes) << ToString(stats);
   ::testing::Test::RecordProperty("collectives", ToString(stats));
 
   const std::vector<ir::Literal> arguments = StepArguments(step);
@@ -92,14 +96,41 @@ void ExpectSameStep(int64_t batch, int64_t hidden, int64_t force_batch_axis,
   }
 }
 
-TEST(PartitionedExecutionTest, DataParallelMlpStepOnFourDevices) { ExpectSameStep(64, 32, 0); }
+void ExpectSameMlpStep(int64_t batch, int64_t hidden, int64_t force_batch_axis,
+                       const std::vector<int64_t>& mesh = {4}) {
+  ExpectSameStep(sharding::testing::MlpTrainStep(batch, hidden, 2), force_batch_axis, {"x", "y"},
+                 mesh);
+}
 
-TEST(PartitionedExecutionTest, MegatronLikeMlpStepOnFourDevices) { ExpectSameStep(8, 1024, -1); }
+TEST(PartitionedExecutionTest, DataParallelMlpStepOnFourDevices) { ExpectSameMlpStep(64, 32, 0); }
+
+TEST(PartitionedExecutionTest, MegatronLikeMlpStepOnFourDevices) { ExpectSameMlpStep(8, 1024, -1); }
 
 // Data parallel over axis 0 and operator parallel over axis 1 of a (2, 2) mesh.
 TEST(PartitionedExecutionTest, TwoDimensionalMeshMlpStep) {
-  ExpectSameStep(16, 256, 0, {2, 2});
-  ExpectSameStep(8, 256, -1, {2, 2});
+  ExpectSameMlpStep(16, 256, 0, {2, 2});
+  ExpectSameMlpStep(8, 256, -1, {2, 2});
+}
+
+// SGD: Adam divides each gradient by its own magnitude, so a gradient that is zero up to rounding
+// (the key bias's: softmax ignores a shift shared by all keys) moves its weight by up to the
+// learning rate, in a direction that depends on the order of the sums.
+void ExpectSameGptStep(int64_t batch, int64_t hidden, int64_t force_batch_axis,
+                       const std::vector<int64_t>& mesh) {
+  autodiff::TrainStepOptions sgd;
+  sgd.optimizer.kind = autodiff::OptimizerKind::kSgd;
+  sgd.optimizer.momentum = 0.9;
+  ExpectSameStep(sharding::testing::GptTrainStep(batch, 16, hidden, sgd), force_batch_axis,
+                 {"tokens", "labels"}, mesh);
+}
+
+TEST(PartitionedExecutionTest, DataParallelGptStep) { ExpectSameGptStep(8, 64, 0, {4}); }
+
+TEST(PartitionedExecutionTest, OperatorParallelGptStep) { ExpectSameGptStep(1, 512, -1, {4}); }
+
+TEST(PartitionedExecutionTest, TwoDimensionalMeshGptStep) {
+  ExpectSameGptStep(8, 64, 0, {2, 2});
+  ExpectSameGptStep(1, 512, -1, {2, 2});
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "hlo/parser.h"
@@ -77,6 +79,25 @@ std::string ModuleFingerprint(const ir::Module& module) {
     hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
   }
   return fmt::format("{:016x}", hash);
+}
+
+// "2x4" -> {2, 4}; every factor a positive integer.
+Result<std::vector<int64_t>> ParseMeshShape(const std::string& text) {
+  std::vector<int64_t> shape;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find_first_of("x,", begin), text.size());
+    const std::string part = text.substr(begin, end - begin);
+    char* rest = nullptr;
+    const long long value = std::strtoll(part.c_str(), &rest, 10);
+    if (part.empty() || *rest != '\0' || value < 1) {
+      return InvalidArgument("--mesh {}: '{}' is not a positive integer; write the shape as 2x4",
+                             text, part);
+    }
+    shape.push_back(value);
+    begin = end + 1;
+  }
+  return shape;
 }
 
 }  // namespace alpa::tools

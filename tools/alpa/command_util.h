@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "ir/module.h"
 #include "support/status.h"
@@ -16,6 +17,7 @@ namespace alpa::tools {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInternalError = 1;  // a bug in alpa: please report it
 inline constexpr int kExitBadInput = 2;       // the input (file, flag, model) is at fault
+inline constexpr int kExitCheckFailed = 3;  // `alpa run --check`: results differ from the reference
 
 // Prints "alpa: error: <message>" on stderr and returns the exit code for the status: internal
 // errors 1, everything else (the user's input) 2.
@@ -49,6 +51,9 @@ std::string ModuleFingerprint(const ir::Module& module);
 // Dumps JSON for printing; invalid UTF-8 (a path need not be UTF-8) becomes U+FFFD rather than
 // an exception.
 std::string DumpJson(const nlohmann::ordered_json& json);
+
+// --mesh "2x4" -> {2, 4}; every factor a positive integer, else an error naming the flag.
+Result<std::vector<int64_t>> ParseMeshShape(const std::string& text);
 
 }  // namespace alpa::tools
 

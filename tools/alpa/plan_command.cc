@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "api/parallelize.h"
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
 #include "cost/flop_count.h"
@@ -30,34 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// "2x4" -> {2, 4}; every factor a positive integer.
-Result<std::vector<int64_t>> ParseMeshShape(const std::string& text) {
-  std::vector<int64_t> shape;
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    const size_t end = std::min(text.find_first_of("x,", begin), text.size());
-    const std::string part = text.substr(begin, end - begin);
-    char* rest = nullptr;
-    const long long value = std::strtoll(part.c_str(), &rest, 10);
-    if (part.empty() || *rest != '\0' || value < 1) {
-      return InvalidArgument("--mesh {}: '{}' is not a positive integer; write the shape as 2x4",
-                             text, part);
-    }
-    shape.push_back(value);
-    begin = end + 1;
-  }
-  return shape;
-}
-
-// (N), then (a, N/a) for every divisor 1 < a < N: the logical shapes Alpa's intra-op pass tries.
-std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
-  std::vector<std::vector<int64_t>> shapes = {{devices}};
-  for (int64_t a = 2; a < devices; ++a) {
-    if (devices % a == 0) shapes.push_back({a, devices / a});
-  }
-  return shapes;
 }
 
 struct PlannedMesh {
@@ -402,7 +375,7 @@ int RunPlan(const PlanOptions& flags) {
   std::vector<std::vector<int64_t>> shapes;
   if (options.mesh.empty()) {
     shapes = *method == sharding::ParallelMethod::kShard
-                 ? CandidateMeshShapes(devices.size())
+                 ? api::CandidateMeshShapes(devices.size())
                  : std::vector<std::vector<int64_t>>{{devices.size()}};
     // A forced batch axis only applies to the shapes that have it.
     std::erase_if(shapes, [batch_axis](const std::vector<int64_t>& shape) {

@@ -15,12 +15,6 @@
 namespace alpa::tools {
 namespace {
 
-struct StepRecord {
-  int64_t step = 0;  // from 1
-  double loss = 0;
-  double seconds = 0;
-};
-
 // Only a zoo model says which parameters are weights and how to make its data.
 Result<ZooStep> ResolveRunModel(const RunOptions& options) {
   if (options.steps < 1) {
@@ -47,11 +41,6 @@ void PrintHeader(const ZooStep& zoo, const RunOptions& options) {
   fmt::print("{:>6}  {:>12}  {:>9}\n", "step", "loss", "time");
   fmt::print("{:>6}  {:>12}  {:>9}\n", "------", "------------", "---------");
   std::fflush(stdout);
-}
-
-// Six decimals while the loss is of a usual size; exponent form once it diverges.
-std::string FormatLoss(double loss) {
-  return std::fabs(loss) < 1e5 ? fmt::format("{:.6f}", loss) : fmt::format("{:.4e}", loss);
 }
 
 void PrintStep(const StepRecord& record) {
@@ -91,14 +80,40 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                    "Seed of the initial weights; step i's batch is drawn from seed + i")
       ->capture_default_str()
       ->check(SeedValidator());
-  command->add_flag("--json", options.json,
-                    "Print a JSON list of {\"step\", \"loss\", \"time_s\"} at the end instead");
+  command->add_flag(
+      "--json", options.json,
+      "Print a JSON list of {\"step\", \"loss\", \"time_s\"} at the end instead (with "
+      "--cluster: {\"steps\", \"summary\", \"check\"})");
+  CLI::Option* cluster =
+      command->add_option("--cluster", options.cluster.cluster,
+                          "Plan the step for this cluster (local:N, a preset or a JSON file) and "
+                          "train on as many in-process devices, one thread each");
+  command
+      ->add_option("--method", options.cluster.method,
+                   "With --cluster: shard (auto-sharding), data, zero2 or zero3")
+      ->capture_default_str()
+      ->needs(cluster);
+  command
+      ->add_option("--mesh", options.cluster.mesh,
+                   "With --cluster: the logical mesh, e.g. 2x2 (default: the planner picks)")
+      ->needs(cluster);
+  command
+      ->add_option("--batch-axis", options.cluster.batch_axis,
+                   "With --cluster --method shard: split the batch along this mesh axis")
+      ->needs(cluster);
+  command
+      ->add_flag("--check", options.cluster.check,
+                 "With --cluster: train the reference interpreter alongside on one device and "
+                 "fail (exit 3) if a loss, weight or optimizer state differs beyond the printed "
+                 "tolerance")
+      ->needs(cluster);
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
       "The data has a pattern the model can learn, so the loss falls; the same seed gives the same "
       "losses. time_s is the interpreter's time for the step.\n"
       "Exit codes: 0 success, 1 internal error, 2 bad input (unknown model, impossible config, bad "
-      "flag, or a loss that became NaN or infinite: try a lower --lr).");
+      "flag, or a loss that became NaN or infinite: try a lower --lr), 3 --check found a "
+      "difference beyond its tolerance.");
   return command;
 }
 
@@ -106,6 +121,9 @@ int RunRun(const RunOptions& options) {
   Result<ZooStep> zoo = ResolveRunModel(options);
   if (!zoo.ok()) return ReportError(zoo.status());
   KeepFreedMemoryForReuse();
+  if (!options.cluster.cluster.empty()) {
+    return RunOnCluster(*zoo, options.cluster, options.steps, options.seed, options.json);
+  }
   if (!options.json) PrintHeader(*zoo, options);
   ZooTraining training(*zoo, options.seed);
   std::vector<StepRecord> records;

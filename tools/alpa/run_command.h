@@ -1,6 +1,7 @@
 // `alpa run MODEL [--steps N] [--seed S] [--json] [zoo overrides]`: trains a zoo model for N steps
 // on one device (the reference interpreter) on synthetic data with a learnable pattern, printing
-// the loss of each step as it goes.
+// the loss of each step as it goes. With --cluster SPEC it plans, partitions and trains the model
+// on the cluster's devices in-process (cluster_run.h).
 #ifndef ALPA_TOOLS_ALPA_RUN_COMMAND_H_
 #define ALPA_TOOLS_ALPA_RUN_COMMAND_H_
 
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tools/alpa/cluster_run.h"
 #include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
@@ -17,6 +19,7 @@ struct RunOptions {
   int64_t steps = 10;
   uint64_t seed = 0;
   bool json = false;
+  ClusterRunOptions cluster;
   ZooFlags zoo;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "interp/evaluator.h"
@@ -10,7 +11,27 @@
 
 namespace alpa::tools {
 
-ZooTraining::ZooTraining(const ZooStep& zoo, uint64_t seed) : zoo_(zoo), seed_(seed) {
+namespace {
+
+Result<std::vector<ir::Literal>> RunInInterpreter(const ir::Module& step,
+                                                  std::vector<ir::Literal> arguments) {
+  ALPA_ASSIGN_OR_RETURN(ir::Literal result, interp::EvaluateModule(step, std::move(arguments)));
+  return std::move(result.tuple_elements());
+}
+
+}  // namespace
+
+std::string FormatLoss(double loss) {
+  return std::fabs(loss) < 1e5 ? fmt::format("{:.6f}", loss) : fmt::format("{:.4e}", loss);
+}
+
+ZooTraining::ZooTraining(const ZooStep& zoo, uint64_t seed, StepRunner runner)
+    : zoo_(zoo), seed_(seed), runner_(std::move(runner)) {
+  if (!runner_) {
+    runner_ = [&step = *zoo.step](std::vector<ir::Literal> arguments) {
+      return RunInInterpreter(step, std::move(arguments));
+    };
+  }
   const std::vector<ir::Instruction*> inputs = zoo.step->entry()->parameters();
   const models::Model& model = zoo.zoo.model;
   // The step's inputs: the carried values (weights, then their state), t, then the batch.
@@ -46,13 +67,13 @@ Result<double> ZooTraining::Step(int64_t index, double& seconds) {
   for (ir::Literal& value : Batch(index)) arguments.push_back(std::move(value));
 
   const auto start = std::chrono::steady_clock::now();
-  Result<ir::Literal> result = interp::EvaluateModule(*zoo_.step, std::move(arguments));
+  Result<std::vector<ir::Literal>> result = runner_(std::move(arguments));
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.ok()) {
     return result.status().WithContext(fmt::format("step {}: evaluation failed", index + 1));
   }
   // Results: the loss, the carried values in input order, then t + 1.
-  std::vector<ir::Literal>& outputs = result->tuple_elements();
+  std::vector<ir::Literal>& outputs = *result;
   const double loss = outputs[0].GetDouble(0);
   for (size_t i = 0; i < carried_count_; ++i) carried_.push_back(std::move(outputs[i + 1]));
   step_count_ = std::move(outputs[carried_count_ + 1]);

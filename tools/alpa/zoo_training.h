@@ -6,6 +6,8 @@
 #define ALPA_TOOLS_ALPA_ZOO_TRAINING_H_
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "ir/literal.h"
@@ -14,12 +16,27 @@
 
 namespace alpa::tools {
 
+// One training step as the run commands report it.
+struct StepRecord {
+  int64_t step = 0;  // from 1
+  double loss = 0;
+  double seconds = 0;
+  double reference_loss = 0;  // `alpa run --check`: the reference interpreter's loss
+};
+
+// Six decimals while the loss is of a usual size; exponent form once it diverges.
+std::string FormatLoss(double loss);
+
+// Runs the train step: its arguments in, the root tuple's elements out.
+using StepRunner = std::function<Result<std::vector<ir::Literal>>(std::vector<ir::Literal>)>;
+
 class ZooTraining {
  public:
   // Before the first step: models::InitialWeights(model, seed) (converted to the step's master
   // weight type where it differs, for mixed precision), zero optimizer state, t = 0. `zoo` must
-  // have its step and outlive this object.
-  ZooTraining(const ZooStep& zoo, uint64_t seed);
+  // have its step and outlive this object. Steps run in the reference interpreter unless a
+  // `runner` is given (a parallel executable).
+  ZooTraining(const ZooStep& zoo, uint64_t seed, StepRunner runner = {});
 
   // The arguments of step `index` (from 0): the carried values, t, and the batch drawn from
   // seed + index with the global batch's rows (the micro-batches stacked).
@@ -29,11 +46,15 @@ class ZooTraining {
   // receives the time the interpreter took. Errors name the step.
   Result<double> Step(int64_t index, double& seconds);
 
+  // The weights, then their optimizer state, as the last step left them (step order).
+  const std::vector<ir::Literal>& carried() const { return carried_; }
+
  private:
   std::vector<ir::Literal> Batch(int64_t index) const;
 
   const ZooStep& zoo_;
   uint64_t seed_;
+  StepRunner runner_;
   size_t carried_count_ = 0;
   std::vector<ir::Literal> carried_;  // the weights, then their optimizer state (step order)
   ir::Literal step_count_;            // t

@@ -1,0 +1,207 @@
+#include "api/parallelize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "cluster/mesh.h"
+#include "plan/layer_costs.h"
+#include "runtime/spmd_executor.h"
+#include "sharding/pins.h"
+#include "spmd/literal_split.h"
+#include "spmd/mesh_groups.h"
+#include "spmd/partitioner.h"
+
+namespace alpa::api {
+namespace {
+
+using sharding::ParallelMethod;
+
+// The mesh shapes to plan on, each checked against the cluster.
+Result<std::vector<std::vector<int64_t>>> MeshShapes(int64_t devices,
+                                                     const ParallelizeOptions& options) {
+  if (options.mesh_shape.empty()) {
+    return options.method == ParallelMethod::kShard ? CandidateMeshShapes(devices)
+                                                    : std::vector<std::vector<int64_t>>{{devices}};
+  }
+  if (options.method != ParallelMethod::kShard &&
+      options.mesh_shape != std::vector<int64_t>{devices}) {
+    return InvalidArgument(
+        "mesh {}: method {} runs on the 1-D mesh of all {} devices (the batch split over every "
+        "device); use method shard for other meshes",
+        cluster::ShapeString(options.mesh_shape), sharding::ParallelMethodName(options.method),
+        devices);
+  }
+  return std::vector<std::vector<int64_t>>{options.mesh_shape};
+}
+
+// Parameter name -> the instruction computing the value the next step reads in its place.
+std::map<std::string, std::string> NextValues(const TrainStep& step) {
+  std::map<std::string, std::string> next_values;
+  for (const sharding::MethodParameter& parameter : step.parameters) {
+    if (!parameter.next_value.empty()) next_values[parameter.name] = parameter.next_value;
+  }
+  return next_values;
+}
+
+struct PlannedMesh {
+  std::vector<int64_t> shape;
+  sharding::ShardingSolution solution;
+};
+
+// AutoShard on every shape under the method's pins, fastest estimate first. A shape the user did
+// not ask for may fail (out of memory, a pin it cannot express) where another fits.
+Result<std::vector<PlannedMesh>> PlanMeshes(const TrainStep& step,
+                                            const cluster::ClusterSpec& cluster,
+                                            const ParallelizeOptions& options) {
+  const cluster::PhysicalMesh devices = cluster::WholeClusterMesh(cluster);
+  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> shapes,
+                        MeshShapes(devices.size(), options));
+  const int64_t batch_axis = options.method == ParallelMethod::kShard ? options.batch_axis : 0;
+  sharding::AutoShardingOptions base = options.auto_sharding;
+  base.force_batch_axis = batch_axis;
+  base.next_values = NextValues(step);
+  for (const sharding::MethodParameter& parameter : step.parameters) {
+    if (parameter.role == cost::ParameterRole::kBatch) {
+      base.batch_parameters.push_back(parameter.name);
+    }
+  }
+  std::vector<cluster::LogicalMesh> meshes;
+  std::vector<sharding::AutoShardingOptions> mesh_options;
+  Status last_error = InvalidArgument("no mesh shape of {} devices has a batch axis {}",
+                                      devices.size(), batch_axis);
+  for (const std::vector<int64_t>& shape : shapes) {
+    if (batch_axis >= static_cast<int64_t>(shape.size())) continue;
+    ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh,
+                          cluster::MakeLogicalMesh(cluster, devices, shape));
+    Result<sharding::Pins> pins = sharding::MethodPins(options.method, shape, step.parameters);
+    if (!pins.ok()) {
+      if (shapes.size() == 1) return pins.status();
+      last_error = pins.status().WithContext("mesh " + cluster::ShapeString(shape));
+      continue;
+    }
+    meshes.push_back(std::move(mesh));
+    mesh_options.push_back(base);
+    mesh_options.back().pinned_outputs = std::move(pins).value();
+  }
+  std::vector<Result<sharding::ShardingSolution>> solutions =
+      sharding::AutoShardMeshes(*step.module->entry(), cluster, meshes, mesh_options);
+  std::vector<PlannedMesh> planned;
+  for (size_t m = 0; m < meshes.size(); ++m) {
+    if (!solutions[m].ok()) {
+      if (shapes.size() == 1 || solutions[m].status().code() != StatusCode::kResourceExhausted) {
+        return solutions[m].status();
+      }
+      last_error = solutions[m].status();
+      continue;
+    }
+    planned.push_back(PlannedMesh{meshes[m].shape, std::move(solutions[m]).value()});
+  }
+  if (planned.empty()) return last_error;
+  std::stable_sort(planned.begin(), planned.end(), [](const PlannedMesh& a, const PlannedMesh& b) {
+    return a.solution.estimate.step_seconds() < b.solution.estimate.step_seconds();
+  });
+  return planned;
+}
+
+}  // namespace
+
+Result<TrainStep> DescribeTrainStep(const ir::Module& step,
+                                    const std::vector<autodiff::StepParameter>& layout) {
+  std::vector<cost::ParameterRole> roles;
+  for (autodiff::StepParameter kind : layout) roles.push_back(plan::RoleOfStepParameter(kind));
+  ALPA_ASSIGN_OR_RETURN(
+      std::vector<sharding::MethodParameter> parameters,
+      sharding::StepParameters(*step.entry(), roles, autodiff::StepNextValueElements(layout)));
+  return TrainStep{&step, std::move(parameters)};
+}
+
+std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
+  std::vector<std::vector<int64_t>> shapes = {{devices}};
+  for (int64_t a = 2; a < devices; ++a) {
+    if (devices % a == 0) shapes.push_back({a, devices / a});
+  }
+  return shapes;
+}
+
+int64_t ParallelExecutable::device_count() const { return spmd::DeviceCount(mesh_shape_); }
+
+Result<std::vector<ir::Literal>> ParallelExecutable::Run(
+    const std::vector<ir::Literal>& arguments) const {
+  const ir::Computation& entry = *step_->entry();
+  if (arguments.size() != static_cast<size_t>(entry.parameter_count())) {
+    return InvalidArgument("%{} takes {} arguments, not {}", entry.name(), entry.parameter_count(),
+                           arguments.size());
+  }
+  const auto devices = static_cast<size_t>(device_count());
+  std::vector<std::vector<ir::Literal>> per_device(devices);
+  for (size_t p = 0; p < arguments.size(); ++p) {
+    Result<std::vector<ir::Literal>> tiles =
+        spmd::SplitLiteral(arguments[p], parameter_specs_[p], mesh_shape_);
+    if (!tiles.ok()) {
+      return tiles.status().WithContext(
+          fmt::format("argument {} (%{})", p, entry.parameters()[p]->name()));
+    }
+    for (size_t d = 0; d < devices; ++d) per_device[d].push_back(std::move((*tiles)[d]));
+  }
+  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> outputs,
+                        runtime::RunSpmdProgram(*program_, std::move(per_device)));
+  const ir::Shape& root = entry.root()->shape();
+  std::vector<ir::Literal> results;
+  for (size_t leaf = 0; leaf < result_specs_.size(); ++leaf) {
+    std::vector<ir::Literal> tiles;
+    for (size_t d = 0; d < devices; ++d) tiles.push_back(std::move(outputs[d][leaf]));
+    const ir::Shape& shape = root.IsTuple() ? root.tuple_shapes()[leaf] : root;
+    Result<ir::Literal> whole =
+        spmd::AssembleLiteral(tiles, result_specs_[leaf], mesh_shape_, shape);
+    if (!whole.ok()) return whole.status().WithContext(fmt::format("result element {}", leaf));
+    results.push_back(std::move(whole).value());
+  }
+  return results;
+}
+
+Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::ClusterSpec& cluster,
+                                       const ParallelizeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const ir::Computation& entry = *step.module->entry();
+  ALPA_ASSIGN_OR_RETURN(std::vector<PlannedMesh> candidates, PlanMeshes(step, cluster, options));
+  // The fastest plan the partitioner can lower: a resharding it cannot emit yet (named in the
+  // error) moves on to the next mesh shape, and the executable says which it passed over.
+  std::vector<std::string> passed_over;
+  Status first_error;
+  for (PlannedMesh& planned : candidates) {
+    spmd::PartitionOptions partition;
+    ALPA_ASSIGN_OR_RETURN(partition.result_specs,
+                          spmd::NextValueResultSpecs(entry, planned.solution, NextValues(step)));
+    Result<std::unique_ptr<ir::Module>> program =
+        spmd::PartitionComputation(entry, planned.solution, planned.shape, partition);
+    if (!program.ok()) {
+      if (program.status().code() != StatusCode::kUnimplemented) return program.status();
+      if (first_error.ok()) first_error = program.status();
+      passed_over.push_back(fmt::format("mesh {}: {}", cluster::ShapeString(planned.shape),
+                                        program.status().message()));
+      continue;
+    }
+    ParallelExecutable executable;
+    executable.step_ = step.module;
+    executable.comm_stats_ = spmd::CountCollectives(*(*program)->entry());
+    executable.program_ = std::move(program).value();
+    for (const ir::Instruction* parameter : entry.parameters()) {
+      executable.parameter_specs_.push_back(
+          planned.solution.Chosen(planned.solution.graph.NodeOf(*parameter)).output[0]);
+    }
+    executable.result_specs_ = spmd::ResultSpecs(entry, planned.solution, partition);
+    executable.mesh_shape_ = std::move(planned.shape);
+    executable.solution_ = std::move(planned.solution);
+    executable.passed_over_ = std::move(passed_over);
+    executable.compile_time_s_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return executable;
+  }
+  return first_error;
+}
+
+}  // namespace alpa::api

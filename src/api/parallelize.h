@@ -1,0 +1,111 @@
+// The C++ entry point that matches `alpa run`: Parallelize(train_step, cluster, options) plans a
+// training step on a mesh of the cluster's devices with a parallel method (auto-sharding under
+// the method's pins), partitions it into the program every device runs (spmd/partitioner.h) and
+// returns an executable that runs it on in-process devices (one thread each, real collectives).
+//
+//   ParallelExecutable exe = Parallelize({module, parameters}, cluster, {.method = kData}).value();
+//   std::vector<ir::Literal> results = exe.Run(arguments).value();  // the unsplit step's results
+//
+// Run takes and returns whole (global) values: it splits each argument into the devices' tiles
+// in the layout the plan chose for it and assembles each result from the devices' tiles, so a
+// caller threads values from one step to the next exactly as with the reference interpreter.
+// The updated values come back in the layouts their parameters are read in (the plan prices that
+// resharding), so the next step's split is the same as this one's.
+#ifndef ALPA_API_PARALLELIZE_H_
+#define ALPA_API_PARALLELIZE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autodiff/train_step.h"
+#include "cluster/cluster_spec.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "sharding/auto_sharding.h"
+#include "sharding/parallel_methods.h"
+#include "sharding/sharding_spec.h"
+#include "spmd/collective_stats.h"
+#include "support/status.h"
+
+namespace alpa::api {
+
+// A training step and what each of its entry parameters is (batch, weight, optimizer state) with
+// the result that replaces it in the next step (sharding::StepParameters).
+struct TrainStep {
+  const ir::Module* module = nullptr;
+  std::vector<sharding::MethodParameter> parameters;
+};
+
+// A step built by autodiff::BuildTrainStep, whose parameters are laid out as `layout`
+// (autodiff::StepParameterLayout): step(W..., state..., t, B...) -> (loss, W'..., state'..., t+1).
+Result<TrainStep> DescribeTrainStep(const ir::Module& step,
+                                    const std::vector<autodiff::StepParameter>& layout);
+
+struct ParallelizeOptions {
+  sharding::ParallelMethod method = sharding::ParallelMethod::kShard;
+  // Empty: for kShard the best of CandidateMeshShapes(devices) by estimated step time; for the
+  // other methods the 1-D mesh of every device.
+  std::vector<int64_t> mesh_shape;
+  // The mesh axis the batch parameters are split along (Alpa's force_batch_dim_to_mesh_dim);
+  // -1 leaves it to the solver. The data-parallel methods always split the batch along axis 0.
+  int64_t batch_axis = -1;
+  sharding::AutoShardingOptions auto_sharding;  // solver settings, memory budget
+};
+
+// (N), then (a, N/a) for every divisor 1 < a < N: the logical shapes Alpa's intra-op pass tries.
+std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices);
+
+class ParallelExecutable {
+ public:
+  // Runs one step on the mesh's devices. `arguments` are the step's whole parameters in order;
+  // the result is the root's elements (its value alone when it is not a tuple), whole. Errors
+  // name the device and the instruction that failed.
+  Result<std::vector<ir::Literal>> Run(const std::vector<ir::Literal>& arguments) const;
+
+  const std::vector<int64_t>& mesh_shape() const { return mesh_shape_; }
+  int64_t device_count() const;
+  // The program every device runs (local shapes, partition-id, collectives).
+  const ir::Module& program() const { return *program_; }
+  const sharding::ShardingSolution& solution() const { return solution_; }
+  // The cost model's estimate of one step: time, collectives, per-device peak memory.
+  const sharding::ShardingEstimate& estimate() const { return solution_.estimate; }
+  // The collectives one step runs, counted in the program (equal to estimate().communication).
+  const spmd::CollectiveStats& comm_stats() const { return comm_stats_; }
+  // Seconds spent planning and partitioning.
+  double compile_time_s() const { return compile_time_s_; }
+  // Faster plans (by the estimate) of other mesh shapes the partitioner could not lower yet,
+  // each "mesh [a,b]: why"; empty when the fastest plan runs.
+  const std::vector<std::string>& passed_over() const { return passed_over_; }
+  // The layout of each parameter and of each result element.
+  const std::vector<sharding::ShardingSpec>& parameter_specs() const { return parameter_specs_; }
+  const std::vector<sharding::ShardingSpec>& result_specs() const { return result_specs_; }
+
+ private:
+  friend Result<ParallelExecutable> Parallelize(const TrainStep&, const cluster::ClusterSpec&,
+                                                const ParallelizeOptions&);
+  ParallelExecutable() = default;
+
+  const ir::Module* step_ = nullptr;
+  std::vector<int64_t> mesh_shape_;
+  sharding::ShardingSolution solution_;
+  std::shared_ptr<const ir::Module> program_;
+  spmd::CollectiveStats comm_stats_;
+  std::vector<sharding::ShardingSpec> parameter_specs_;
+  std::vector<sharding::ShardingSpec> result_specs_;
+  std::vector<std::string> passed_over_;
+  double compile_time_s_ = 0;
+};
+
+// Plans `step` (which must outlive the executable) on the whole cluster and partitions the fastest
+// plan the partitioner can lower. Errors: a bad method or mesh for the cluster (named), the
+// planner's (a step that fits on no mesh shape says how much memory it needs), an op or a
+// resharding the partitioner cannot lower yet on any planned mesh (named).
+Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::ClusterSpec& cluster,
+                                       const ParallelizeOptions& options);
+
+}  // namespace alpa::api
+
+#endif  // ALPA_API_PARALLELIZE_H_

@@ -1,0 +1,78 @@
+// `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] --check`: the step is planned,
+// partitioned and trained on in-process devices, and --check holds it to the reference
+// interpreter step by step.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/tools/alpa_runner.h"
+
+namespace alpa::tools::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+nlohmann::json RunChecked(const std::vector<std::string>& flags) {
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--steps", "3", "--check", "--json"});
+  RunResult r = RunAlpa(args);
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  return ParseJson(r);
+}
+
+TEST(CliRunClusterTest, GptTinyOnFourDevicesMatchesTheReference) {
+  const nlohmann::json json = RunChecked({"gpt-tiny", "--cluster", "local:4"});
+  ASSERT_TRUE(json.contains("check")) << json.dump(2);
+  EXPECT_EQ(json["check"]["passed"], true) << json.dump(2);
+  EXPECT_EQ(json["summary"]["devices"], 4);
+  ASSERT_EQ(json["steps"].size(), 3u);
+  for (const nlohmann::json& step : json["steps"]) {
+    EXPECT_NEAR(step["loss"].get<double>(), step["reference_loss"].get<double>(), 1e-4);
+  }
+  EXPECT_GT(json["summary"]["predicted_step_time_s"].get<double>(), 0);
+  EXPECT_GT(json["summary"]["predicted_peak_memory_bytes"].get<int64_t>(), 0);
+  EXPECT_NE(json["summary"]["collectives_per_step"], "none; 0 B");
+}
+
+TEST(CliRunClusterTest, EachMethodMatchesTheReference) {
+  for (const char* method : {"data", "zero2", "zero3"}) {
+    const nlohmann::json json =
+        RunChecked({"mlp-tiny", "--cluster", "local:2", "--method", method});
+    EXPECT_EQ(json["check"]["passed"], true) << method << json.dump(2);
+    EXPECT_EQ(json["summary"]["method"], method);
+  }
+  const nlohmann::json json =
+      RunChecked({"gpt-tiny", "--cluster", "local:4", "--mesh", "1x4", "--batch-axis", "1"});
+  EXPECT_EQ(json["check"]["passed"], true) << json.dump(2);
+  EXPECT_EQ(json["summary"]["mesh"], nlohmann::json::array({1, 4}));
+}
+
+TEST(CliRunClusterTest, TheTextOutputShowsThePlanAndTheCheck) {
+  RunResult r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--steps", "2", "--check"});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("on 2 in-process devices (local:2)"));
+  EXPECT_THAT(r.out, HasSubstr("predicted"));
+  EXPECT_THAT(r.out, HasSubstr("check passed"));
+}
+
+TEST(CliRunClusterTest, BadInputSaysWhatIsWrong) {
+  RunResult r =
+      RunAlpa({"run", "gpt-tiny", "--cluster", "local:4", "--method", "data", "--mesh", "2x2"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("runs on the 1-D mesh of all 4 devices"));
+  r = RunAlpa({"run", "gpt-tiny", "--cluster", "local:4", "--mesh", "3x1"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("does not tile the 4 devices"));
+  r = RunAlpa({"run", "gpt-tiny", "--check"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--check requires --cluster"));
+  r = RunAlpa({"run", "wresnet-tiny", "--cluster", "local:2"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("no handler for this op yet"));
+}
+
+}  // namespace
+}  // namespace alpa::tools::testing

@@ -1,0 +1,246 @@
+#include "tools/alpa/cluster_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "api/parallelize.h"
+#include "cluster/mesh.h"
+#include "cluster/presets.h"
+#include "spmd/collective_stats.h"
+#include "support/units.h"
+#include "tools/alpa/command_util.h"
+#include "tools/alpa/zoo_training.h"
+
+namespace alpa::tools {
+namespace {
+
+// --check's tolerance. A loss or carried array passes when
+//   max_i |got_i - want_i| <= kRelativeTolerance * max(1e-3, max_i |want_i|) + absolute,
+// where `absolute` is 0 except for the weights under Adam or AdamW: Adam divides each gradient
+// by its own magnitude, so a gradient that is zero up to rounding (GPT's key bias: softmax
+// ignores a shift shared by every key) moves its weight by up to the learning rate per step, in
+// a direction set by the order of the sums, which differs between the devices and the reference.
+constexpr double kRelativeTolerance = 1e-4;
+
+// The worst array of a kind: its difference in units of its tolerance, and its parameter.
+struct Worst {
+  double fraction = 0;
+  double difference = 0;  // max |got - want|
+  std::string name;
+};
+
+struct CheckResult {
+  bool passed = true;
+  double worst_loss = 0;  // largest relative difference of a step's loss
+  Worst weights, state;
+  double weight_absolute = 0;
+};
+
+double Difference(const ir::Literal& got, const ir::Literal& want, double& scale) {
+  double worst = 0;
+  scale = 1e-3;
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    worst = std::max(worst, std::abs(got.GetDouble(i) - want.GetDouble(i)));
+    scale = std::max(scale, std::abs(want.GetDouble(i)));
+  }
+  return worst;
+}
+
+CheckResult CompareCarried(const ZooStep& zoo, const ZooTraining& got, const ZooTraining& want,
+                           int64_t steps) {
+  CheckResult result;
+  const autodiff::OptimizerConfig& optimizer = zoo.training.optimizer;
+  if (optimizer.kind != autodiff::OptimizerKind::kSgd) {
+    result.weight_absolute = optimizer.learning_rate * static_cast<double>(steps);
+  }
+  const std::vector<ir::Instruction*> parameters = zoo.step->entry()->parameters();
+  const size_t weights = zoo.zoo.model.weights.size();
+  for (size_t i = 0; i < want.carried().size(); ++i) {
+    double scale = 0;
+    const double difference = Difference(got.carried()[i], want.carried()[i], scale);
+    const bool weight = i < weights;
+    const double tolerance = kRelativeTolerance * scale + (weight ? result.weight_absolute : 0.0);
+    Worst& worst = weight ? result.weights : result.state;
+    if (difference / tolerance >= worst.fraction) {
+      worst = Worst{difference / tolerance, difference, parameters[i]->name()};
+    }
+  }
+  result.passed = result.weights.fraction <= 1.0 && result.state.fraction <= 1.0;
+  return result;
+}
+
+void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
+                 const api::ParallelExecutable& executable, uint64_t seed) {
+  const sharding::ShardingEstimate& estimate = executable.estimate();
+  fmt::print("training {} ({}) on {} in-process devices ({}), seed {}\n", zoo.zoo.entry.name,
+             zoo.zoo.entry.description, executable.device_count(), options.cluster, seed);
+  fmt::print("config      {}; {} weights\n", DescribeConfig(zoo), zoo.weight_elements);
+  fmt::print("plan        method {}, mesh {}, planned and partitioned in {}\n", options.method,
+             cluster::ShapeString(executable.mesh_shape()),
+             FormatSeconds(executable.compile_time_s()));
+  fmt::print("predicted   {} per step on {}'s figures, {} per device at peak\n",
+             FormatSeconds(estimate.step_seconds()), options.cluster,
+             FormatBytes(estimate.peak_memory_bytes));
+  fmt::print("collectives {} per step (as priced)\n", spmd::ToString(executable.comm_stats()));
+  for (const std::string& passed : executable.passed_over()) {
+    fmt::print(
+        "note        a faster plan was passed over, as the partitioner cannot lower it "
+        "yet: {}\n",
+        passed);
+  }
+  if (options.check) {
+    fmt::print("check       against the reference interpreter on one device, step by step\n");
+  }
+  fmt::print("\n{:>6}  {:>12}  {:>9}{}\n", "step", "loss", "time",
+             options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
+  fmt::print("{:>6}  {:>12}  {:>9}{}\n", "------", "------------", "---------",
+             options.check ? "  ------------  ---------" : "");
+  std::fflush(stdout);
+}
+
+void PrintStep(const StepRecord& record, bool check) {
+  fmt::print("{:>6}  {:>12}  {:>9}", record.step, FormatLoss(record.loss),
+             FormatSeconds(record.seconds));
+  if (check) {
+    fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
+               std::abs(record.loss - record.reference_loss));
+  }
+  fmt::print("\n");
+  std::fflush(stdout);
+}
+
+std::string CheckText(const CheckResult& check) {
+  std::string text = fmt::format(
+      "check {}: each value within {:.0e} of its array's largest (of the loss, for losses)\n"
+      "  losses           worst {:.1e} relative\n",
+      check.passed ? "passed" : "FAILED", kRelativeTolerance, check.worst_loss);
+  if (!check.state.name.empty()) {
+    text += fmt::format("  optimizer state  worst {} at {:.2f} of its tolerance\n",
+                        check.state.name, check.state.fraction);
+  }
+  text += fmt::format("  weights          worst {} at {:.2f} of its tolerance (|diff| {:.1e})",
+                      check.weights.name, check.weights.fraction, check.weights.difference);
+  if (check.weight_absolute > 0) {
+    text += fmt::format(
+        "\n                   (+ {:g} allowed: learning rate x steps, as Adam moves a weight "
+        "whose gradient is zero up to rounding by up to the learning rate per step)",
+        check.weight_absolute);
+  }
+  return text;
+}
+
+nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
+                              const api::ParallelExecutable& executable,
+                              const ClusterRunOptions& options, const CheckResult* check) {
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  double measured = 0;
+  for (const StepRecord& record : records) {
+    nlohmann::ordered_json step = {
+        {"step", record.step}, {"loss", record.loss}, {"time_s", record.seconds}};
+    if (check != nullptr) step["reference_loss"] = record.reference_loss;
+    steps.push_back(std::move(step));
+    measured += record.seconds;
+  }
+  nlohmann::ordered_json summary = {
+      {"cluster", options.cluster},
+      {"method", options.method},
+      {"mesh", executable.mesh_shape()},
+      {"devices", executable.device_count()},
+      {"compile_time_s", executable.compile_time_s()},
+      {"predicted_step_time_s", executable.estimate().step_seconds()},
+      {"measured_step_time_s", measured / static_cast<double>(records.size())},
+      {"predicted_peak_memory_bytes", executable.estimate().peak_memory_bytes},
+      {"collectives_per_step", spmd::ToString(executable.comm_stats())},
+      {"passed_over", executable.passed_over()}};
+  nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
+  if (check != nullptr) {
+    json["check"] = {{"passed", check->passed},
+                     {"relative_tolerance", kRelativeTolerance},
+                     {"weight_absolute_tolerance", check->weight_absolute},
+                     {"worst_loss_difference", check->worst_loss},
+                     {"worst_weight", check->weights.name},
+                     {"worst_weight_fraction_of_tolerance", check->weights.fraction},
+                     {"worst_optimizer_state", check->state.name},
+                     {"worst_optimizer_state_fraction_of_tolerance", check->state.fraction}};
+  }
+  return json;
+}
+
+Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOptions& options) {
+  ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec cluster,
+                        cluster::ParseClusterArgument(options.cluster));
+  api::ParallelizeOptions parallelize;
+  Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(options.method);
+  if (!method.ok()) return method.status().WithContext("--method");
+  parallelize.method = *method;
+  if (!options.mesh.empty()) {
+    ALPA_ASSIGN_OR_RETURN(parallelize.mesh_shape, ParseMeshShape(options.mesh));
+  }
+  parallelize.batch_axis = options.batch_axis.value_or(-1);
+  const models::Model& model = zoo.zoo.model;
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(model.loss->entry()->parameter_count(),
+                                    static_cast<int64_t>(model.weights.size()), zoo.training);
+  ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeTrainStep(*zoo.step, layout));
+  return api::Parallelize(step, cluster, parallelize);
+}
+
+}  // namespace
+
+int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t steps, uint64_t seed,
+                 bool json) {
+  Result<api::ParallelExecutable> executable = PlanRun(zoo, options);
+  if (!executable.ok()) return ReportError(executable.status().WithContext(zoo.zoo.entry.name));
+  if (!json) PrintHeader(zoo, options, *executable, seed);
+  ZooTraining training(zoo, seed, [&executable](std::vector<ir::Literal> arguments) {
+    return executable->Run(arguments);
+  });
+  std::optional<ZooTraining> reference;
+  if (options.check) reference.emplace(zoo, seed);
+  CheckResult check;
+  std::vector<StepRecord> records;
+  for (int64_t i = 0; i < steps; ++i) {
+    StepRecord record{.step = i + 1, .loss = 0, .seconds = 0, .reference_loss = 0};
+    Result<double> loss = training.Step(i, record.seconds);
+    if (!loss.ok()) return ReportError(loss.status().WithContext(zoo.zoo.entry.name));
+    record.loss = *loss;
+    if (reference) {
+      double ignored = 0;
+      Result<double> want = reference->Step(i, ignored);
+      if (!want.ok()) return ReportError(want.status().WithContext("the reference interpreter"));
+      record.reference_loss = *want;
+      const double difference =
+          std::abs(record.loss - record.reference_loss) / std::max(1.0, std::abs(*want));
+      check.worst_loss = std::max(check.worst_loss, difference);
+    }
+    records.push_back(record);
+    if (!json) PrintStep(record, options.check);
+  }
+  if (reference) {
+    const double worst_loss = check.worst_loss;
+    check = CompareCarried(zoo, training, *reference, steps);
+    check.worst_loss = worst_loss;
+    check.passed = check.passed && worst_loss <= kRelativeTolerance;
+  }
+  if (json) {
+    fmt::print("{}\n",
+               DumpJson(ToJson(records, *executable, options, options.check ? &check : nullptr)));
+  } else {
+    double seconds = 0;
+    for (const StepRecord& record : records) seconds += record.seconds;
+    fmt::print("\nloss {} -> {} in {} steps, {} per step measured ({} predicted)\n",
+               FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
+               FormatSeconds(seconds / static_cast<double>(records.size())),
+               FormatSeconds(executable->estimate().step_seconds()));
+    if (options.check) fmt::print("{}\n", CheckText(check));
+  }
+  return options.check && !check.passed ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace alpa::tools

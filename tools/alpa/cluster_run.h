@@ -1,0 +1,32 @@
+// `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] [--batch-axis K] [--check]`: plans the
+// zoo model's train step on the cluster's devices (api/parallelize.h), partitions it and trains
+// it on that many in-process devices, printing each step's loss and time beside what the cost
+// model predicted. With --check the reference interpreter trains the same model from the same
+// weights and data on one device alongside, and the run fails (exit 3) when a loss, a weight or
+// an optimizer state differs beyond the printed tolerance.
+#ifndef ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
+#define ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tools/alpa/zoo_options.h"
+
+namespace alpa::tools {
+
+struct ClusterRunOptions {
+  std::string cluster;  // --cluster: empty trains on one device in the interpreter
+  std::string method = "shard";
+  std::string mesh;  // empty: the planner's choice
+  std::optional<int64_t> batch_axis;
+  bool check = false;
+};
+
+// Returns the process exit code (command_util.h).
+int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t steps, uint64_t seed,
+                 bool json);
+
+}  // namespace alpa::tools
+
+#endif  // ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
