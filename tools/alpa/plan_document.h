@@ -1,0 +1,33 @@
+// Reading the plan document (tools/alpa/pipeshard_plan.h) defensively, for the HTML report: a
+// hand-written or older document may lack any field or hold the wrong type, and a reader then
+// answers "absent" (null, nullopt, "", an empty list, "-") instead of throwing.
+#ifndef ALPA_TOOLS_ALPA_PLAN_DOCUMENT_H_
+#define ALPA_TOOLS_ALPA_PLAN_DOCUMENT_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace alpa::tools::plan_document {
+
+using Json = nlohmann::ordered_json;
+
+// `object[key]`, or null when absent.
+const Json& Field(const Json& object, const char* key);
+std::optional<double> Number(const Json& object, const char* key);
+std::string Text(const Json& object, const char* key);
+// The array `object[key]`, empty when absent or not an array.
+const Json& Items(const Json& object, const char* key);
+
+// "a..b" (or "a") from the stage's [first, last] layers; "-" when malformed.
+std::string LayerRange(const Json& stage);
+// The stage's device ids (integers only, the rest of a malformed list skipped).
+std::vector<int64_t> Devices(const Json& stage);
+// "4..7" for consecutive ids (the usual sub-mesh), else the list; "-" for none.
+std::string DeviceRange(const std::vector<int64_t>& devices);
+
+}  // namespace alpa::tools::plan_document
+
+#endif  // ALPA_TOOLS_ALPA_PLAN_DOCUMENT_H_
