@@ -130,7 +130,8 @@ std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
 int64_t ParallelExecutable::device_count() const { return spmd::DeviceCount(mesh_shape_); }
 
 Result<std::vector<ir::Literal>> ParallelExecutable::Run(
-    const std::vector<ir::Literal>& arguments) const {
+    const std::vector<ir::Literal>& arguments,
+    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
   const ir::Computation& entry = *step_->entry();
   if (arguments.size() != static_cast<size_t>(entry.parameter_count())) {
     return InvalidArgument("%{} takes {} arguments, not {}", entry.name(), entry.parameter_count(),
@@ -147,8 +148,18 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
     }
     for (size_t d = 0; d < devices; ++d) per_device[d].push_back(std::move((*tiles)[d]));
   }
-  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> outputs,
-                        runtime::RunSpmdProgram(*program_, std::move(per_device)));
+  runtime::SpmdRunOptions run_options;
+  run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
+  run_options.execute.trace = trace_epoch.has_value();
+  if (trace_epoch) run_options.execute.epoch = *trace_epoch;
+  ALPA_ASSIGN_OR_RETURN(
+      runtime::SpmdRun run,
+      runtime::RunSpmdProgram(*instructions_, std::move(per_device), run_options));
+  std::vector<std::vector<ir::Literal>>& outputs = run.outputs;
+  last_run_ = std::move(run.profiles);
+  for (const runtime::ExecutionProfile& profile : last_run_) {
+    peak_memory_bytes_ = std::max(peak_memory_bytes_, profile.peak_bytes);
+  }
   const ir::Shape& root = entry.root()->shape();
   std::vector<ir::Literal> results;
   for (size_t leaf = 0; leaf < result_specs_.size(); ++leaf) {
@@ -189,6 +200,10 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
     executable.step_ = step.module;
     executable.comm_stats_ = spmd::CountCollectives(*(*program)->entry());
     executable.program_ = std::move(program).value();
+    ALPA_ASSIGN_OR_RETURN(runtime::InstructionList instructions,
+                          runtime::CompileInstructionList(*executable.program_));
+    executable.instructions_ =
+        std::make_shared<const runtime::InstructionList>(std::move(instructions));
     for (const ir::Instruction* parameter : entry.parameters()) {
       executable.parameter_specs_.push_back(
           planned.solution.Chosen(planned.solution.graph.NodeOf(*parameter)).output[0]);

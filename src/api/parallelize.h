@@ -5,6 +5,7 @@
 //
 //   ParallelExecutable exe = Parallelize({module, parameters}, cluster, {.method = kData}).value();
 //   std::vector<ir::Literal> results = exe.Run(arguments).value();  // the unsplit step's results
+//   exe.peak_memory_bytes();  // the largest per-device peak measured so far
 //
 // Run takes and returns whole (global) values: it splits each argument into the devices' tiles
 // in the layout the plan chose for it and assembles each result from the devices' tiles, so a
@@ -14,9 +15,11 @@
 #ifndef ALPA_API_PARALLELIZE_H_
 #define ALPA_API_PARALLELIZE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,8 @@
 #include "cluster/cluster_spec.h"
 #include "ir/literal.h"
 #include "ir/module.h"
+#include "runtime/device_executor.h"
+#include "runtime/instruction_list.h"
 #include "sharding/auto_sharding.h"
 #include "sharding/parallel_methods.h"
 #include "sharding/sharding_spec.h"
@@ -62,8 +67,20 @@ class ParallelExecutable {
  public:
   // Runs one step on the mesh's devices. `arguments` are the step's whole parameters in order;
   // the result is the root's elements (its value alone when it is not a tuple), whole. Errors
-  // name the device and the instruction that failed.
-  Result<std::vector<ir::Literal>> Run(const std::vector<ir::Literal>& arguments) const;
+  // name the device and the instruction that failed; a device whose live buffers would exceed
+  // the plan's memory budget fails the step as out of memory, naming the buffer. With
+  // `trace_epoch`, each device records when it ran each instruction (seconds since the epoch,
+  // in last_run()'s events).
+  Result<std::vector<ir::Literal>> Run(
+      const std::vector<ir::Literal>& arguments,
+      std::optional<std::chrono::steady_clock::time_point> trace_epoch = std::nullopt);
+
+  // What each device measured in the last Run (empty before the first): its peak bytes, the
+  // instruction that reached it, and the events when traced.
+  const std::vector<runtime::ExecutionProfile>& last_run() const { return last_run_; }
+  // The largest per-device peak measured over every Run so far (0 before the first). The plan's
+  // prediction is estimate().peak_memory_bytes.
+  int64_t peak_memory_bytes() const { return peak_memory_bytes_; }
 
   const std::vector<int64_t>& mesh_shape() const { return mesh_shape_; }
   int64_t device_count() const;
@@ -92,11 +109,14 @@ class ParallelExecutable {
   std::vector<int64_t> mesh_shape_;
   sharding::ShardingSolution solution_;
   std::shared_ptr<const ir::Module> program_;
+  std::shared_ptr<const runtime::InstructionList> instructions_;  // program_'s
   spmd::CollectiveStats comm_stats_;
   std::vector<sharding::ShardingSpec> parameter_specs_;
   std::vector<sharding::ShardingSpec> result_specs_;
   std::vector<std::string> passed_over_;
   double compile_time_s_ = 0;
+  std::vector<runtime::ExecutionProfile> last_run_;
+  int64_t peak_memory_bytes_ = 0;
 };
 
 // Plans `step` (which must outlive the executable) on the whole cluster and partitions the fastest

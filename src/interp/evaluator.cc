@@ -101,6 +101,8 @@ Result<Literal> EvaluateStructural(const Instruction& instruction, const Operand
   }
 }
 
+}  // namespace
+
 Result<Literal> Dispatch(const Instruction& instruction, const Operands& operands,
                          EvalContext& context) {
   const Opcode opcode = instruction.opcode();
@@ -207,8 +209,6 @@ Result<Literal> Dispatch(const Instruction& instruction, const Operands& operand
   }
 }
 
-}  // namespace
-
 Result<Literal> EvaluateComputationIn(const ir::Computation& computation,
                                       std::vector<Literal> arguments, EvalContext& context) {
   ALPA_RETURN_IF_ERROR(CheckArguments(computation, arguments));
@@ -286,6 +286,18 @@ Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Lit
   internal::EvalContext context;
   context.device = device;
   return internal::EvaluateComputationIn(*module.entry(), std::move(arguments), context);
+}
+
+InstructionEvaluator::InstructionEvaluator(const DeviceContext& device)
+    : context_(std::make_unique<internal::EvalContext>()) {
+  context_->device = device;
+}
+
+InstructionEvaluator::~InstructionEvaluator() = default;
+
+Result<ir::Literal> InstructionEvaluator::Evaluate(
+    const ir::Instruction& instruction, const std::vector<const ir::Literal*>& operands) {
+  return internal::Dispatch(instruction, operands, *context_);
 }
 
 Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,

@@ -8,6 +8,7 @@
 #ifndef ALPA_INTERP_EVALUATOR_H_
 #define ALPA_INTERP_EVALUATOR_H_
 
+#include <memory>
 #include <vector>
 
 #include "interp/device_context.h"
@@ -36,6 +37,30 @@ Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Lit
 // Same for one computation (its called computations are followed through the instructions).
 Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,
                                         std::vector<ir::Literal> arguments);
+
+namespace internal {
+struct EvalContext;
+}  // namespace internal
+
+// One instruction at a time, for executors that schedule the instructions themselves (the
+// runtime's instruction lists): the same kernels and semantics as EvaluateModule. The evaluator
+// carries what outlives one instruction (the device, the rng stream), so an executor that
+// evaluates a computation's instructions in post order gets EvaluateModule's values exactly.
+class InstructionEvaluator {
+ public:
+  explicit InstructionEvaluator(const DeviceContext& device);
+  ~InstructionEvaluator();
+  InstructionEvaluator(const InstructionEvaluator&) = delete;
+  InstructionEvaluator& operator=(const InstructionEvaluator&) = delete;
+
+  // The value of `instruction` given its operands' values, in operand order. Errors say what is
+  // wrong with the instruction; the caller names it.
+  Result<ir::Literal> Evaluate(const ir::Instruction& instruction,
+                               const std::vector<const ir::Literal*>& operands);
+
+ private:
+  std::unique_ptr<internal::EvalContext> context_;
+};
 
 }  // namespace alpa::interp
 

@@ -36,6 +36,10 @@ struct EvalContext {
 Result<ir::Literal> EvaluateComputationIn(const ir::Computation& computation,
                                           std::vector<ir::Literal> arguments, EvalContext& context);
 
+// The value of one instruction of any opcode, given its operands' values (evaluator.cc).
+Result<ir::Literal> Dispatch(const ir::Instruction& instruction, const Operands& operands,
+                             EvalContext& context);
+
 // unary.cc / binary.cc: elementwise arithmetic, logic, real/imag/complex.
 Result<ir::Literal> EvaluateUnary(const ir::Instruction& instruction, const Operands& operands);
 Result<ir::Literal> EvaluateBinary(const ir::Instruction& instruction, const Operands& operands);

@@ -467,7 +467,7 @@ class InProcessCommunicator final : public Communicator {
     for (size_t i = 0; i < key.ranks.size(); ++i) {
       (round.present[i] ? present : missing).push_back(key.ranks[i]);
     }
-    return Status(StatusCode::kResourceExhausted,
+    return Status(StatusCode::kDeadlineExceeded,
                   fmt::format("{}: timed out after {} s waiting for device(s) {} (arrived: {}); "
                               "a peer stopped or skipped this call",
                               label, world_.options.timeout_seconds, fmt::join(missing, ", "),

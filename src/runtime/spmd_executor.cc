@@ -6,8 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "interp/evaluator.h"
-
 namespace alpa::runtime {
 namespace {
 
@@ -67,54 +65,68 @@ Status CommunicatorCollectives::Broadcast(interp::CollectiveGroup group, int64_t
   return communicator_.Broadcast(group, root, View(output));
 }
 
-Result<std::vector<std::vector<ir::Literal>>> RunSpmdProgram(
-    const ir::Module& program, std::vector<std::vector<ir::Literal>> arguments_per_device,
-    const InProcessOptions& options) {
+Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
+                               std::vector<std::vector<ir::Literal>> arguments_per_device,
+                               const SpmdRunOptions& options) {
   const int64_t devices = static_cast<int64_t>(arguments_per_device.size());
+  const std::string& name = program.computation->name();
   if (devices < 1) {
-    return InvalidArgument("RunSpmdProgram of {} needs the arguments of at least one device",
-                           program.name());
+    return InvalidArgument("RunSpmdProgram of {} needs the arguments of at least one device", name);
   }
-  InProcessWorld world(devices, options);
+  InProcessWorld world(devices, options.communicator);
   std::vector<ir::Literal> results(static_cast<size_t>(devices));
+  SpmdRun run;
+  run.profiles.resize(static_cast<size_t>(devices));
   const std::vector<Status> statuses = RunOnDevices(world, [&](Communicator& communicator) {
-    const int64_t device = communicator.rank();
+    const size_t device = static_cast<size_t>(communicator.rank());
     CommunicatorCollectives collectives(communicator);
     interp::DeviceContext context;
-    context.partition_id = device;
+    context.partition_id = communicator.rank();
     context.num_partitions = devices;
     context.collectives = &collectives;
-    Result<ir::Literal> result = interp::EvaluateModule(
-        program, std::move(arguments_per_device[static_cast<size_t>(device)]), context);
+    Result<ir::Literal> result =
+        ExecuteInstructionList(program, std::move(arguments_per_device[device]), context,
+                               options.execute, &run.profiles[device]);
     if (!result.ok()) return result.status();
-    results[static_cast<size_t>(device)] = std::move(result).value();
+    results[device] = std::move(result).value();
     return Status::Ok();
   });
-  // A device's own error first: the timeouts (kResourceExhausted) of its peers follow from it.
+  // A device's own error first: the timeouts of its peers follow from it.
   std::vector<std::string> errors, timeouts;
-  StatusCode code = StatusCode::kResourceExhausted;
+  StatusCode code = StatusCode::kDeadlineExceeded;
   for (int64_t device = 0; device < devices; ++device) {
     const Status& status = statuses[static_cast<size_t>(device)];
     if (status.ok()) continue;
-    const bool timeout = status.code() == StatusCode::kResourceExhausted;
+    const bool timeout = status.code() == StatusCode::kDeadlineExceeded;
     if (!timeout && errors.empty()) code = status.code();
     (timeout ? timeouts : errors).push_back(fmt::format("device {}: {}", device, status.message()));
   }
   if (!errors.empty() || !timeouts.empty()) {
     errors.insert(errors.end(), timeouts.begin(), timeouts.end());
-    return Status(code, fmt::format("module {} on {} devices failed: {}", program.name(), devices,
+    return Status(code, fmt::format("program {} on {} devices failed: {}", name, devices,
                                     fmt::join(errors, "; ")));
   }
-  std::vector<std::vector<ir::Literal>> outputs(static_cast<size_t>(devices));
-  for (int64_t device = 0; device < devices; ++device) {
-    ir::Literal& result = results[static_cast<size_t>(device)];
+  run.outputs.resize(static_cast<size_t>(devices));
+  for (size_t device = 0; device < results.size(); ++device) {
+    ir::Literal& result = results[device];
     if (result.shape().IsTuple()) {
-      outputs[static_cast<size_t>(device)] = std::move(result.tuple_elements());
+      run.outputs[device] = std::move(result.tuple_elements());
     } else {
-      outputs[static_cast<size_t>(device)].push_back(std::move(result));
+      run.outputs[device].push_back(std::move(result));
     }
   }
-  return outputs;
+  return run;
+}
+
+Result<std::vector<std::vector<ir::Literal>>> RunSpmdProgram(
+    const ir::Module& program, std::vector<std::vector<ir::Literal>> arguments_per_device,
+    const InProcessOptions& options) {
+  ALPA_ASSIGN_OR_RETURN(InstructionList list, CompileInstructionList(program));
+  SpmdRunOptions run_options;
+  run_options.communicator = options;
+  ALPA_ASSIGN_OR_RETURN(SpmdRun run,
+                        RunSpmdProgram(list, std::move(arguments_per_device), run_options));
+  return std::move(run.outputs);
 }
 
 }  // namespace alpa::runtime

@@ -22,7 +22,8 @@ enum class StatusCode {
   kNotFound,         // a named thing (file, computation, instruction) does not exist
   kUnimplemented,    // valid input this build cannot handle yet
   kFailedPrecondition,
-  kResourceExhausted,
+  kResourceExhausted,  // out of memory, or no plan fits in it
+  kDeadlineExceeded,   // a peer did not arrive in time (a collective timed out)
   kInternal,
 };
 

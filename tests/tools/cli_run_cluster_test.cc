@@ -1,9 +1,11 @@
-// `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] --check`: the step is planned,
-// partitioned and trained on in-process devices, and --check holds it to the reference
-// interpreter step by step.
+// `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] --check [--trace FILE]`: the step is
+// planned, partitioned and trained on in-process devices, --check holds it to the reference
+// interpreter step by step, each step reports its measured peak memory, and the trace shows
+// every device's instructions.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,8 +35,43 @@ TEST(CliRunClusterTest, GptTinyOnFourDevicesMatchesTheReference) {
     EXPECT_NEAR(step["loss"].get<double>(), step["reference_loss"].get<double>(), 1e-4);
   }
   EXPECT_GT(json["summary"]["predicted_step_time_s"].get<double>(), 0);
-  EXPECT_GT(json["summary"]["predicted_peak_memory_bytes"].get<int64_t>(), 0);
   EXPECT_NE(json["summary"]["collectives_per_step"], "none; 0 B");
+  // Each step reports the largest device's measured peak, and the summary sets the run's
+  // largest beside the memory model's prediction (within 15%, as the parity matrix asserts).
+  const auto predicted = json["summary"]["predicted_peak_memory_bytes"].get<double>();
+  const auto measured = json["summary"]["measured_peak_memory_bytes"].get<double>();
+  EXPECT_GT(predicted, 0);
+  EXPECT_NEAR(measured, predicted, 0.15 * predicted);
+  for (const nlohmann::json& step : json["steps"]) {
+    EXPECT_GT(step["peak_memory_bytes"].get<int64_t>(), 0);
+    EXPECT_LE(step["peak_memory_bytes"].get<double>(), measured);
+  }
+  EXPECT_THAT(json["summary"]["measured_peak_at"].get<std::string>(), ::testing::StartsWith("%"));
+}
+
+TEST(CliRunClusterTest, TraceHoldsEveryDevicesInstructionsOfEveryStep) {
+  const std::string path = ::testing::TempDir() + "/alpa_run_trace.json";
+  RunResult r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--method", "data", "--steps",
+                         "2", "--trace", path});
+  EXPECT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("trace  " + path));
+  const nlohmann::json trace = nlohmann::json::parse(ReadFile(path));
+  std::map<int64_t, int64_t> kernels, collectives;
+  std::vector<std::string> steps;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    if (event["cat"] == "step") steps.push_back(event["name"]);
+    if (event["cat"] == "kernel") ++kernels[event["tid"].get<int64_t>()];
+    if (event["cat"] == "collective") ++collectives[event["tid"].get<int64_t>()];
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"step 1", "step 2"}));
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0], kernels[1]);  // every device runs the same program
+  EXPECT_GT(kernels[0], 0);
+  // Data parallel: the gradients' all-reduces, in both steps, on both devices.
+  EXPECT_EQ(collectives[0], collectives[1]);
+  EXPECT_GT(collectives[0], 0);
+  EXPECT_EQ(collectives[0] % 2, 0);
 }
 
 TEST(CliRunClusterTest, EachMethodMatchesTheReference) {
@@ -69,6 +106,9 @@ TEST(CliRunClusterTest, BadInputSaysWhatIsWrong) {
   r = RunAlpa({"run", "gpt-tiny", "--check"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("--check requires --cluster"));
+  r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--trace", "/nonexistent/t.json"});
+  EXPECT_NE(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/t.json"));
   r = RunAlpa({"run", "wresnet-tiny", "--cluster", "local:2"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("no handler for this op yet"));

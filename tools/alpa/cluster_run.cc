@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "api/parallelize.h"
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
+#include "runtime/execution_trace.h"
 #include "spmd/collective_stats.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
@@ -34,6 +36,27 @@ struct Worst {
   double difference = 0;  // max |got - want|
   std::string name;
 };
+
+// The largest per-device peak of the run: where and when it was reached.
+struct MeasuredPeak {
+  int64_t bytes = 0;
+  int64_t device = 0;
+  std::string instruction;
+
+  void Update(const std::vector<runtime::ExecutionProfile>& devices) {
+    for (size_t d = 0; d < devices.size(); ++d) {
+      if (devices[d].peak_bytes <= bytes) continue;
+      bytes = devices[d].peak_bytes;
+      device = static_cast<int64_t>(d);
+      const ir::Instruction* at = devices[d].peak_instruction;
+      instruction = at != nullptr ? "%" + at->name() : "its arguments";
+    }
+  }
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point epoch) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch).count();
+}
 
 struct CheckResult {
   bool passed = true;
@@ -97,16 +120,16 @@ void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
   if (options.check) {
     fmt::print("check       against the reference interpreter on one device, step by step\n");
   }
-  fmt::print("\n{:>6}  {:>12}  {:>9}{}\n", "step", "loss", "time",
+  fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
              options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
-  fmt::print("{:>6}  {:>12}  {:>9}{}\n", "------", "------------", "---------",
-             options.check ? "  ------------  ---------" : "");
+  fmt::print("{:>6}  {:>12}  {:>9}  {:>10}{}\n", "------", "------------", "---------",
+             "----------", options.check ? "  ------------  ---------" : "");
   std::fflush(stdout);
 }
 
 void PrintStep(const StepRecord& record, bool check) {
-  fmt::print("{:>6}  {:>12}  {:>9}", record.step, FormatLoss(record.loss),
-             FormatSeconds(record.seconds));
+  fmt::print("{:>6}  {:>12}  {:>9}  {:>10}", record.step, FormatLoss(record.loss),
+             FormatSeconds(record.seconds), FormatBytes(record.peak_memory_bytes));
   if (check) {
     fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
                std::abs(record.loss - record.reference_loss));
@@ -136,13 +159,15 @@ std::string CheckText(const CheckResult& check) {
 }
 
 nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
-                              const api::ParallelExecutable& executable,
+                              const api::ParallelExecutable& executable, const MeasuredPeak& peak,
                               const ClusterRunOptions& options, const CheckResult* check) {
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   double measured = 0;
   for (const StepRecord& record : records) {
-    nlohmann::ordered_json step = {
-        {"step", record.step}, {"loss", record.loss}, {"time_s", record.seconds}};
+    nlohmann::ordered_json step = {{"step", record.step},
+                                   {"loss", record.loss},
+                                   {"time_s", record.seconds},
+                                   {"peak_memory_bytes", record.peak_memory_bytes}};
     if (check != nullptr) step["reference_loss"] = record.reference_loss;
     steps.push_back(std::move(step));
     measured += record.seconds;
@@ -156,6 +181,9 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
       {"predicted_step_time_s", executable.estimate().step_seconds()},
       {"measured_step_time_s", measured / static_cast<double>(records.size())},
       {"predicted_peak_memory_bytes", executable.estimate().peak_memory_bytes},
+      {"measured_peak_memory_bytes", peak.bytes},
+      {"measured_peak_device", peak.device},
+      {"measured_peak_at", peak.instruction},
       {"collectives_per_step", spmd::ToString(executable.comm_stats())},
       {"passed_over", executable.passed_over()}};
   nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
@@ -198,18 +226,33 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
   Result<api::ParallelExecutable> executable = PlanRun(zoo, options);
   if (!executable.ok()) return ReportError(executable.status().WithContext(zoo.zoo.entry.name));
   if (!json) PrintHeader(zoo, options, *executable, seed);
-  ZooTraining training(zoo, seed, [&executable](std::vector<ir::Literal> arguments) {
-    return executable->Run(arguments);
+  const auto epoch = std::chrono::steady_clock::now();
+  std::optional<runtime::ExecutionTrace> trace;
+  if (!options.trace.empty()) trace.emplace(executable->device_count());
+  ZooTraining training(zoo, seed, [&](std::vector<ir::Literal> arguments) {
+    return executable->Run(arguments, trace ? std::optional(epoch) : std::nullopt);
   });
+  MeasuredPeak peak;
   std::optional<ZooTraining> reference;
   if (options.check) reference.emplace(zoo, seed);
   CheckResult check;
   std::vector<StepRecord> records;
   for (int64_t i = 0; i < steps; ++i) {
-    StepRecord record{.step = i + 1, .loss = 0, .seconds = 0, .reference_loss = 0};
+    StepRecord record;
+    record.step = i + 1;
+    const double start_s = SecondsSince(epoch);
     Result<double> loss = training.Step(i, record.seconds);
     if (!loss.ok()) return ReportError(loss.status().WithContext(zoo.zoo.entry.name));
     record.loss = *loss;
+    peak.Update(executable->last_run());
+    const std::vector<runtime::ExecutionProfile>& devices = executable->last_run();
+    for (size_t d = 0; d < devices.size(); ++d) {
+      record.peak_memory_bytes = std::max(record.peak_memory_bytes, devices[d].peak_bytes);
+      if (trace) trace->Add(static_cast<int64_t>(d), devices[d].events);
+    }
+    if (trace) {
+      trace->AddSpan({fmt::format("step {}", record.step), start_s, SecondsSince(epoch) - start_s});
+    }
     if (reference) {
       double ignored = 0;
       Result<double> want = reference->Step(i, ignored);
@@ -229,8 +272,8 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
     check.passed = check.passed && worst_loss <= kRelativeTolerance;
   }
   if (json) {
-    fmt::print("{}\n",
-               DumpJson(ToJson(records, *executable, options, options.check ? &check : nullptr)));
+    fmt::print("{}\n", DumpJson(ToJson(records, *executable, peak, options,
+                                       options.check ? &check : nullptr)));
   } else {
     double seconds = 0;
     for (const StepRecord& record : records) seconds += record.seconds;
@@ -238,7 +281,16 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
                FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
                FormatSeconds(seconds / static_cast<double>(records.size())),
                FormatSeconds(executable->estimate().step_seconds()));
+    fmt::print("memory {} per device at peak measured (device {}, at {}), {} predicted\n",
+               FormatBytes(peak.bytes), peak.device, peak.instruction,
+               FormatBytes(executable->estimate().peak_memory_bytes));
     if (options.check) fmt::print("{}\n", CheckText(check));
+  }
+  if (trace) {
+    Status written = trace->Write(options.trace);
+    if (!written.ok()) return ReportError(written.WithContext("--trace"));
+    if (!json)
+      fmt::print("trace  {} (open in chrome://tracing or ui.perfetto.dev)\n", options.trace);
   }
   return options.check && !check.passed ? kExitCheckFailed : kExitOk;
 }

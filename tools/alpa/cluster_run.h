@@ -1,9 +1,10 @@
-// `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] [--batch-axis K] [--check]`: plans the
-// zoo model's train step on the cluster's devices (api/parallelize.h), partitions it and trains
-// it on that many in-process devices, printing each step's loss and time beside what the cost
-// model predicted. With --check the reference interpreter trains the same model from the same
-// weights and data on one device alongside, and the run fails (exit 3) when a loss, a weight or
-// an optimizer state differs beyond the printed tolerance.
+// `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] [--batch-axis K] [--check]
+// [--trace FILE]`: plans the zoo model's train step on the cluster's devices (api/parallelize.h),
+// partitions it and trains it on that many in-process devices, printing each step's loss, time
+// and measured per-device peak memory beside what the cost model predicted. With --check the
+// reference interpreter trains the same model from the same weights and data on one device
+// alongside, and the run fails (exit 3) when a loss, a weight or an optimizer state differs
+// beyond the printed tolerance. --trace writes every device's timeline (execution_trace.h).
 #ifndef ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 #define ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 
@@ -21,6 +22,7 @@ struct ClusterRunOptions {
   std::string mesh;  // empty: the planner's choice
   std::optional<int64_t> batch_axis;
   bool check = false;
+  std::string trace;  // --trace: the Chrome trace's path; empty: none
 };
 
 // Returns the process exit code (command_util.h).

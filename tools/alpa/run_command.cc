@@ -83,7 +83,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   command->add_flag(
       "--json", options.json,
       "Print a JSON list of {\"step\", \"loss\", \"time_s\"} at the end instead (with "
-      "--cluster: {\"steps\", \"summary\", \"check\"})");
+      "--cluster: {\"steps\", \"summary\", \"check\"}, each step with its measured "
+      "\"peak_memory_bytes\")");
   CLI::Option* cluster =
       command->add_option("--cluster", options.cluster.cluster,
                           "Plan the step for this cluster (local:N, a preset or a JSON file) and "
@@ -106,6 +107,11 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                  "With --cluster: train the reference interpreter alongside on one device and "
                  "fail (exit 3) if a loss, weight or optimizer state differs beyond the printed "
                  "tolerance")
+      ->needs(cluster);
+  command
+      ->add_option("--trace", options.cluster.trace,
+                   "With --cluster: write every device's kernels and collectives of every step "
+                   "to this Chrome trace (open in chrome://tracing or ui.perfetto.dev)")
       ->needs(cluster);
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(

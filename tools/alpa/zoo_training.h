@@ -21,7 +21,8 @@ struct StepRecord {
   int64_t step = 0;  // from 1
   double loss = 0;
   double seconds = 0;
-  double reference_loss = 0;  // `alpa run --check`: the reference interpreter's loss
+  double reference_loss = 0;      // `alpa run --check`: the reference interpreter's loss
+  int64_t peak_memory_bytes = 0;  // `alpa run --cluster`: the largest device's measured peak
 };
 
 // Six decimals while the loss is of a usual size; exponent form once it diverges.

@@ -1,0 +1,72 @@
+#include "runtime/execution_trace.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/file.h"
+
+namespace alpa::runtime {
+namespace {
+
+constexpr double kMicrosecondsPerSecond = 1e6;
+constexpr int kStepsRow = -1;
+
+nlohmann::json ThreadName(int64_t tid, const std::string& name) {
+  return {
+      {"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", name}}}};
+}
+
+}  // namespace
+
+void ExecutionTrace::Add(int64_t device, const std::vector<ExecutionEvent>& events) {
+  std::vector<ExecutionEvent>& row = events_.at(static_cast<size_t>(device));
+  row.insert(row.end(), events.begin(), events.end());
+}
+
+std::string ExecutionTrace::ToChromeTrace() const {
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "alpa run"}}}});
+  if (!spans_.empty()) events.push_back(ThreadName(kStepsRow, "steps"));
+  for (size_t d = 0; d < events_.size(); ++d) {
+    events.push_back(ThreadName(static_cast<int64_t>(d), fmt::format("device {}", d)));
+  }
+  for (const TraceSpan& span : spans_) {
+    events.push_back({{"name", span.name},
+                      {"cat", "step"},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", kStepsRow},
+                      {"ts", span.start_s * kMicrosecondsPerSecond},
+                      {"dur", span.duration_s * kMicrosecondsPerSecond}});
+  }
+  int64_t kernels = 0, collectives = 0;
+  for (size_t d = 0; d < events_.size(); ++d) {
+    for (const ExecutionEvent& event : events_[d]) {
+      (event.collective ? collectives : kernels) += 1;
+      events.push_back({{"name", event.instruction->name()},
+                        {"cat", event.collective ? "collective" : "kernel"},
+                        {"ph", "X"},
+                        {"pid", 0},
+                        {"tid", d},
+                        {"ts", event.start_s * kMicrosecondsPerSecond},
+                        {"dur", event.duration_s * kMicrosecondsPerSecond},
+                        {"args",
+                         {{"opcode", ir::OpcodeName(event.instruction->opcode())},
+                          {"shape", event.instruction->shape().ToString(false)}}}});
+    }
+  }
+  nlohmann::json trace = {
+      {"traceEvents", events},
+      {"displayTimeUnit", "ms"},
+      {"otherData",
+       {{"devices", events_.size()}, {"kernels", kernels}, {"collectives", collectives}}}};
+  return trace.dump(1);
+}
+
+Status ExecutionTrace::Write(const std::string& path) const {
+  return WriteStringToFile(path, ToChromeTrace());
+}
+
+}  // namespace alpa::runtime

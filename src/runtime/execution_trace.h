@@ -1,0 +1,44 @@
+// The timeline of an SPMD run, for people to look at: the Chrome trace JSON object format that
+// chrome://tracing and Perfetto open,
+//   {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}
+// pid 0, one thread (tid) per device, one complete event ("ph": "X", ts/dur in microseconds) per
+// instruction the device ran, cat "kernel" or "collective", args the opcode and shape; plus one
+// event per spanned interval on a "steps" row (tid -1), such as each training step.
+#ifndef ALPA_RUNTIME_EXECUTION_TRACE_H_
+#define ALPA_RUNTIME_EXECUTION_TRACE_H_
+
+#include <string>
+#include <vector>
+
+#include "runtime/device_executor.h"
+#include "support/status.h"
+
+namespace alpa::runtime {
+
+// A named interval of the run, such as "step 3"; times as in ExecutionEvent.
+struct TraceSpan {
+  std::string name;
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+class ExecutionTrace {
+ public:
+  explicit ExecutionTrace(int64_t devices) : events_(static_cast<size_t>(devices)) {}
+
+  // Appends device `device`'s events (its ExecutionProfile::events).
+  void Add(int64_t device, const std::vector<ExecutionEvent>& events);
+  void AddSpan(TraceSpan span) { spans_.push_back(std::move(span)); }
+
+  std::string ToChromeTrace() const;
+  // Writes ToChromeTrace() to `path`; the error names the path.
+  Status Write(const std::string& path) const;
+
+ private:
+  std::vector<std::vector<ExecutionEvent>> events_;  // by device
+  std::vector<TraceSpan> spans_;
+};
+
+}  // namespace alpa::runtime
+
+#endif  // ALPA_RUNTIME_EXECUTION_TRACE_H_

@@ -1,0 +1,51 @@
+// A computation as the static instruction list one device runs: each step runs a kernel or a
+// collective over value slots, then frees the slots it was the last reader of. Compiled once per
+// program, run every training step (device_executor.h).
+//
+//   slot s     = the result of the s-th instruction of the post order (parameters included)
+//   step t     = run steps[t].instruction on its operand slots into steps[t].result,
+//                then free steps[t].release
+//
+// The buffers' lifetimes follow the memory model's rules (cost/liveness.h), so that a measured
+// peak and the predicted one count the same buffers: parameters live to the end (the caller owns
+// them), the root is the output, and a result nobody reads is freed right after its step. Tuple
+// and get-tuple-element move their operand's buffers when they are its last reader, so like the
+// model they allocate nothing then; otherwise they copy, and the copy is counted.
+#ifndef ALPA_RUNTIME_INSTRUCTION_LIST_H_
+#define ALPA_RUNTIME_INSTRUCTION_LIST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/computation.h"
+#include "ir/module.h"
+#include "support/status.h"
+
+namespace alpa::runtime {
+
+struct InstructionStep {
+  const ir::Instruction* instruction = nullptr;
+  std::vector<int32_t> operands;  // slots read, in operand order
+  // Whether the step may move its operands' buffers into its result: a tuple or
+  // get-tuple-element that is the last reader of each of its operand slots (so none is a
+  // parameter or the root), none read twice.
+  bool moves_operands = false;
+  int32_t result = -1;
+  std::vector<int32_t> release;  // slots freed after the step: their last reader ran
+  bool collective = false;
+};
+
+struct InstructionList {
+  const ir::Computation* computation = nullptr;
+  int32_t slot_count = 0;
+  std::vector<int32_t> parameter_slots;  // by parameter number
+  int32_t root_slot = -1;
+  std::vector<InstructionStep> steps;  // every instruction but the parameters, in post order
+};
+
+// The entry computation of `module` (an error when it has none, or no root).
+Result<InstructionList> CompileInstructionList(const ir::Module& module);
+
+}  // namespace alpa::runtime
+
+#endif  // ALPA_RUNTIME_INSTRUCTION_LIST_H_

@@ -1,0 +1,176 @@
+// The instruction-list executor (instruction_list.h, device_executor.h): values equal to the
+// reference interpreter's, buffers freed after their last reader with the peak the memory model
+// computes for the same schedule, tuples built by moving, the memory limit, and the timeline.
+#include "runtime/device_executor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
+
+#include "cost/memory_usage.h"
+#include "hlo/parser.h"
+#include "interp/evaluator.h"
+#include "runtime/execution_trace.h"
+#include "runtime/instruction_list.h"
+
+namespace alpa::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+
+// f32[256] is 1 KiB. Live after each step (the argument counts throughout):
+//   a = exp(p)           2 KiB  <- first reaches nothing higher than b's 3 KiB
+//   b = add(a, a)        3 KiB, then a is freed: 2 KiB
+//   c = multiply(b, p)   3 KiB
+//   t = tuple(c, b)      moves c and b: still 3 KiB
+constexpr std::string_view kChain = R"(HloModule chain
+ENTRY main {
+  p = f32[256] parameter(0)
+  a = f32[256] exponential(p)
+  b = f32[256] add(a, a)
+  c = f32[256] multiply(b, p)
+  ROOT t = (f32[256], f32[256]) tuple(c, b)
+})";
+
+// The same value twice in a tuple cannot be moved twice: it is copied and counted.
+constexpr std::string_view kDuplicate = R"(HloModule duplicate
+ENTRY main {
+  p = f32[256] parameter(0)
+  a = f32[256] negate(p)
+  t = (f32[256], f32[256]) tuple(a, a)
+  x = f32[256] get-tuple-element(t), index=1
+  ROOT y = f32[256] add(x, p)
+})";
+
+std::unique_ptr<ir::Module> Parse(std::string_view text) {
+  Result<std::unique_ptr<ir::Module>> module = hlo::ParseHloModule(text, "test");
+  EXPECT_TRUE(module.ok()) << module.status().message();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+ir::Literal Ramp() {
+  std::vector<double> values(256);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.01 * static_cast<double>(i);
+  return ir::Literal::FromDoubles(ir::Shape::Array(ir::DType::kF32, {256}), values);
+}
+
+TEST(InstructionListTest, FreesEachValueAfterItsLastReaderAndNeverTheArgumentsOrTheRoot) {
+  std::unique_ptr<ir::Module> module = Parse(kChain);
+  Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  // Slots in post order: p 0, a 1, b 2, c 3, t 4.
+  ASSERT_EQ(list->steps.size(), 4u);
+  EXPECT_EQ(list->parameter_slots, std::vector<int32_t>{0});
+  EXPECT_EQ(list->root_slot, 4);
+  EXPECT_EQ(list->steps[1].release, std::vector<int32_t>{1});  // b frees a
+  EXPECT_TRUE(list->steps[0].release.empty());
+  EXPECT_TRUE(list->steps[2].release.empty());
+  EXPECT_THAT(list->steps[3].release, ::testing::UnorderedElementsAre(2, 3));
+  EXPECT_TRUE(list->steps[3].moves_operands);
+  EXPECT_FALSE(list->steps[2].moves_operands);
+}
+
+TEST(InstructionListTest, AValueReadTwiceByATupleIsCopiedNotMoved) {
+  std::unique_ptr<ir::Module> module = Parse(kDuplicate);
+  Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok());
+  EXPECT_FALSE(list->steps[1].moves_operands);  // tuple(a, a)
+  EXPECT_TRUE(list->steps[2].moves_operands);   // the tuple's last reader
+}
+
+TEST(DeviceExecutorTest, ValuesEqualTheInterpreterAndThePeakEqualsTheMemoryModel) {
+  for (std::string_view text : {kChain, kDuplicate}) {
+    std::unique_ptr<ir::Module> module = Parse(text);
+    Result<InstructionList> list = CompileInstructionList(*module);
+    ASSERT_TRUE(list.ok());
+    ExecutionProfile profile;
+    Result<ir::Literal> got =
+        ExecuteInstructionList(*list, {Ramp()}, interp::DeviceContext{}, {}, &profile);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    Result<ir::Literal> want = interp::EvaluateModule(*module, {Ramp()});
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(*got, *want) << module->name();
+    EXPECT_EQ(profile.argument_bytes, 1024);
+    if (text == kChain) {
+      EXPECT_EQ(profile.peak_bytes, 3 * 1024);
+      EXPECT_EQ(profile.peak_instruction->name(), "b");
+      // The memory model's naive schedule is this one, with the same rules.
+      EXPECT_EQ(profile.peak_bytes, cost::NaivePeakMemory(*module->entry()).peak_bytes);
+    } else {
+      // p, a and the tuple's copies of a: 4 KiB at the tuple, where the model (which aliases
+      // tuples) counts 2 KiB.
+      EXPECT_EQ(profile.peak_bytes, 4 * 1024);
+      EXPECT_EQ(profile.peak_instruction->name(), "t");
+    }
+  }
+}
+
+TEST(DeviceExecutorTest, AResultPastTheMemoryLimitFailsNamingTheBufferAndTheBytes) {
+  std::unique_ptr<ir::Module> module = Parse(kChain);
+  Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok());
+  ExecuteOptions options;
+  options.memory_limit_bytes = 2500;
+  Result<ir::Literal> got =
+      ExecuteInstructionList(*list, {Ramp()}, interp::DeviceContext{}, options);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(got.status().message(), HasSubstr("out of memory at %b (add)"));
+  EXPECT_THAT(got.status().message(),
+              HasSubstr("its 1.00 KiB result takes the device's live buffers to 3.00 KiB, past "
+                        "the 2.44 KiB it may use"));
+}
+
+TEST(DeviceExecutorTest, ArgumentsOfTheWrongShapeAreRejectedByName) {
+  std::unique_ptr<ir::Module> module = Parse(kChain);
+  Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok());
+  Result<ir::Literal> got = ExecuteInstructionList(
+      *list, {ir::Literal::CreateZeros(ir::Shape::Array(ir::DType::kF32, {255}))},
+      interp::DeviceContext{});
+  ASSERT_FALSE(got.ok());
+  EXPECT_THAT(got.status().message(), HasSubstr("parameter %p expects f32[256]"));
+}
+
+TEST(DeviceExecutorTest, TheTraceHasOneEventPerInstructionInOrderAndLoadsAsChromeTrace) {
+  std::unique_ptr<ir::Module> module = Parse(kChain);
+  Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok());
+  ExecuteOptions options;
+  options.trace = true;
+  ExecutionProfile profile;
+  ASSERT_TRUE(
+      ExecuteInstructionList(*list, {Ramp()}, interp::DeviceContext{}, options, &profile).ok());
+  ASSERT_EQ(profile.events.size(), list->steps.size());
+  for (size_t i = 0; i < profile.events.size(); ++i) {
+    EXPECT_EQ(profile.events[i].instruction, list->steps[i].instruction);
+    EXPECT_FALSE(profile.events[i].collective);
+    EXPECT_GE(profile.events[i].duration_s, 0);
+    if (i > 0) {
+      EXPECT_GE(profile.events[i].start_s, profile.events[i - 1].start_s);
+    }
+  }
+
+  ExecutionTrace trace(2);
+  trace.Add(1, profile.events);
+  trace.AddSpan({"step 1", 0.0, 1e-3});
+  const nlohmann::json json = nlohmann::json::parse(trace.ToChromeTrace());
+  std::vector<std::string> device_one;
+  int64_t steps = 0;
+  for (const nlohmann::json& event : json["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    if (event["tid"] == 1) device_one.push_back(event["name"]);
+    if (event["cat"] == "step") ++steps;
+  }
+  EXPECT_EQ(device_one, (std::vector<std::string>{"a", "b", "c", "t"}));
+  EXPECT_EQ(steps, 1);
+  EXPECT_EQ(json["otherData"]["kernels"], 4);
+}
+
+}  // namespace
+}  // namespace alpa::runtime
