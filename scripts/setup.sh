@@ -17,14 +17,16 @@ build_dir="${repo_root}/build"
 log() { echo "setup: $*" >&2; }
 
 # Compiler and build tools, the libraries of src/ (fmt, JSON, CLI11, oneDNN and the OpenCL loader
-# its CMake config needs, Eigen, zlib, CBC for the solver's MILP), the test and benchmark
-# frameworks, clang for the fuzzer.
+# its CMake config needs, Eigen, zlib, CBC for the solver's MILP, Open MPI), the test and
+# benchmark frameworks, clang for the fuzzer.
 packages=(
   cmake ninja-build g++ pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev libeigen3-dev
   zlib1g-dev coinor-libcbc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  # Open MPI: the MPI engine of the communicator and `mpirun` for its tests.
+  libopenmpi-dev openmpi-bin
   # chromium renders the HTML plan report in its test, libpng-dev reads the screenshot back.
   chromium libpng-dev
 )

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -129,9 +131,8 @@ std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
 
 int64_t ParallelExecutable::device_count() const { return spmd::DeviceCount(mesh_shape_); }
 
-Result<std::vector<ir::Literal>> ParallelExecutable::Run(
-    const std::vector<ir::Literal>& arguments,
-    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
+Result<std::vector<std::vector<ir::Literal>>> ParallelExecutable::SplitArguments(
+    const std::vector<ir::Literal>& arguments) const {
   const ir::Computation& entry = *step_->entry();
   if (arguments.size() != static_cast<size_t>(entry.parameter_count())) {
     return InvalidArgument("%{} takes {} arguments, not {}", entry.name(), entry.parameter_count(),
@@ -148,23 +149,16 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
     }
     for (size_t d = 0; d < devices; ++d) per_device[d].push_back(std::move((*tiles)[d]));
   }
-  runtime::SpmdRunOptions run_options;
-  run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
-  run_options.execute.trace = trace_epoch.has_value();
-  if (trace_epoch) run_options.execute.epoch = *trace_epoch;
-  ALPA_ASSIGN_OR_RETURN(
-      runtime::SpmdRun run,
-      runtime::RunSpmdProgram(*instructions_, std::move(per_device), run_options));
-  std::vector<std::vector<ir::Literal>>& outputs = run.outputs;
-  last_run_ = std::move(run.profiles);
-  for (const runtime::ExecutionProfile& profile : last_run_) {
-    peak_memory_bytes_ = std::max(peak_memory_bytes_, profile.peak_bytes);
-  }
-  const ir::Shape& root = entry.root()->shape();
+  return per_device;
+}
+
+Result<std::vector<ir::Literal>> ParallelExecutable::AssembleResults(
+    std::vector<std::vector<ir::Literal>> outputs) const {
+  const ir::Shape& root = step_->entry()->root()->shape();
   std::vector<ir::Literal> results;
   for (size_t leaf = 0; leaf < result_specs_.size(); ++leaf) {
     std::vector<ir::Literal> tiles;
-    for (size_t d = 0; d < devices; ++d) tiles.push_back(std::move(outputs[d][leaf]));
+    for (std::vector<ir::Literal>& device : outputs) tiles.push_back(std::move(device[leaf]));
     const ir::Shape& shape = root.IsTuple() ? root.tuple_shapes()[leaf] : root;
     Result<ir::Literal> whole =
         spmd::AssembleLiteral(tiles, result_specs_[leaf], mesh_shape_, shape);
@@ -172,6 +166,97 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
     results.push_back(std::move(whole).value());
   }
   return results;
+}
+
+void ParallelExecutable::RecordRun(std::vector<runtime::ExecutionProfile> profiles) {
+  last_run_ = std::move(profiles);
+  for (const runtime::ExecutionProfile& profile : last_run_) {
+    peak_memory_bytes_ = std::max(peak_memory_bytes_, profile.peak_bytes);
+  }
+}
+
+Result<std::vector<ir::Literal>> ParallelExecutable::Run(
+    const std::vector<ir::Literal>& arguments,
+    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
+  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> per_device,
+                        SplitArguments(arguments));
+  runtime::SpmdRunOptions run_options;
+  run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
+  run_options.execute.trace = trace_epoch.has_value();
+  if (trace_epoch) run_options.execute.epoch = *trace_epoch;
+  ALPA_ASSIGN_OR_RETURN(
+      runtime::SpmdRun run,
+      runtime::RunSpmdProgram(*instructions_, std::move(per_device), run_options));
+  RecordRun(std::move(run.profiles));
+  return AssembleResults(std::move(run.outputs));
+}
+
+Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
+    runtime::Communicator& communicator, const std::vector<ir::Literal>& arguments) {
+  const int64_t devices = device_count();
+  if (communicator.world_size() != devices) {
+    return InvalidArgument(
+        "the plan's mesh {} has {} devices but {} processes were started; start {} (mpirun -np "
+        "{})",
+        cluster::ShapeString(mesh_shape_), devices, communicator.world_size(), devices, devices);
+  }
+  const int64_t rank = communicator.rank();
+  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> per_device,
+                        SplitArguments(arguments));
+  runtime::CommunicatorCollectives collectives(communicator);
+  interp::DeviceContext context;
+  context.partition_id = rank;
+  context.num_partitions = devices;
+  context.collectives = &collectives;
+  runtime::ExecuteOptions execute;
+  execute.memory_limit_bytes = solution_.memory_budget_bytes;
+  runtime::ExecutionProfile profile;
+  Result<ir::Literal> root = runtime::ExecuteInstructionList(
+      *instructions_, std::move(per_device[rank]), context, execute, &profile);
+  if (!root.ok()) return root.status().WithContext(fmt::format("device {}", rank));
+  std::vector<ir::Literal> mine;
+  if (root->shape().IsTuple()) {
+    mine = std::move(root->tuple_elements());
+  } else {
+    mine.push_back(std::move(root).value());
+  }
+  // Every process assembles the whole results: each leaf's tiles (equal in size, the splits being
+  // even) and each device's peak are all-gathered over every device.
+  std::vector<int64_t> everyone(static_cast<size_t>(devices));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  std::vector<std::vector<ir::Literal>> outputs(static_cast<size_t>(devices));
+  for (ir::Literal& tile : mine) {
+    std::vector<std::byte> gathered(static_cast<size_t>(tile.size_bytes() * devices));
+    ALPA_RETURN_IF_ERROR(communicator.AllGather(
+        everyone, {ir::DType::kU8, tile.data(), tile.size_bytes()},
+        {ir::DType::kU8, gathered.data(), static_cast<int64_t>(gathered.size())}));
+    for (int64_t d = 0; d < devices; ++d) {
+      ir::Literal copy = ir::Literal::CreateZeros(tile.shape());
+      std::memcpy(copy.data(), gathered.data() + d * tile.size_bytes(),
+                  static_cast<size_t>(tile.size_bytes()));
+      outputs[static_cast<size_t>(d)].push_back(std::move(copy));
+    }
+  }
+  // Each device's peak: its bytes, the step that reached it (-1: the arguments), its arguments.
+  const std::vector<runtime::InstructionStep>& list = instructions_->steps;
+  const auto peak_step = std::find_if(list.begin(), list.end(), [&](const auto& step) {
+    return step.instruction == profile.peak_instruction;
+  });
+  const std::vector<int64_t> own = {profile.peak_bytes,
+                                    peak_step == list.end() ? -1 : peak_step - list.begin(),
+                                    profile.argument_bytes};
+  std::vector<int64_t> peaks(own.size() * static_cast<size_t>(devices));
+  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, own),
+                                              runtime::ViewOf(ir::DType::kS64, peaks)));
+  std::vector<runtime::ExecutionProfile> profiles(static_cast<size_t>(devices));
+  for (size_t d = 0; d < profiles.size(); ++d) {
+    profiles[d].peak_bytes = peaks[3 * d];
+    const int64_t step = peaks[3 * d + 1];
+    profiles[d].peak_instruction = step < 0 ? nullptr : list[static_cast<size_t>(step)].instruction;
+    profiles[d].argument_bytes = peaks[3 * d + 2];
+  }
+  RecordRun(std::move(profiles));
+  return AssembleResults(std::move(outputs));
 }
 
 Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::ClusterSpec& cluster,

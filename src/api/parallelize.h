@@ -27,6 +27,7 @@
 #include "cluster/cluster_spec.h"
 #include "ir/literal.h"
 #include "ir/module.h"
+#include "runtime/communicator.h"
 #include "runtime/device_executor.h"
 #include "runtime/instruction_list.h"
 #include "sharding/auto_sharding.h"
@@ -75,6 +76,15 @@ class ParallelExecutable {
       const std::vector<ir::Literal>& arguments,
       std::optional<std::chrono::steady_clock::time_point> trace_epoch = std::nullopt);
 
+  // Runs one step as device communicator.rank() of the mesh, every other device being another
+  // process (an MPI rank) making the same call with the same arguments: each process splits the
+  // whole arguments, runs its own tile of the program with its collectives over `communicator`,
+  // and all-gathers the result tiles, so every process returns the whole results, as Run does.
+  // The communicator's world must have the mesh's device count (else an error saying how many
+  // processes to start). Not traced; last_run() has each device's peak.
+  Result<std::vector<ir::Literal>> RunAsDevice(runtime::Communicator& communicator,
+                                               const std::vector<ir::Literal>& arguments);
+
   // What each device measured in the last Run (empty before the first): its peak bytes, the
   // instruction that reached it, and the events when traced.
   const std::vector<runtime::ExecutionProfile>& last_run() const { return last_run_; }
@@ -104,6 +114,13 @@ class ParallelExecutable {
   friend Result<ParallelExecutable> Parallelize(const TrainStep&, const cluster::ClusterSpec&,
                                                 const ParallelizeOptions&);
   ParallelExecutable() = default;
+  // Each device's tiles of the whole arguments, by device then parameter.
+  Result<std::vector<std::vector<ir::Literal>>> SplitArguments(
+      const std::vector<ir::Literal>& arguments) const;
+  // The whole results from each device's result leaves (by device then leaf).
+  Result<std::vector<ir::Literal>> AssembleResults(
+      std::vector<std::vector<ir::Literal>> outputs) const;
+  void RecordRun(std::vector<runtime::ExecutionProfile> profiles);
 
   const ir::Module* step_ = nullptr;
   std::vector<int64_t> mesh_shape_;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/collective_checks.h"
 #include "runtime/reduce_buffers.h"
 
 namespace alpa::runtime {
@@ -71,29 +72,6 @@ std::string Text(ConstBuffer buffer) {
   return fmt::format("{}[{}]", ir::DTypeName(buffer.dtype), buffer.count);
 }
 
-Status CheckBuffer(ConstBuffer buffer, const char* role) {
-  if (!ir::IsArrayDType(buffer.dtype)) {
-    return InvalidArgument("the {} has element type {}, which holds no data", role,
-                           ir::DTypeName(buffer.dtype));
-  }
-  if (buffer.count < 0) return InvalidArgument("the {} has {} elements", role, buffer.count);
-  if (buffer.count > 0 && buffer.data == nullptr) {
-    return InvalidArgument("the {} of {} elements is a null pointer", role, buffer.count);
-  }
-  return Status::Ok();
-}
-
-// The first error of an input/output pair: each buffer, then their dtypes.
-Status CheckPair(ConstBuffer input, ConstBuffer output) {
-  ALPA_RETURN_IF_ERROR(CheckBuffer(input, "input"));
-  ALPA_RETURN_IF_ERROR(CheckBuffer(output, "output"));
-  if (input.dtype != output.dtype) {
-    return InvalidArgument("input is {} but output is {}", ir::DTypeName(input.dtype),
-                           ir::DTypeName(output.dtype));
-  }
-  return Status::Ok();
-}
-
 void Copy(void* target, const void* source, int64_t bytes) {
   if (bytes > 0 && target != source) std::memcpy(target, source, static_cast<size_t>(bytes));
 }
@@ -141,16 +119,12 @@ class InProcessCommunicator final : public Communicator {
   Status AllReduce(DeviceGroup group, ReduceOp op, ConstBuffer input,
                    MutableBuffer output) override {
     const std::string label = Label("all-reduce", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     Arrival arrival =
         Posted(fmt::format("all-reduce {} {} -> {}", ReduceOpName(op), Text(input), Text(output)),
                input, output.data);
-    arrival.error = CheckPair(input, output);
-    if (arrival.error.ok() && input.count != output.count) {
-      arrival.error =
-          InvalidArgument("input has {} elements but output has {}", input.count, output.count);
-    }
-    if (arrival.error.ok()) arrival.error = CheckReduction(input.dtype, op);
+    arrival.error = CheckCollectiveArguments(CollectiveKind::kAllReduce,
+                                             static_cast<int64_t>(group.size()), input, output, op);
     // Block j = [count*j/P, count*(j+1)/P): every count splits, the blocks differ by at most one.
     // Member i reduces block i of every input into its output and copies it into every peer's.
     const int64_t members = static_cast<int64_t>(group.size());
@@ -175,15 +149,11 @@ class InProcessCommunicator final : public Communicator {
 
   Status AllGather(DeviceGroup group, ConstBuffer input, MutableBuffer output) override {
     const std::string label = Label("all-gather", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     const int64_t members = static_cast<int64_t>(group.size());
     Arrival arrival =
         Posted(fmt::format("all-gather {} -> {}", Text(input), Text(output)), input, output.data);
-    arrival.error = CheckPair(input, output);
-    if (arrival.error.ok() && output.count != members * input.count) {
-      arrival.error = InvalidArgument("output has {} elements; {} blocks of the input's {} are {}",
-                                      output.count, members, input.count, members * input.count);
-    }
+    arrival.error = CheckCollectiveArguments(CollectiveKind::kAllGather, members, input, output);
     const int64_t bytes = input.count * ir::DTypeByteSize(input.dtype);
     Phase gather = [&](const std::vector<Arrival>& all) {
       for (int64_t j = 0; j < members; ++j) Copy(At(output.data, j * bytes), all[j].input, bytes);
@@ -194,18 +164,13 @@ class InProcessCommunicator final : public Communicator {
   Status ReduceScatter(DeviceGroup group, ReduceOp op, ConstBuffer input,
                        MutableBuffer output) override {
     const std::string label = Label("reduce-scatter", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     const int64_t members = static_cast<int64_t>(group.size());
     Arrival arrival = Posted(
         fmt::format("reduce-scatter {} {} -> {}", ReduceOpName(op), Text(input), Text(output)),
         input, output.data);
-    arrival.error = CheckPair(input, output);
-    if (arrival.error.ok() && input.count != members * output.count) {
-      arrival.error = InvalidArgument(
-          "input of {} elements does not split into {} blocks of the output's {} elements",
-          input.count, members, output.count);
-    }
-    if (arrival.error.ok()) arrival.error = CheckReduction(input.dtype, op);
+    arrival.error =
+        CheckCollectiveArguments(CollectiveKind::kReduceScatter, members, input, output, op);
     const int64_t offset = index * output.count * ir::DTypeByteSize(input.dtype);
     Phase reduce = [&](const std::vector<Arrival>& all) {
       std::vector<const void*> inputs;
@@ -217,21 +182,11 @@ class InProcessCommunicator final : public Communicator {
 
   Status AllToAll(DeviceGroup group, ConstBuffer input, MutableBuffer output) override {
     const std::string label = Label("all-to-all", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     const int64_t members = static_cast<int64_t>(group.size());
     Arrival arrival =
         Posted(fmt::format("all-to-all {} -> {}", Text(input), Text(output)), input, output.data);
-    arrival.error = CheckPair(input, output);
-    if (arrival.error.ok() && input.count != output.count) {
-      arrival.error =
-          InvalidArgument("input has {} elements but output has {}", input.count, output.count);
-    }
-    if (arrival.error.ok() && input.count % members != 0) {
-      arrival.error = InvalidArgument(
-          "{} elements do not split into {} equal blocks; all-to-all needs a count divisible by "
-          "the group size",
-          input.count, members);
-    }
+    arrival.error = CheckCollectiveArguments(CollectiveKind::kAllToAll, members, input, output);
     const int64_t bytes = input.count / members * ir::DTypeByteSize(input.dtype);
     Phase exchange = [&](const std::vector<Arrival>& all) {
       for (int64_t j = 0; j < members; ++j) {
@@ -243,7 +198,7 @@ class InProcessCommunicator final : public Communicator {
 
   Status Broadcast(DeviceGroup group, int64_t root, MutableBuffer buffer) override {
     const std::string label = Label("broadcast", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     Arrival arrival =
         Posted(fmt::format("broadcast from {} {}", root, Text(buffer)), buffer, buffer.data);
     arrival.error = CheckBuffer(buffer, "buffer");
@@ -262,19 +217,16 @@ class InProcessCommunicator final : public Communicator {
   Status CollectivePermute(DeviceGroup group, std::span<const SourceTarget> pairs,
                            ConstBuffer input, MutableBuffer output) override {
     const std::string label = Label("collective-permute", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     std::vector<std::string> pair_texts;
     for (const auto& [source, target] : pairs)
       pair_texts.push_back(fmt::format("{}->{}", source, target));
     Arrival arrival = Posted(fmt::format("collective-permute {{{}}} {} -> {}",
                                          fmt::join(pair_texts, ","), Text(input), Text(output)),
                              input, output.data);
-    arrival.error = CheckPair(input, output);
-    if (arrival.error.ok() && input.count != output.count) {
-      arrival.error =
-          InvalidArgument("input has {} elements but output has {}", input.count, output.count);
-    }
-    if (arrival.error.ok()) arrival.error = CheckPairs(group, pairs);
+    arrival.error = CheckCollectiveArguments(CollectiveKind::kCollectivePermute,
+                                             static_cast<int64_t>(group.size()), input, output);
+    if (arrival.error.ok()) arrival.error = CheckPermutePairs(group, pairs);
     int64_t source_index = -1;  // the member whose input this device receives
     for (const auto& [source, target] : pairs) {
       if (target != rank_) continue;
@@ -294,7 +246,7 @@ class InProcessCommunicator final : public Communicator {
 
   Status Send(int64_t target, ConstBuffer message) override {
     const std::string label = fmt::format("send from device {} to device {}", rank_, target);
-    ALPA_RETURN_IF_ERROR(CheckPeer(target, label));
+    ALPA_RETURN_IF_ERROR(CheckPeer(target, rank_, world_size_, label));
     Arrival arrival = Posted(fmt::format("message {}", Text(message)), message, nullptr);
     arrival.error = CheckBuffer(message, "message");
     return Meet({true, {rank_, target}}, label, 0, std::move(arrival), nullptr);
@@ -302,7 +254,7 @@ class InProcessCommunicator final : public Communicator {
 
   Status Recv(int64_t source, MutableBuffer message) override {
     const std::string label = fmt::format("recv from device {} on device {}", source, rank_);
-    ALPA_RETURN_IF_ERROR(CheckPeer(source, label));
+    ALPA_RETURN_IF_ERROR(CheckPeer(source, rank_, world_size_, label));
     Arrival arrival = Posted(fmt::format("message {}", Text(message)), message, message.data);
     arrival.error = CheckBuffer(message, "message");
     Phase receive = [&](const std::vector<Arrival>& all) {
@@ -313,7 +265,7 @@ class InProcessCommunicator final : public Communicator {
 
   Status Barrier(DeviceGroup group) override {
     const std::string label = Label("barrier", group);
-    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexIn(group, label));
+    ALPA_ASSIGN_OR_RETURN(const int64_t index, IndexInGroup(group, rank_, world_size_, label));
     return Meet({false, Ranks(group)}, label, index, Posted("barrier", {}, nullptr), nullptr);
   }
 
@@ -328,52 +280,6 @@ class InProcessCommunicator final : public Communicator {
     arrival.input = input.data;
     arrival.output = output;
     return arrival;
-  }
-
-  // This device's index in `group`, or why the group is not one it can call on.
-  Result<int64_t> IndexIn(DeviceGroup group, const std::string& label) const {
-    if (group.empty()) return InvalidArgument("{}: the group is empty", label);
-    int64_t index = -1;
-    for (size_t i = 0; i < group.size(); ++i) {
-      if (group[i] < 0 || group[i] >= world_size_) {
-        return InvalidArgument("{}: device {} is not one of the {} devices", label, group[i],
-                               world_size_);
-      }
-      if (std::find(group.begin(), group.begin() + i, group[i]) != group.begin() + i) {
-        return InvalidArgument("{}: device {} is listed twice", label, group[i]);
-      }
-      if (group[i] == rank_) index = static_cast<int64_t>(i);
-    }
-    if (index < 0) {
-      return InvalidArgument("{}: called on device {}, which is not in the group", label, rank_);
-    }
-    return index;
-  }
-
-  Status CheckPeer(int64_t peer, const std::string& label) const {
-    if (peer < 0 || peer >= world_size_) {
-      return InvalidArgument("{}: device {} is not one of the {} devices", label, peer,
-                             world_size_);
-    }
-    if (peer == rank_) return InvalidArgument("{}: a device cannot message itself", label);
-    return Status::Ok();
-  }
-
-  static Status CheckPairs(DeviceGroup group, std::span<const SourceTarget> pairs) {
-    auto in_group = [&](int64_t rank) {
-      return std::find(group.begin(), group.end(), rank) != group.end();
-    };
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      const auto [source, target] = pairs[i];
-      if (!in_group(source) || !in_group(target)) {
-        return InvalidArgument("pair {}->{} names a device outside the group", source, target);
-      }
-      for (size_t j = 0; j < i; ++j) {
-        if (pairs[j].first == source) return InvalidArgument("device {} sends twice", source);
-        if (pairs[j].second == target) return InvalidArgument("device {} receives twice", target);
-      }
-    }
-    return Status::Ok();
   }
 
   // The round protocol (in_process_communicator.h): arrive and wait for all, check the calls

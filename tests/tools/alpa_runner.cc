@@ -16,7 +16,16 @@ extern char** environ;
 
 namespace alpa::tools::testing {
 
-RunResult RunAlpa(const std::vector<std::string>& args) {
+RunResult RunAlpa(const std::vector<std::string>& args) { return RunProgram(ALPA_BINARY, args); }
+
+RunResult RunAlpaUnderMpi(int ranks, const std::vector<std::string>& args) {
+  std::vector<std::string> mpirun_args = {"-np", std::to_string(ranks), "--oversubscribe",
+                                          "--allow-run-as-root", ALPA_BINARY};
+  mpirun_args.insert(mpirun_args.end(), args.begin(), args.end());
+  return RunProgram("mpirun", mpirun_args);
+}
+
+RunResult RunProgram(const std::string& program, const std::vector<std::string>& args) {
   // stdout and stderr go to two files rather than pipes: with pipes, a child that fills one while
   // the test reads the other would deadlock, and the outputs here are small enough for a file.
   std::string dir_template = ::testing::TempDir() + "alpa_cli_run_XXXXXX";
@@ -36,7 +45,7 @@ RunResult RunAlpa(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0600);
 
-  std::vector<std::string> argv_strings = {ALPA_BINARY};
+  std::vector<std::string> argv_strings = {program};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& arg : argv_strings) argv.push_back(arg.data());
@@ -44,10 +53,10 @@ RunResult RunAlpa(const std::vector<std::string>& args) {
 
   RunResult result;
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, ALPA_BINARY, &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) {
-    ADD_FAILURE() << "posix_spawn " << ALPA_BINARY << ": " << std::strerror(spawned);
+    ADD_FAILURE() << "posix_spawnp " << program << ": " << std::strerror(spawned);
   } else {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -27,6 +27,10 @@ struct RunResult {
 
 // Runs `alpa args...` with stdin from /dev/null, capturing stdout and stderr separately.
 RunResult RunAlpa(const std::vector<std::string>& args);
+// Runs `mpirun -np RANKS alpa args...` (as root, oversubscribed: the test machines are small).
+RunResult RunAlpaUnderMpi(int ranks, const std::vector<std::string>& args);
+// Runs `program args...` (found on PATH) the same way.
+RunResult RunProgram(const std::string& program, const std::vector<std::string>& args);
 
 // Prints a run for a failed assertion: `EXPECT_EQ(r.exit_code, 0) << Describe(r)`.
 std::string Describe(const RunResult& result);

@@ -87,6 +87,44 @@ TEST(CliRunClusterTest, EachMethodMatchesTheReference) {
   EXPECT_EQ(json["summary"]["mesh"], nlohmann::json::array({1, 4}));
 }
 
+// A subset of the parity matrix under MPI, each process one device: the checked losses, equal to
+// the in-process engine's up to the order of the sums, and the same measured peak.
+TEST(CliRunClusterTest, MpiRanksTrainAsTheInProcessDevicesDo) {
+  const std::vector<std::vector<std::string>> cells = {
+      {"gpt-tiny", "--cluster", "local:4"},
+      {"mlp-tiny", "--cluster", "local:4", "--method", "zero2"},
+      {"moe-tiny", "--cluster", "local:2", "--method", "data"}};
+  for (const std::vector<std::string>& cell : cells) {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), cell.begin(), cell.end());
+    args.insert(args.end(), {"--steps", "3", "--check", "--json"});
+    const nlohmann::json in_process = ParseJson(RunAlpa(args));
+    args.insert(args.end(), {"--backend", "mpi"});
+    const RunResult r = RunAlpaUnderMpi(cell[2] == "local:4" ? 4 : 2, args);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    const nlohmann::json mpi = ParseJson(r);  // rank 0 alone prints
+    EXPECT_EQ(mpi["check"]["passed"], true) << mpi.dump(2);
+    ASSERT_EQ(mpi["steps"].size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_NEAR(mpi["steps"][i]["loss"].get<double>(),
+                  in_process["steps"][i]["loss"].get<double>(), 1e-5)
+          << cell[0];
+    }
+    EXPECT_EQ(mpi["summary"]["mesh"], in_process["summary"]["mesh"]);
+    EXPECT_EQ(mpi["summary"]["measured_peak_memory_bytes"],
+              in_process["summary"]["measured_peak_memory_bytes"]);
+  }
+}
+
+TEST(CliRunClusterTest, MpiNeedsMpirunAndAsManyRanksAsDevices) {
+  RunResult r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--backend", "mpi"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("start it with mpirun -np N"));
+  r = RunAlpaUnderMpi(2, {"run", "mlp-tiny", "--cluster", "local:4", "--backend", "mpi"});
+  EXPECT_NE(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("has 4 devices but mpirun started 2 processes; run mpirun -np 4"));
+}
+
 TEST(CliRunClusterTest, TheTextOutputShowsThePlanAndTheCheck) {
   RunResult r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--steps", "2", "--check"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
 #include "runtime/execution_trace.h"
+#include "runtime/mpi_communicator.h"
 #include "spmd/collective_stats.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
@@ -101,8 +103,9 @@ CheckResult CompareCarried(const ZooStep& zoo, const ZooTraining& got, const Zoo
 void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
                  const api::ParallelExecutable& executable, uint64_t seed) {
   const sharding::ShardingEstimate& estimate = executable.estimate();
-  fmt::print("training {} ({}) on {} in-process devices ({}), seed {}\n", zoo.zoo.entry.name,
-             zoo.zoo.entry.description, executable.device_count(), options.cluster, seed);
+  fmt::print("training {} ({}) on {} {} ({}), seed {}\n", zoo.zoo.entry.name,
+             zoo.zoo.entry.description, executable.device_count(),
+             options.backend == "mpi" ? "MPI ranks" : "in-process devices", options.cluster, seed);
   fmt::print("config      {}; {} weights\n", DescribeConfig(zoo), zoo.weight_elements);
   fmt::print("plan        method {}, mesh {}, planned and partitioned in {}\n", options.method,
              cluster::ShapeString(executable.mesh_shape()),
@@ -219,22 +222,68 @@ Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOpti
   return api::Parallelize(step, cluster, parallelize);
 }
 
+// The MPI world for --backend mpi (null for in-process), or why the backend cannot run.
+Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options) {
+  if (options.backend == "in-process") return std::unique_ptr<runtime::MpiWorld>();
+  if (options.backend != "mpi") {
+    return InvalidArgument("unknown backend '{}'; use in-process or mpi", options.backend);
+  }
+  if (!runtime::LaunchedByMpirun()) {
+    return InvalidArgument(
+        "mpi runs one device per process: start it with mpirun -np N ./alpa run ... --backend "
+        "mpi (as root add --allow-run-as-root, and --oversubscribe for more ranks than cores)");
+  }
+  if (!options.trace.empty()) {
+    return InvalidArgument("--trace records in-process devices only; drop it or --backend mpi");
+  }
+  return runtime::MpiWorld::Init();
+}
+
+void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExecutable& executable,
+                  const MeasuredPeak& peak) {
+  double seconds = 0;
+  for (const StepRecord& record : records) seconds += record.seconds;
+  fmt::print("\nloss {} -> {} in {} steps, {} per step measured ({} predicted)\n",
+             FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
+             FormatSeconds(seconds / static_cast<double>(records.size())),
+             FormatSeconds(executable.estimate().step_seconds()));
+  fmt::print("memory {} per device at peak measured (device {}, at {}), {} predicted\n",
+             FormatBytes(peak.bytes), peak.device, peak.instruction,
+             FormatBytes(executable.estimate().peak_memory_bytes));
+}
+
 }  // namespace
 
 int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t steps, uint64_t seed,
                  bool json) {
+  Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
+  if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
+  runtime::MpiWorld* mpi = backend->get();
+  // Under MPI every rank plans and trains; rank 0 alone prints and checks. An error every rank
+  // meets alike (planning) ends each rank by itself; one rank's error in a step ends them all.
+  const bool speaker = mpi == nullptr || mpi->rank() == 0;
+  auto fail = [&](const Status& status) {
+    return speaker ? ReportError(status) : ExitCodeOf(status);
+  };
   Result<api::ParallelExecutable> executable = PlanRun(zoo, options);
-  if (!executable.ok()) return ReportError(executable.status().WithContext(zoo.zoo.entry.name));
-  if (!json) PrintHeader(zoo, options, *executable, seed);
+  if (!executable.ok()) return fail(executable.status().WithContext(zoo.zoo.entry.name));
+  if (mpi != nullptr && mpi->size() != executable->device_count()) {
+    return fail(InvalidArgument(
+        "{}: the plan's mesh {} has {} devices but mpirun started {} processes; run mpirun -np {}",
+        zoo.zoo.entry.name, cluster::ShapeString(executable->mesh_shape()),
+        executable->device_count(), mpi->size(), executable->device_count()));
+  }
+  if (speaker && !json) PrintHeader(zoo, options, *executable, seed);
   const auto epoch = std::chrono::steady_clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(executable->device_count());
   ZooTraining training(zoo, seed, [&](std::vector<ir::Literal> arguments) {
+    if (mpi != nullptr) return executable->RunAsDevice(mpi->communicator(), arguments);
     return executable->Run(arguments, trace ? std::optional(epoch) : std::nullopt);
   });
   MeasuredPeak peak;
   std::optional<ZooTraining> reference;
-  if (options.check) reference.emplace(zoo, seed);
+  if (options.check && speaker) reference.emplace(zoo, seed);
   CheckResult check;
   std::vector<StepRecord> records;
   for (int64_t i = 0; i < steps; ++i) {
@@ -242,7 +291,14 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
     record.step = i + 1;
     const double start_s = SecondsSince(epoch);
     Result<double> loss = training.Step(i, record.seconds);
-    if (!loss.ok()) return ReportError(loss.status().WithContext(zoo.zoo.entry.name));
+    if (!loss.ok()) {
+      const Status status = loss.status().WithContext(zoo.zoo.entry.name);
+      if (mpi != nullptr) {
+        mpi->Abort(fmt::format("alpa: error: rank {}: {}", mpi->rank(), status.message()),
+                   ExitCodeOf(status));
+      }
+      return ReportError(status);
+    }
     record.loss = *loss;
     peak.Update(executable->last_run());
     const std::vector<runtime::ExecutionProfile>& devices = executable->last_run();
@@ -263,8 +319,9 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
       check.worst_loss = std::max(check.worst_loss, difference);
     }
     records.push_back(record);
-    if (!json) PrintStep(record, options.check);
+    if (speaker && !json) PrintStep(record, options.check);
   }
+  if (!speaker) return kExitOk;
   if (reference) {
     const double worst_loss = check.worst_loss;
     check = CompareCarried(zoo, training, *reference, steps);
@@ -275,22 +332,15 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
     fmt::print("{}\n", DumpJson(ToJson(records, *executable, peak, options,
                                        options.check ? &check : nullptr)));
   } else {
-    double seconds = 0;
-    for (const StepRecord& record : records) seconds += record.seconds;
-    fmt::print("\nloss {} -> {} in {} steps, {} per step measured ({} predicted)\n",
-               FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
-               FormatSeconds(seconds / static_cast<double>(records.size())),
-               FormatSeconds(executable->estimate().step_seconds()));
-    fmt::print("memory {} per device at peak measured (device {}, at {}), {} predicted\n",
-               FormatBytes(peak.bytes), peak.device, peak.instruction,
-               FormatBytes(executable->estimate().peak_memory_bytes));
+    PrintSummary(records, *executable, peak);
     if (options.check) fmt::print("{}\n", CheckText(check));
   }
   if (trace) {
     Status written = trace->Write(options.trace);
     if (!written.ok()) return ReportError(written.WithContext("--trace"));
-    if (!json)
+    if (!json) {
       fmt::print("trace  {} (open in chrome://tracing or ui.perfetto.dev)\n", options.trace);
+    }
   }
   return options.check && !check.passed ? kExitCheckFailed : kExitOk;
 }

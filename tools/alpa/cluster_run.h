@@ -5,6 +5,9 @@
 // reference interpreter trains the same model from the same weights and data on one device
 // alongside, and the run fails (exit 3) when a loss, a weight or an optimizer state differs
 // beyond the printed tolerance. --trace writes every device's timeline (execution_trace.h).
+// With --backend mpi each process of `mpirun -np N` is one device (runtime/mpi_communicator.h):
+// every rank plans the same step, runs its tile, and rank 0 reports; an error on one rank ends
+// them all.
 #ifndef ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 #define ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 
@@ -23,6 +26,9 @@ struct ClusterRunOptions {
   std::optional<int64_t> batch_axis;
   bool check = false;
   std::string trace;  // --trace: the Chrome trace's path; empty: none
+  // --backend: "in-process" (devices are threads of this process) or "mpi" (this process is one
+  // device, an MPI rank under `mpirun -np N`; rank 0 prints).
+  std::string backend = "in-process";
 };
 
 // Returns the process exit code (command_util.h).

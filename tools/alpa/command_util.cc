@@ -19,6 +19,10 @@ namespace alpa::tools {
 
 int ReportError(const Status& status) {
   fmt::print(stderr, "alpa: error: {}\n", status.message());
+  return ExitCodeOf(status);
+}
+
+int ExitCodeOf(const Status& status) {
   return status.code() == StatusCode::kInternal ? kExitInternalError : kExitBadInput;
 }
 

@@ -22,6 +22,8 @@ inline constexpr int kExitCheckFailed = 3;  // `alpa run --check`: results diffe
 // Prints "alpa: error: <message>" on stderr and returns the exit code for the status: internal
 // errors 1, everything else (the user's input) 2.
 int ReportError(const Status& status);
+// The exit code ReportError returns for `status`, without printing.
+int ExitCodeOf(const Status& status);
 
 // Reads MODEL (HLO text, plain or .gz), parses and verifies it. Every failure names the file and,
 // for parse and verifier errors, the line:column (for the verifier, of the rejected instruction,

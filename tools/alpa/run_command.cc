@@ -113,6 +113,13 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                    "With --cluster: write every device's kernels and collectives of every step "
                    "to this Chrome trace (open in chrome://tracing or ui.perfetto.dev)")
       ->needs(cluster);
+  command
+      ->add_option("--backend", options.cluster.backend,
+                   "With --cluster: in-process (devices are threads) or mpi (each process of "
+                   "mpirun -np N is one device; rank 0 prints)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"in-process", "mpi"}))
+      ->needs(cluster);
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
       "The data has a pattern the model can learn, so the loss falls; the same seed gives the same "
