@@ -87,7 +87,8 @@ Result<std::vector<PlannedMesh>> PlanMeshes(const TrainStep& step,
     }
     meshes.push_back(std::move(mesh));
     mesh_options.push_back(base);
-    mesh_options.back().pinned_outputs = std::move(pins).value();
+    // The caller's pins first, then the method's for what they leave free.
+    sharding::MergePins(mesh_options.back().pinned_outputs, *pins);
   }
   std::vector<Result<sharding::ShardingSolution>> solutions =
       sharding::AutoShardMeshes(*step.module->entry(), cluster, meshes, mesh_options);

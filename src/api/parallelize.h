@@ -58,7 +58,9 @@ struct ParallelizeOptions {
   // The mesh axis the batch parameters are split along (Alpa's force_batch_dim_to_mesh_dim);
   // -1 leaves it to the solver. The data-parallel methods always split the batch along axis 0.
   int64_t batch_axis = -1;
-  sharding::AutoShardingOptions auto_sharding;  // solver settings, memory budget
+  // Solver settings, memory budget, and pins (layouts or strategies by instruction), which take
+  // precedence over the method's.
+  sharding::AutoShardingOptions auto_sharding;
 };
 
 // (N), then (a, N/a) for every divisor 1 < a < N: the logical shapes Alpa's intra-op pass tries.

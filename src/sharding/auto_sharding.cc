@@ -217,9 +217,13 @@ Status CheckSomeStrategyAllowed(const StrategyGraph& graph, const CostGraph& cos
   return Status::Ok();
 }
 
-// Forbids every strategy of a pinned instruction whose output differs from the pin. Forbidding
-// (rather than removing) keeps the one-to-one correspondence of followers with their leaders.
-Status ApplyPins(const std::map<std::string, LeafSpecs>& pins, StrategyGraph& graph) {
+// Forbids every strategy of a pinned instruction that `allowed(strategy, pin)` rejects; errors
+// name the pin (`describe(pin)`) and what the instruction can take (`label(strategy)`).
+// Forbidding (rather than removing) keeps the one-to-one correspondence of followers with their
+// leaders.
+template <typename Pin, typename Allowed, typename Describe, typename Label>
+Status ForbidUnpinned(const std::map<std::string, Pin>& pins, StrategyGraph& graph,
+                      const Allowed& allowed, const Describe& describe, const Label& label) {
   size_t applied = 0;
   for (StrategyNode& node : graph.nodes) {
     auto pin = pins.find(node.instruction->name());
@@ -231,26 +235,22 @@ Status ApplyPins(const std::map<std::string, LeafSpecs>& pins, StrategyGraph& gr
     bool matched = false;
     std::vector<std::string> available;
     for (Strategy& strategy : node.set.strategies) {
-      if (strategy.output == pin->second) {
+      if (allowed(strategy, pin->second)) {
         matched = true;
         continue;
       }
       strategy.compute_seconds = std::numeric_limits<double>::infinity();
-      std::vector<std::string> leaves;
-      for (const ShardingSpec& spec : strategy.output) leaves.push_back(ToString(spec));
-      available.push_back(fmt::format("{}", fmt::join(leaves, " ")));
+      available.push_back(label(strategy));
     }
     if (!matched) {
-      std::vector<std::string> wanted;
-      for (const ShardingSpec& spec : pin->second) wanted.push_back(ToString(spec));
       std::sort(available.begin(), available.end());
       available.erase(std::unique(available.begin(), available.end()), available.end());
-      return InvalidArgument("{}: no strategy lays it out as the pinned {}; it can take: {}",
-                             pin->first, fmt::join(wanted, " "), fmt::join(available, ", "));
+      return InvalidArgument("{}: no strategy {}; it can take: {}", pin->first,
+                             describe(pin->second), fmt::join(available, ", "));
     }
   }
   if (applied < pins.size()) {
-    for (const auto& [name, specs] : pins) {
+    for (const auto& [name, unused] : pins) {
       bool found = false;
       for (const StrategyNode& node : graph.nodes)
         found = found || node.instruction->name() == name;
@@ -259,6 +259,25 @@ Status ApplyPins(const std::map<std::string, LeafSpecs>& pins, StrategyGraph& gr
     }
   }
   return Status::Ok();
+}
+
+std::string LeavesText(const LeafSpecs& specs) {
+  std::vector<std::string> leaves;
+  for (const ShardingSpec& spec : specs) leaves.push_back(ToString(spec));
+  return fmt::format("{}", fmt::join(leaves, " "));
+}
+
+Status ApplyPins(const AutoShardingOptions& options, StrategyGraph& graph) {
+  ALPA_RETURN_IF_ERROR(ForbidUnpinned(
+      options.pinned_outputs, graph,
+      [](const Strategy& strategy, const LeafSpecs& pin) { return strategy.output == pin; },
+      [](const LeafSpecs& pin) { return "lays it out as the pinned " + LeavesText(pin); },
+      [](const Strategy& strategy) { return LeavesText(strategy.output); }));
+  return ForbidUnpinned(
+      options.pinned_strategies, graph,
+      [](const Strategy& strategy, const std::string& pin) { return strategy.name == pin; },
+      [](const std::string& pin) { return fmt::format("is named '{}'", pin); },
+      [](const Strategy& strategy) { return fmt::format("'{}'", strategy.name); });
 }
 
 // The carried edges of `next_values` (AutoShardingOptions).
@@ -337,7 +356,7 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   ALPA_ASSIGN_OR_RETURN(const StrategyGenerator generate,
                         MakeGenerator(computation, mesh, options));
   ALPA_RETURN_IF_ERROR(GenerateStrategies(computation, context, generate, solution.graph));
-  ALPA_RETURN_IF_ERROR(ApplyPins(options.pinned_outputs, solution.graph));
+  ALPA_RETURN_IF_ERROR(ApplyPins(options, solution.graph));
   solution.timings.generate_s = SecondsSince(phase);
   phase = Clock::now();
 

@@ -42,6 +42,10 @@ struct AutoShardingOptions {
   // strategies of a pinned instruction become forbidden; a pin no strategy matches is an error
   // naming the instruction and the layouts it can take.
   std::map<std::string, LeafSpecs> pinned_outputs;
+  // Strategies the plan must use, by instruction name: the strategy names of a saved plan (its
+  // "strategies"), so that re-planning the same step reproduces it exactly, partial sums
+  // included. A name the instruction has no strategy of is an error listing its names.
+  std::map<std::string, std::string> pinned_strategies;
   // Mesh axis every value's batch dimension is split over (Alpa's force_batch_dim_to_mesh_dim:
   // the dp axis of a (dp, op) mesh; on an axis of size 1 the batch stays whole), or -1 for none.
   // The batch dimensions come from batch_dims.h's analysis, seeded by `batch_parameters` (entry

@@ -45,10 +45,12 @@ Result<ir::Instruction*> HandleElementwise(SpmdBuilder& s, const OpInput& input)
 Result<ir::Instruction*> HandleDot(SpmdBuilder& s, const OpInput& input);
 // reduce_handler.cc.
 Result<ir::Instruction*> HandleReduce(SpmdBuilder& s, const OpInput& input);
-// shape_handler.cc: broadcast, transpose, reshape.
+// shape_handler.cc: broadcast, transpose, reverse, reshape.
 Result<ir::Instruction*> HandleShape(SpmdBuilder& s, const OpInput& input);
 // slice_handler.cc: slice, pad, concatenate, dynamic-slice, dynamic-update-slice.
 Result<ir::Instruction*> HandleSlice(SpmdBuilder& s, const OpInput& input);
+// window_handler.cc: convolution, reduce-window, select-and-scatter.
+Result<ir::Instruction*> HandleWindow(SpmdBuilder& s, const OpInput& input);
 // gather_scatter_handler.cc.
 Result<ir::Instruction*> HandleGatherScatter(SpmdBuilder& s, const OpInput& input);
 // tuple_handler.cc: get-tuple-element of a node, the layer-boundary custom-call.

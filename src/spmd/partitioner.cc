@@ -266,8 +266,13 @@ Handler FindHandler(ir::Opcode opcode) {
       return HandleReduce;
     case ir::Opcode::kBroadcast:
     case ir::Opcode::kTranspose:
+    case ir::Opcode::kReverse:
     case ir::Opcode::kReshape:
       return HandleShape;
+    case ir::Opcode::kConvolution:
+    case ir::Opcode::kReduceWindow:
+    case ir::Opcode::kSelectAndScatter:
+      return HandleWindow;
     case ir::Opcode::kSlice:
     case ir::Opcode::kPad:
     case ir::Opcode::kConcatenate:

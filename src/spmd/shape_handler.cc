@@ -1,5 +1,6 @@
 // Shape ops. A broadcast or a transpose reads its operand in the layout the result implies
-// (dimension mapping unchanged), so the op on the tile is the tile of the result.
+// (dimension mapping unchanged), so the op on the tile is the tile of the result; so does a
+// reverse, whose reversed dimensions its strategies leave whole.
 //
 // A reshape is local when every split stays on the same block of elements. Cut both shapes into
 // minimal groups of consecutive dimensions with equal products (in [a1, a2, ...] and out

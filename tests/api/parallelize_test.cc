@@ -1,7 +1,8 @@
 // The parity matrix of the runtime (issue 7): each tiny zoo model, planned with each parallel
 // method on each mesh, partitioned and run on in-process devices for 3 training steps, gives the
 // reference interpreter's losses and updated weights and optimizer state within f32 rounding,
-// and runs exactly the collectives the cost model priced.
+// runs exactly the collectives the cost model priced, and holds within 15% of the memory the
+// cost model predicted per device.
 #include "api/parallelize.h"
 
 #include <gtest/gtest.h>
@@ -152,7 +153,7 @@ TEST_P(ParityTest, ThreeStepsMatchTheReferenceInterpreter) {
 
 std::vector<Cell> Matrix() {
   std::vector<Cell> cells;
-  for (const char* model : {"mlp-tiny", "gpt-tiny", "moe-tiny"}) {
+  for (const char* model : {"mlp-tiny", "gpt-tiny", "moe-tiny", "wresnet-tiny"}) {
     for (ParallelMethod method :
          {ParallelMethod::kData, ParallelMethod::kZero2, ParallelMethod::kZero3}) {
       cells.push_back({model, method, "p3.16xlarge:1x4", {4}});

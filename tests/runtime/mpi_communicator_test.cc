@@ -170,7 +170,7 @@ TEST_F(MpiCommunicatorTest, APeerThatNeverArrivesTimesOutNamingTheCollectiveAndG
     EXPECT_LT(waited, 2 * kTimeoutSeconds);
   } else {
     // Devices 2 and 3 wait too, so that their barrier below does not time out before device 0's.
-    std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * kTimeoutSeconds));
+    std::this_thread::sleep_for(std::chrono::duration<double>(1.25 * kTimeoutSeconds));
     if (Rank() == 1) {
       EXPECT_TRUE(Device()
                       .AllReduce(pair, ReduceOp::kSum, ViewOf(ir::DType::kF32, late),

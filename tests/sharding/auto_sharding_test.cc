@@ -47,6 +47,43 @@ TEST(AutoShardingTest, LargeBatchSmallWeightsIsDataParallel) {
   EXPECT_LE(estimate.communication.bytes, 2 * 2 * (256 * 256 + 256) * 4);
 }
 
+// A saved plan's strategy names, pinned on every node, give back that plan, and on a step the
+// solver alone would split otherwise, they win.
+TEST(AutoShardingTest, PinnedStrategyNamesReproduceAPlan) {
+  Planned data_parallel = Plan(MlpTrainStep(16384, 256, 1), "p3.16xlarge:1x4", {4});
+  AutoShardingOptions options;
+  std::vector<std::string> saved;
+  for (size_t v = 0; v < data_parallel.solution.graph.nodes.size(); ++v) {
+    const Strategy& chosen = data_parallel.solution.Chosen(static_cast<int64_t>(v));
+    options.pinned_strategies[data_parallel.solution.graph.nodes[v].instruction->name()] =
+        chosen.name;
+    saved.push_back(chosen.name);
+  }
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
+  ASSERT_TRUE(cluster.ok());
+  Planned again = Plan(MlpTrainStep(16384, 256, 1), *cluster, {4}, options);
+  std::vector<std::string> got;
+  for (size_t v = 0; v < again.solution.graph.nodes.size(); ++v) {
+    got.push_back(again.solution.Chosen(static_cast<int64_t>(v)).name);
+  }
+  EXPECT_EQ(got, saved);
+  EXPECT_DOUBLE_EQ(again.solution.estimate.step_seconds(),
+                   data_parallel.solution.estimate.step_seconds());
+  // Batch 8, hidden 2048, where the solver alone goes Megatron-style (the test below): the
+  // pinned names make it data parallel.
+  Planned forced = Plan(MlpTrainStep(8, 2048, 1), *cluster, {4}, options);
+  EXPECT_EQ(ParameterSpec(forced, "x"), "[S0,R]") << Describe(forced);
+
+  options.pinned_strategies = {{"x", "[S7,R]"}};
+  TrainStep step = MlpTrainStep(8, 2048, 1);
+  Result<ShardingSolution> refused =
+      AutoShard(*step.module->entry(), *cluster, testing::WholeMesh(*cluster, {4}), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("x: no strategy is named '[S7,R]'; it can take: "),
+            std::string::npos)
+      << refused.status().message();
+}
+
 TEST(AutoShardingTest, SmallBatchLargeWeightsIsMegatronStyle) {
   // batch 8, hidden 2048: the weights (16 MiB each) dwarf the activations; the first weight is
   // split by columns and the second by rows (Megatron's pattern), without being told.

@@ -1,17 +1,21 @@
 // The consistency harness for the partitioner: the MLP training step, planned on a mesh of 4 and
 // partitioned, run on 4 in-process devices (runtime/spmd_executor.h) from the split arguments,
 // gives, once its results are assembled, the unsplit step's results in the reference
-// interpreter (loss, updated weights and optimizer state) within f32 rounding.
+// interpreter (loss, updated weights and optimizer state) within f32 rounding. Likewise a GPT step,
+// and a depthwise convolution split along its groups.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "hlo/parser.h"
 #include "interp/evaluator.h"
 #include "interp/random_inputs.h"
 #include "runtime/spmd_executor.h"
+#include "sharding/pins.h"
 #include "spmd/collective_stats.h"
 #include "spmd/literal_split.h"
 #include "spmd/partitioner.h"
@@ -131,6 +135,61 @@ TEST(PartitionedExecutionTest, OperatorParallelGptStep) { ExpectSameGptStep(1, 5
 TEST(PartitionedExecutionTest, TwoDimensionalMeshGptStep) {
   ExpectSameGptStep(8, 64, 0, {2, 2});
   ExpectSameGptStep(1, 512, -1, {2, 2});
+}
+
+// A depthwise convolution (one group per feature) with its features split over 4 devices: each
+// device convolves 4 of the 16 groups, so its local feature_group_count is 4, not 16.
+TEST(PartitionedExecutionTest, DepthwiseConvolutionSplitAlongItsGroups) {
+  constexpr std::string_view kText = R"(HloModule depthwise
+ENTRY main {
+  x = f32[2,6,6,16] parameter(0), sharding={devices=[1,1,1,4]<=[4]}
+  k = f32[3,3,1,16] parameter(1), sharding={devices=[1,1,1,4]<=[4]}
+  ROOT y = f32[2,6,6,16] convolution(x, k), window={size=3x3 pad=1_1x1_1},
+      dim_labels=b01f_01io->b01f, feature_group_count=16, sharding={devices=[1,1,1,4]<=[4]}
+})";
+  Result<std::unique_ptr<ir::Module>> module = hlo::ParseHloModule(kText, "depthwise");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const ir::Computation& entry = *(*module)->entry();
+  const std::vector<int64_t> mesh = {4};
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
+  ASSERT_TRUE(cluster.ok());
+  sharding::AutoShardingOptions options;
+  Result<sharding::Pins> pins = sharding::PinsFromHloShardings(entry, mesh);
+  ASSERT_TRUE(pins.ok()) << pins.status().message();
+  options.pinned_outputs = *pins;
+  Result<sharding::ShardingSolution> solution =
+      sharding::AutoShard(entry, *cluster, sharding::testing::WholeMesh(*cluster, mesh), options);
+  ASSERT_TRUE(solution.ok()) << solution.status().message();
+  Result<std::unique_ptr<ir::Module>> program = PartitionComputation(entry, *solution, mesh);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  const ir::Instruction* local = (*program)->entry()->root();
+  ASSERT_EQ(local->opcode(), ir::Opcode::kConvolution);
+  EXPECT_EQ(local->attributes().feature_group_count, 4);
+  EXPECT_TRUE(CountCollectives(*(*program)->entry()).count.empty());
+
+  const std::vector<ir::Literal> arguments = interp::RandomArguments(entry, 5);
+  std::vector<std::vector<ir::Literal>> per_device(4);
+  for (size_t p = 0; p < arguments.size(); ++p) {
+    const int64_t node = solution->graph.NodeOf(*entry.parameters()[p]);
+    Result<std::vector<ir::Literal>> tiles =
+        SplitLiteral(arguments[p], solution->Chosen(node).output[0], mesh);
+    ASSERT_TRUE(tiles.ok()) << tiles.status().message();
+    for (size_t d = 0; d < 4; ++d) per_device[d].push_back(std::move((*tiles)[d]));
+  }
+  Result<std::vector<std::vector<ir::Literal>>> outputs =
+      runtime::RunSpmdProgram(**program, std::move(per_device));
+  ASSERT_TRUE(outputs.ok()) << outputs.status().message();
+  std::vector<ir::Literal> tiles;
+  for (std::vector<ir::Literal>& device : *outputs) tiles.push_back(std::move(device[0]));
+  Result<ir::Literal> want = interp::EvaluateModule(**module, arguments);
+  ASSERT_TRUE(want.ok());
+  Result<ir::Literal> got =
+      AssembleLiteral(tiles, solution->Chosen(solution->graph.NodeOf(*entry.root())).output[0],
+                      mesh, want->shape());
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  for (int64_t i = 0; i < want->element_count(); ++i) {
+    ASSERT_NEAR(got->GetDouble(i), want->GetDouble(i), 1e-5) << "element " << i;
+  }
 }
 
 }  // namespace

@@ -125,6 +125,48 @@ TEST(CliRunClusterTest, MpiNeedsMpirunAndAsManyRanksAsDevices) {
   EXPECT_THAT(r.err, HasSubstr("has 4 devices but mpirun started 2 processes; run mpirun -np 4"));
 }
 
+// `alpa plan -o plan.json` then `alpa run --plan plan.json`: the saved mesh, batch axis and every
+// strategy run as saved, with the saved estimate; a plan for another run names what differs.
+class CliRunPlanTest : public AlpaCliTest {};
+
+TEST_F(CliRunPlanTest, ASavedPlanRunsAsSaved) {
+  const std::string plan = dir_.string() + "/plan.json";
+  RunResult r = RunAlpa({"plan", "gpt-tiny", "--cluster", "local:4", "--method", "shard", "--mesh",
+                         "1x4", "--batch-axis", "1", "-o", plan});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json saved = nlohmann::json::parse(ReadFile(plan));
+  const nlohmann::json run = RunChecked({"gpt-tiny", "--cluster", "local:4", "--plan", plan});
+  EXPECT_EQ(run["check"]["passed"], true) << run.dump(2);
+  EXPECT_EQ(run["summary"]["mesh"], nlohmann::json::array({1, 4}));
+  EXPECT_DOUBLE_EQ(run["summary"]["predicted_step_time_s"].get<double>(),
+                   saved["estimate"]["step_time_s"].get<double>());
+  EXPECT_EQ(run["summary"]["predicted_peak_memory_bytes"], saved["estimate"]["peak_memory_bytes"]);
+}
+
+TEST_F(CliRunPlanTest, APlanForAnotherRunNamesEveryFieldThatDiffers) {
+  const std::string plan = dir_.string() + "/plan.json";
+  ASSERT_EQ(RunAlpa({"plan", "gpt-tiny", "--cluster", "local:4", "--method", "data", "-o", plan})
+                .exit_code,
+            0);
+  RunResult r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--plan", plan});
+  ExpectBadInput(r,
+                 "model gpt-tiny in the plan, mlp-tiny here; cluster local:4 in the plan, "
+                 "local:2 here");
+  r = RunAlpa({"run", "gpt-tiny", "--cluster", "local:4", "--batch", "16", "--plan", plan});
+  ExpectBadInput(r, "train step fingerprint");
+  EXPECT_THAT(r.err, HasSubstr("another --batch"));
+  r = RunAlpa({"run", "gpt-tiny", "--cluster", "local:4", "--plan", plan, "--mesh", "2x2"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("excludes"));
+  r = RunAlpa({"run", "gpt-tiny", "--cluster", "local:4", "--plan",
+               Write("stages.json", R"({"format": "alpa-plan", "version": 2,
+                                        "stages": [{"layers": [0, 0]}, {"layers": [1, 1]}]})")});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("a pipelined plan of 2 stages"));
+  r = RunAlpa({"run", "gpt-tiny", "--cluster", "local:4", "--plan", Write("x.json", "[1, 2]")});
+  ExpectBadInput(r, "not a plan document");
+}
+
 TEST(CliRunClusterTest, TheTextOutputShowsThePlanAndTheCheck) {
   RunResult r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--steps", "2", "--check"});
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
@@ -147,9 +189,10 @@ TEST(CliRunClusterTest, BadInputSaysWhatIsWrong) {
   r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--trace", "/nonexistent/t.json"});
   EXPECT_NE(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent/t.json"));
-  r = RunAlpa({"run", "wresnet-tiny", "--cluster", "local:2"});
+  // A plan whose resharding the partitioner cannot lower yet names it (a tile permutation).
+  r = RunAlpa({"run", "wresnet-tiny", "--cluster", "local:4", "--mesh", "2x2", "--steps", "1"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr("no handler for this op yet"));
+  EXPECT_THAT(r.err, HasSubstr("resharding [R,R,R,S01] -> [R,R,R,S1]"));
 }
 
 }  // namespace

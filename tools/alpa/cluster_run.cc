@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "spmd/collective_stats.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/run_plan.h"
 #include "tools/alpa/zoo_training.h"
 
 namespace alpa::tools {
@@ -101,7 +103,7 @@ CheckResult CompareCarried(const ZooStep& zoo, const ZooTraining& got, const Zoo
 }
 
 void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
-                 const api::ParallelExecutable& executable, uint64_t seed) {
+                 const api::ParallelExecutable& executable, uint64_t seed, const RunPlan* saved) {
   const sharding::ShardingEstimate& estimate = executable.estimate();
   fmt::print("training {} ({}) on {} {} ({}), seed {}\n", zoo.zoo.entry.name,
              zoo.zoo.entry.description, executable.device_count(),
@@ -110,6 +112,10 @@ void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
   fmt::print("plan        method {}, mesh {}, planned and partitioned in {}\n", options.method,
              cluster::ShapeString(executable.mesh_shape()),
              FormatSeconds(executable.compile_time_s()));
+  if (saved != nullptr) {
+    fmt::print("saved plan  {}: {} strategies pinned, {} per step when saved\n", options.plan,
+               saved->strategies.size(), FormatSeconds(saved->step_time_s));
+  }
   fmt::print("predicted   {} per step on {}'s figures, {} per device at peak\n",
              FormatSeconds(estimate.step_seconds()), options.cluster,
              FormatBytes(estimate.peak_memory_bytes));
@@ -203,7 +209,8 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
   return json;
 }
 
-Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOptions& options) {
+Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOptions& options,
+                                        const std::map<std::string, std::string>& strategies) {
   ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec cluster,
                         cluster::ParseClusterArgument(options.cluster));
   api::ParallelizeOptions parallelize;
@@ -214,6 +221,7 @@ Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOpti
     ALPA_ASSIGN_OR_RETURN(parallelize.mesh_shape, ParseMeshShape(options.mesh));
   }
   parallelize.batch_axis = options.batch_axis.value_or(-1);
+  parallelize.auto_sharding.pinned_strategies = strategies;
   const models::Model& model = zoo.zoo.model;
   const std::vector<autodiff::StepParameter> layout =
       autodiff::StepParameterLayout(model.loss->entry()->parameter_count(),
@@ -265,7 +273,19 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
   auto fail = [&](const Status& status) {
     return speaker ? ReportError(status) : ExitCodeOf(status);
   };
-  Result<api::ParallelExecutable> executable = PlanRun(zoo, options);
+  // A saved plan fixes the method, the mesh, the batch axis and every strategy.
+  ClusterRunOptions effective = options;
+  std::optional<RunPlan> saved;
+  if (!options.plan.empty()) {
+    Result<RunPlan> read = ReadRunPlan(options.plan, zoo, options.cluster);
+    if (!read.ok()) return fail(read.status().WithContext("--plan"));
+    saved = std::move(read).value();
+    effective.method = saved->method;
+    effective.mesh = saved->mesh;
+    effective.batch_axis = saved->batch_axis;
+  }
+  Result<api::ParallelExecutable> executable =
+      PlanRun(zoo, effective, saved ? saved->strategies : std::map<std::string, std::string>{});
   if (!executable.ok()) return fail(executable.status().WithContext(zoo.zoo.entry.name));
   if (mpi != nullptr && mpi->size() != executable->device_count()) {
     return fail(InvalidArgument(
@@ -273,7 +293,7 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
         zoo.zoo.entry.name, cluster::ShapeString(executable->mesh_shape()),
         executable->device_count(), mpi->size(), executable->device_count()));
   }
-  if (speaker && !json) PrintHeader(zoo, options, *executable, seed);
+  if (speaker && !json) PrintHeader(zoo, effective, *executable, seed, saved ? &*saved : nullptr);
   const auto epoch = std::chrono::steady_clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(executable->device_count());

@@ -29,6 +29,7 @@ struct ClusterRunOptions {
   // --backend: "in-process" (devices are threads of this process) or "mpi" (this process is one
   // device, an MPI rank under `mpirun -np N`; rank 0 prints).
   std::string backend = "in-process";
+  std::string plan;  // --plan: a saved plan to run (run_plan.h) in place of planning afresh
 };
 
 // Returns the process exit code (command_util.h).

@@ -114,6 +114,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                    "to this Chrome trace (open in chrome://tracing or ui.perfetto.dev)")
       ->needs(cluster);
   command
+      ->add_option("--plan", options.cluster.plan,
+                   "With --cluster: run this saved plan (alpa plan ... -o plan.json) instead of "
+                   "planning afresh; it must be for this model, config and cluster")
+      ->needs(cluster)
+      ->excludes("--method", "--mesh", "--batch-axis");
+  command
       ->add_option("--backend", options.cluster.backend,
                    "With --cluster: in-process (devices are threads) or mpi (each process of "
                    "mpirun -np N is one device; rank 0 prints)")
