@@ -213,7 +213,7 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
   execute.memory_limit_bytes = solution_.memory_budget_bytes;
   runtime::ExecutionProfile profile;
   Result<ir::Literal> root = runtime::ExecuteInstructionList(
-      *instructions_, std::move(per_device[rank]), context, execute, &profile);
+      *instructions_, std::move(per_device[static_cast<size_t>(rank)]), context, execute, &profile);
   if (!root.ok()) return root.status().WithContext(fmt::format("device {}", rank));
   std::vector<ir::Literal> mine;
   if (root->shape().IsTuple()) {

@@ -242,7 +242,8 @@ Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions&
         "mpi (as root add --allow-run-as-root, and --oversubscribe for more ranks than cores)");
   }
   if (!options.trace.empty()) {
-    return InvalidArgument("--trace records in-process devices only; drop it or --backend mpi");
+    return InvalidArgument(
+        "--trace records in-process devices only; drop it, or use --backend in-process");
   }
   return runtime::MpiWorld::Init();
 }
