@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace alpa::runtime {
@@ -77,7 +80,13 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
   std::vector<ir::Literal> results(static_cast<size_t>(devices));
   SpmdRun run;
   run.profiles.resize(static_cast<size_t>(devices));
+  // The devices share this machine's cores: each device's kernels get cores / devices OpenMP
+  // threads (an ICV of the device's thread). Left at every core per device, a GPT step on 2
+  // devices over 2 cores (bench/pytorch/compare.sh) took 1.4x the one-device time.
+  const int threads_per_device = std::max(
+      1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices));
   const std::vector<Status> statuses = RunOnDevices(world, [&](Communicator& communicator) {
+    omp_set_num_threads(threads_per_device);
     const size_t device = static_cast<size_t>(communicator.rank());
     CommunicatorCollectives collectives(communicator);
     interp::DeviceContext context;

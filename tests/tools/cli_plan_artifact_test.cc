@@ -87,6 +87,14 @@ TEST_F(AlpaCliTest, ExplainsSingleStagePlansAndRejectsOtherFiles) {
       "bubble_fraction": 0}, "stages": [{"forward_time_s": "fast"}]})")}),
                  "stages[0]: \"forward_time_s\" must be a number");
   ExpectBadInput(RunAlpa({"explain", (dir_ / "missing.json").string()}), "missing.json");
+  // Fields of the wrong type that the explanation only displays show as "?", never an internal
+  // error (a hand-edited document).
+  RunResult odd = RunAlpa({"explain", Write("odd.json", R"({"format": "alpa-plan", "version": 1,
+      "model": {"name": 5}, "cluster": ["x"], "mesh": "4", "estimate": {"step_time_s": 1,
+      "compute_s": 1, "communication_s": 0, "resharding_s": 0, "peak_memory_bytes": 3,
+      "memory_budget_bytes": 5, "comm": 7}})")});
+  EXPECT_EQ(odd.exit_code, 0) << Describe(odd);
+  EXPECT_THAT(odd.out, HasSubstr("? on ?: one stage, method ?, mesh ?"));
 }
 
 TEST_F(AlpaCliTest, ValidateRecostsASavedPlanAndSaysWhatNoLongerFits) {

@@ -10,11 +10,19 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/plan_document.h"
 
 namespace alpa::tools {
 namespace {
 
-using json = nlohmann::json;
+using json = plan_document::Json;
+using plan_document::Field;
+
+// A text field for display: "?" when absent or not a string (the document may be hand-edited).
+std::string Shown(const json& object, const char* key) {
+  const std::string text = plan_document::Text(object, key);
+  return text.empty() ? "?" : text;
+}
 
 Result<double> Number(const json& object, const char* key, const std::string& path) {
   if (!object.is_object() || !object.contains(key) || !object[key].is_number()) {
@@ -62,12 +70,9 @@ Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std:
     ALPA_ASSIGN_OR_RETURN(facts.in_flight, Bytes(memory, "micro_batches_in_flight", memory_path));
     ALPA_ASSIGN_OR_RETURN(facts.temporary_bytes, Bytes(memory, "temporary_bytes", memory_path));
   }
-  const json& layers = stage.value("layers", json::array());
-  if (layers.is_array() && layers.size() == 2) {
-    facts.layers = fmt::format("{}..{}", layers[0].dump(), layers[1].dump());
-  }
-  facts.mesh = stage.value("mesh_config", "");
-  facts.comm = CommText(stage.value("comm", json::object()));
+  facts.layers = plan_document::LayerRange(stage);
+  facts.mesh = plan_document::Text(stage, "mesh_config");
+  facts.comm = CommText(Field(stage, "comm"));
   return facts;
 }
 
@@ -85,26 +90,28 @@ std::string MemoryText(const StageFacts& stage) {
 
 Result<json> AlternativesOf(const json& plan, double step_time_s, std::string& text) {
   json alternatives = json::array();
-  if (!plan.contains("alternatives") || !plan["alternatives"].is_array()) {
+  if (!Field(plan, "alternatives").is_array()) {
     text += "\nthe plan records no alternatives (plan it again to compare)\n";
     return alternatives;
   }
   text += "\nalternatives priced on the same costs:\n";
-  for (const json& alternative : plan["alternatives"]) {
-    const std::string name = alternative.value("name", "alternative");
+  for (const json& alternative : plan_document::Items(plan, "alternatives")) {
+    const std::string given = plan_document::Text(alternative, "name");
+    const std::string name = given.empty() ? "alternative" : given;
+    const auto dim = [&](const char* key) {
+      return static_cast<int64_t>(plan_document::Number(alternative, key).value_or(0));
+    };
     const std::string shape =
-        alternative.value("dp", 0) > 0
-            ? fmt::format(" (dp {}, op {}, pp {})", alternative.value("dp", 0),
-                          alternative.value("op", 0), alternative.value("pp", 0))
-            : "";
-    if (alternative.contains("step_time_s") && alternative["step_time_s"].is_number()) {
-      const double time = alternative["step_time_s"].get<double>();
+        dim("dp") > 0 ? fmt::format(" (dp {}, op {}, pp {})", dim("dp"), dim("op"), dim("pp")) : "";
+    if (const std::optional<double> step = plan_document::Number(alternative, "step_time_s")) {
+      const double time = *step;
       const double ratio = time / step_time_s;
       text += fmt::format("  {}{}: {}, {:.2f}x this plan{}\n", name, shape, FormatSeconds(time),
                           ratio, ratio < 1 ? " (faster: the plan was not searched for it)" : "");
       alternatives.push_back({{"name", name}, {"step_time_s", time}, {"ratio", ratio}});
     } else {
-      const std::string error = alternative.value("error", "does not fit");
+      const std::string reason = plan_document::Text(alternative, "error");
+      const std::string error = reason.empty() ? "does not fit" : reason;
       text += fmt::format("  {}{}: rejected: {}\n", name, shape, error);
       alternatives.push_back({{"name", name}, {"error", error}});
     }
@@ -114,7 +121,7 @@ Result<json> AlternativesOf(const json& plan, double step_time_s, std::string& t
 
 Result<Explanation> ExplainPipeline(const json& plan, const std::string& source) {
   ALPA_ASSIGN_OR_RETURN(const double micro_batches, Number(plan, "num_micro_batches", source));
-  const json& estimate = plan.value("estimate", json::object());
+  const json& estimate = Field(plan, "estimate");
   const std::string estimate_path = source + ": estimate";
   ALPA_ASSIGN_OR_RETURN(const double step_time_s, Number(estimate, "step_time_s", estimate_path));
   ALPA_ASSIGN_OR_RETURN(const double pipeline_s, Number(estimate, "pipeline_s", estimate_path));
@@ -137,14 +144,14 @@ Result<Explanation> ExplainPipeline(const json& plan, const std::string& source)
                           stages.begin());
 
   Explanation out;
-  const json& model = plan.value("model", json::object());
+  const json& model = Field(plan, "model");
   out.text = fmt::format(
       "{} on {}: {} stage(s), {} with {} micro-batches\n"
       "step time {} = pipeline {} (bubble {:.1f}%: devices idle while it fills and drains) "
       "+ {} of updates after the last backward\n\n",
-      model.value("name", "?"), plan.value("cluster", "?"), stages.size(),
-      plan.value("schedule", "?"), micro_batches, FormatSeconds(step_time_s),
-      FormatSeconds(pipeline_s), 100 * bubble, FormatSeconds(step_time_s - pipeline_s));
+      Shown(model, "name"), Shown(plan, "cluster"), stages.size(), Shown(plan, "schedule"),
+      micro_batches, FormatSeconds(step_time_s), FormatSeconds(pipeline_s), 100 * bubble,
+      FormatSeconds(step_time_s - pipeline_s));
   json stage_json = json::array();
   for (size_t j = 0; j < stages.size(); ++j) {
     const StageFacts& stage = stages[j];
@@ -177,7 +184,7 @@ Result<Explanation> ExplainPipeline(const json& plan, const std::string& source)
 }
 
 Result<Explanation> ExplainSingleStage(const json& plan, const std::string& source) {
-  const json& estimate = plan.value("estimate", json::object());
+  const json& estimate = Field(plan, "estimate");
   const std::string path = source + ": estimate";
   ALPA_ASSIGN_OR_RETURN(const double step_time_s, Number(estimate, "step_time_s", path));
   ALPA_ASSIGN_OR_RETURN(const double compute_s, Number(estimate, "compute_s", path));
@@ -187,19 +194,20 @@ Result<Explanation> ExplainSingleStage(const json& plan, const std::string& sour
   ALPA_ASSIGN_OR_RETURN(const int64_t budget, Bytes(estimate, "memory_budget_bytes", path));
   const auto share = [&](double part) { return 100 * part / step_time_s; };
   Explanation out;
-  const json& model = plan.value("model", json::object());
+  const json& model = Field(plan, "model");
+  const json& mesh = Field(plan, "mesh");
   out.text = fmt::format(
       "{} on {}: one stage, method {}, mesh {}\n"
       "step time {} = compute {} ({:.0f}%) + communication {} ({:.0f}%) + resharding {} "
       "({:.0f}%)\n"
       "memory    {} per device of a budget of {} ({:.0f}%)\n"
       "comm      {}\n",
-      model.value("name", "?"), plan.value("cluster", "?"), plan.value("method", "?"),
-      plan.value("mesh", json::array()).dump(), FormatSeconds(step_time_s),
-      FormatSeconds(compute_s), share(compute_s), FormatSeconds(communication_s),
-      share(communication_s), FormatSeconds(resharding_s), share(resharding_s), FormatBytes(peak),
-      FormatBytes(budget), 100.0 * static_cast<double>(peak) / static_cast<double>(budget),
-      CommText(estimate.value("comm", json::object())));
+      Shown(model, "name"), Shown(plan, "cluster"), Shown(plan, "method"),
+      mesh.is_array() ? mesh.dump() : "?", FormatSeconds(step_time_s), FormatSeconds(compute_s),
+      share(compute_s), FormatSeconds(communication_s), share(communication_s),
+      FormatSeconds(resharding_s), share(resharding_s), FormatBytes(peak), FormatBytes(budget),
+      100.0 * static_cast<double>(peak) / static_cast<double>(budget),
+      CommText(Field(estimate, "comm")));
   out.json = {{"kind", "single-stage"},
               {"step_time_s", step_time_s},
               {"breakdown",
@@ -225,10 +233,10 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainOptions& options) {
 }
 
 Result<Explanation> ExplainPlan(const json& plan, const std::string& source) {
-  if (!plan.is_object() || plan.value("format", "") != "alpa-plan") {
+  if (!plan.is_object() || plan_document::Text(plan, "format") != "alpa-plan") {
     return InvalidArgument("{}: not a plan document (alpa plan -o writes one)", source);
   }
-  const int version = plan.value("version", 0);
+  const int64_t version = static_cast<int64_t>(plan_document::Number(plan, "version").value_or(0));
   if (version == 2 && plan.contains("stages")) return ExplainPipeline(plan, source);
   if (version == 1) return ExplainSingleStage(plan, source);
   return InvalidArgument("{}: plan document version {} is not one this alpa reads (1 or 2)", source,

@@ -37,7 +37,7 @@ struct Explanation {
   std::string text;
   nlohmann::ordered_json json;
 };
-Result<Explanation> ExplainPlan(const nlohmann::json& plan, const std::string& source);
+Result<Explanation> ExplainPlan(const nlohmann::ordered_json& plan, const std::string& source);
 
 // Returns the process exit code (command_util.h).
 int RunExplain(const ExplainOptions& options);
