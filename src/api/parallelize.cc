@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -22,20 +23,35 @@ namespace {
 
 using sharding::ParallelMethod;
 
-// The mesh shapes to plan on, each checked against the cluster.
+// The mesh shapes to plan on, each checked against the cluster and the batch axis.
 Result<std::vector<std::vector<int64_t>>> MeshShapes(int64_t devices,
-                                                     const ParallelizeOptions& options) {
+                                                     const ParallelizeOptions& options,
+                                                     int64_t batch_axis) {
   if (options.mesh_shape.empty()) {
-    return options.method == ParallelMethod::kShard ? CandidateMeshShapes(devices)
-                                                    : std::vector<std::vector<int64_t>>{{devices}};
+    std::vector<std::vector<int64_t>> shapes = options.method == ParallelMethod::kShard
+                                                   ? CandidateMeshShapes(devices)
+                                                   : std::vector<std::vector<int64_t>>{{devices}};
+    // A forced batch axis only applies to the shapes that have it.
+    std::erase_if(shapes, [batch_axis](const std::vector<int64_t>& shape) {
+      return batch_axis >= static_cast<int64_t>(shape.size());
+    });
+    if (shapes.empty()) {
+      return InvalidArgument("no mesh shape of {} devices has a batch axis {}", devices,
+                             batch_axis);
+    }
+    return shapes;
   }
+  const std::string mesh = cluster::ShapeString(options.mesh_shape);
   if (options.method != ParallelMethod::kShard &&
       options.mesh_shape != std::vector<int64_t>{devices}) {
     return InvalidArgument(
         "mesh {}: method {} runs on the 1-D mesh of all {} devices (the batch split over every "
-        "device); use method shard for other meshes",
-        cluster::ShapeString(options.mesh_shape), sharding::ParallelMethodName(options.method),
-        devices);
+        "device); leave the mesh out, or use method shard for other meshes",
+        mesh, sharding::ParallelMethodName(options.method), devices);
+  }
+  if (batch_axis >= static_cast<int64_t>(options.mesh_shape.size())) {
+    return InvalidArgument("batch axis {}: the mesh {} has axes 0 to {}", batch_axis, mesh,
+                           options.mesh_shape.size() - 1);
   }
   return std::vector<std::vector<int64_t>>{options.mesh_shape};
 }
@@ -47,67 +63,6 @@ std::map<std::string, std::string> NextValues(const TrainStep& step) {
     if (!parameter.next_value.empty()) next_values[parameter.name] = parameter.next_value;
   }
   return next_values;
-}
-
-struct PlannedMesh {
-  std::vector<int64_t> shape;
-  sharding::ShardingSolution solution;
-};
-
-// AutoShard on every shape under the method's pins, fastest estimate first. A shape the user did
-// not ask for may fail (out of memory, a pin it cannot express) where another fits.
-Result<std::vector<PlannedMesh>> PlanMeshes(const TrainStep& step,
-                                            const cluster::ClusterSpec& cluster,
-                                            const ParallelizeOptions& options) {
-  const cluster::PhysicalMesh devices = cluster::WholeClusterMesh(cluster);
-  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> shapes,
-                        MeshShapes(devices.size(), options));
-  const int64_t batch_axis = options.method == ParallelMethod::kShard ? options.batch_axis : 0;
-  sharding::AutoShardingOptions base = options.auto_sharding;
-  base.force_batch_axis = batch_axis;
-  base.next_values = NextValues(step);
-  for (const sharding::MethodParameter& parameter : step.parameters) {
-    if (parameter.role == cost::ParameterRole::kBatch) {
-      base.batch_parameters.push_back(parameter.name);
-    }
-  }
-  std::vector<cluster::LogicalMesh> meshes;
-  std::vector<sharding::AutoShardingOptions> mesh_options;
-  Status last_error = InvalidArgument("no mesh shape of {} devices has a batch axis {}",
-                                      devices.size(), batch_axis);
-  for (const std::vector<int64_t>& shape : shapes) {
-    if (batch_axis >= static_cast<int64_t>(shape.size())) continue;
-    ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh,
-                          cluster::MakeLogicalMesh(cluster, devices, shape));
-    Result<sharding::Pins> pins = sharding::MethodPins(options.method, shape, step.parameters);
-    if (!pins.ok()) {
-      if (shapes.size() == 1) return pins.status();
-      last_error = pins.status().WithContext("mesh " + cluster::ShapeString(shape));
-      continue;
-    }
-    meshes.push_back(std::move(mesh));
-    mesh_options.push_back(base);
-    // The caller's pins first, then the method's for what they leave free.
-    sharding::MergePins(mesh_options.back().pinned_outputs, *pins);
-  }
-  std::vector<Result<sharding::ShardingSolution>> solutions =
-      sharding::AutoShardMeshes(*step.module->entry(), cluster, meshes, mesh_options);
-  std::vector<PlannedMesh> planned;
-  for (size_t m = 0; m < meshes.size(); ++m) {
-    if (!solutions[m].ok()) {
-      if (shapes.size() == 1 || solutions[m].status().code() != StatusCode::kResourceExhausted) {
-        return solutions[m].status();
-      }
-      last_error = solutions[m].status();
-      continue;
-    }
-    planned.push_back(PlannedMesh{meshes[m].shape, std::move(solutions[m]).value()});
-  }
-  if (planned.empty()) return last_error;
-  std::stable_sort(planned.begin(), planned.end(), [](const PlannedMesh& a, const PlannedMesh& b) {
-    return a.solution.estimate.step_seconds() < b.solution.estimate.step_seconds();
-  });
-  return planned;
 }
 
 }  // namespace
@@ -128,6 +83,75 @@ std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
     if (devices % a == 0) shapes.push_back({a, devices / a});
   }
   return shapes;
+}
+
+Result<PlannedMeshes> PlanMeshes(const TrainStep& step, const cluster::ClusterSpec& cluster,
+                                 const ParallelizeOptions& options, const MeshPins& mesh_pins) {
+  const cluster::PhysicalMesh devices = cluster::WholeClusterMesh(cluster);
+  // The data-parallel methods split the batch along axis 0 unless told another.
+  const int64_t batch_axis = options.method == ParallelMethod::kShard
+                                 ? options.batch_axis
+                                 : std::max<int64_t>(options.batch_axis, 0);
+  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> shapes,
+                        MeshShapes(devices.size(), options, batch_axis));
+  sharding::AutoShardingOptions base = options.auto_sharding;
+  base.force_batch_axis = batch_axis;
+  base.next_values = NextValues(step);
+  for (const sharding::MethodParameter& parameter : step.parameters) {
+    if (parameter.role == cost::ParameterRole::kBatch) {
+      base.batch_parameters.push_back(parameter.name);
+    }
+  }
+  // Each shape's pins, in precedence order: the caller's, `mesh_pins`', the method's.
+  auto pins_for = [&](const std::vector<int64_t>& shape) -> Result<sharding::Pins> {
+    sharding::Pins pins = options.auto_sharding.pinned_outputs;
+    if (mesh_pins) {
+      ALPA_ASSIGN_OR_RETURN(sharding::Pins given, mesh_pins(shape));
+      sharding::MergePins(pins, given);
+    }
+    ALPA_ASSIGN_OR_RETURN(sharding::Pins rules,
+                          sharding::MethodPins(options.method, shape, step.parameters));
+    sharding::MergePins(pins, rules);
+    return pins;
+  };
+  std::vector<cluster::LogicalMesh> meshes;
+  std::vector<sharding::AutoShardingOptions> mesh_options;
+  Status last_error;
+  for (const std::vector<int64_t>& shape : shapes) {
+    ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh,
+                          cluster::MakeLogicalMesh(cluster, devices, shape));
+    Result<sharding::Pins> pins = pins_for(shape);
+    if (!pins.ok()) {
+      if (shapes.size() == 1) return pins.status();
+      last_error = pins.status().WithContext("mesh " + cluster::ShapeString(shape));
+      continue;
+    }
+    meshes.push_back(std::move(mesh));
+    mesh_options.push_back(base);
+    mesh_options.back().pinned_outputs = std::move(pins).value();
+  }
+  std::vector<Result<sharding::ShardingSolution>> solutions =
+      sharding::AutoShardMeshes(*step.module->entry(), cluster, meshes, mesh_options);
+  PlannedMeshes planned;
+  planned.shapes_tried = static_cast<int64_t>(shapes.size());
+  for (size_t m = 0; m < meshes.size(); ++m) {
+    if (!solutions[m].ok()) {
+      if (shapes.size() == 1 || solutions[m].status().code() != StatusCode::kResourceExhausted) {
+        return solutions[m].status();
+      }
+      last_error = solutions[m].status();
+      continue;
+    }
+    planned.fastest_first.push_back(
+        PlannedMesh{meshes[m].shape, std::move(solutions[m]).value(),
+                    static_cast<int64_t>(mesh_options[m].pinned_outputs.size())});
+  }
+  if (planned.fastest_first.empty()) return last_error;
+  std::stable_sort(planned.fastest_first.begin(), planned.fastest_first.end(),
+                   [](const PlannedMesh& a, const PlannedMesh& b) {
+                     return a.solution.estimate.step_seconds() < b.solution.estimate.step_seconds();
+                   });
+  return planned;
 }
 
 int64_t ParallelExecutable::device_count() const { return spmd::DeviceCount(mesh_shape_); }
@@ -192,15 +216,17 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
   return AssembleResults(std::move(run.outputs));
 }
 
+Status ParallelExecutable::CheckProcessCount(int64_t processes) const {
+  if (processes == device_count()) return Status::Ok();
+  return InvalidArgument(
+      "the plan's mesh {} has {} devices but mpirun started {} processes; run mpirun -np {}",
+      cluster::ShapeString(mesh_shape_), device_count(), processes, device_count());
+}
+
 Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
     runtime::Communicator& communicator, const std::vector<ir::Literal>& arguments) {
   const int64_t devices = device_count();
-  if (communicator.world_size() != devices) {
-    return InvalidArgument(
-        "the plan's mesh {} has {} devices but {} processes were started; start {} (mpirun -np "
-        "{})",
-        cluster::ShapeString(mesh_shape_), devices, communicator.world_size(), devices, devices);
-  }
+  ALPA_RETURN_IF_ERROR(CheckProcessCount(communicator.world_size()));
   const int64_t rank = communicator.rank();
   ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> per_device,
                         SplitArguments(arguments));
@@ -264,7 +290,8 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
                                        const ParallelizeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const ir::Computation& entry = *step.module->entry();
-  ALPA_ASSIGN_OR_RETURN(std::vector<PlannedMesh> candidates, PlanMeshes(step, cluster, options));
+  ALPA_ASSIGN_OR_RETURN(PlannedMeshes planned_meshes, PlanMeshes(step, cluster, options));
+  std::vector<PlannedMesh>& candidates = planned_meshes.fastest_first;
   // The fastest plan the partitioner can lower: a resharding it cannot emit yet (named in the
   // error) moves on to the next mesh shape, and the executable says which it passed over.
   std::vector<std::string> passed_over;

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +33,7 @@
 #include "runtime/instruction_list.h"
 #include "sharding/auto_sharding.h"
 #include "sharding/parallel_methods.h"
+#include "sharding/pins.h"
 #include "sharding/sharding_spec.h"
 #include "spmd/collective_stats.h"
 #include "support/status.h"
@@ -39,7 +41,8 @@
 namespace alpa::api {
 
 // A training step and what each of its entry parameters is (batch, weight, optimizer state) with
-// the result that replaces it in the next step (sharding::StepParameters).
+// the result that replaces it in the next step (sharding::StepParameters). A module without roles
+// (an HLO file) has no parameters listed; only kShard plans it.
 struct TrainStep {
   const ir::Module* module = nullptr;
   std::vector<sharding::MethodParameter> parameters;
@@ -66,6 +69,31 @@ struct ParallelizeOptions {
 // (N), then (a, N/a) for every divisor 1 < a < N: the logical shapes Alpa's intra-op pass tries.
 std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices);
 
+// One mesh shape's plan.
+struct PlannedMesh {
+  std::vector<int64_t> shape;
+  sharding::ShardingSolution solution;
+  int64_t pins = 0;  // instructions pinned on it
+};
+
+struct PlannedMeshes {
+  std::vector<PlannedMesh> fastest_first;  // by estimated step time; shape order on ties
+  int64_t shapes_tried = 0;
+};
+
+// Pins of one mesh shape that rank after the caller's (AutoShardingOptions::pinned_outputs) and
+// before the method's: sharding text expressible on some shapes only (a user's shardings file,
+// an HLO file's annotations). An error drops the shape, unless it is the only one.
+using MeshPins = std::function<Result<sharding::Pins>(const std::vector<int64_t>& shape)>;
+
+// Auto-shards `step` on every mesh shape `options` allows (its mesh_shape, or CandidateMeshShapes
+// for kShard, or the 1-D mesh of every device, keeping the shapes that have the batch axis),
+// all in parallel. A shape the caller did not ask for may fail (out of memory, a pin it cannot
+// express) where another fits; with one shape, its error is the error. `alpa plan` and
+// Parallelize both search this way.
+Result<PlannedMeshes> PlanMeshes(const TrainStep& step, const cluster::ClusterSpec& cluster,
+                                 const ParallelizeOptions& options, const MeshPins& mesh_pins = {});
+
 class ParallelExecutable {
  public:
   // Runs one step on the mesh's devices. `arguments` are the step's whole parameters in order;
@@ -82,10 +110,12 @@ class ParallelExecutable {
   // process (an MPI rank) making the same call with the same arguments: each process splits the
   // whole arguments, runs its own tile of the program with its collectives over `communicator`,
   // and all-gathers the result tiles, so every process returns the whole results, as Run does.
-  // The communicator's world must have the mesh's device count (else an error saying how many
-  // processes to start). Not traced; last_run() has each device's peak.
+  // The communicator's world must have the mesh's device count (CheckProcessCount). Not traced;
+  // last_run() has each device's peak.
   Result<std::vector<ir::Literal>> RunAsDevice(runtime::Communicator& communicator,
                                                const std::vector<ir::Literal>& arguments);
+  // Ok when `processes` (one per device) can run this executable; else how many to start.
+  Status CheckProcessCount(int64_t processes) const;
 
   // What each device measured in the last Run (empty before the first): its peak bytes, the
   // instruction that reached it, and the events when traced.

@@ -19,27 +19,6 @@ using ir::Opcode;
 // Deeper nesting than any real program has; reaching it means the call graph has a cycle.
 constexpr int64_t kMaxCallDepth = 200;
 
-Status CheckArguments(const ir::Computation& computation, const std::vector<Literal>& arguments) {
-  std::vector<Instruction*> parameters = computation.parameters();
-  if (parameters.size() != arguments.size()) {
-    return InvalidArgument("computation {} takes {} parameters but got {} arguments",
-                           computation.name(), parameters.size(), arguments.size());
-  }
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    if (parameters[i] == nullptr) {
-      return InvalidArgument("computation {} has no parameter({})", computation.name(), i);
-    }
-    if (!arguments[i].shape().Compatible(parameters[i]->shape())) {
-      return InvalidArgument(
-          "argument {} of computation {} has shape {} but parameter %{} expects {}; pass a value "
-          "of the parameter's shape",
-          i, computation.name(), arguments[i].shape().ToString(false), parameters[i]->name(),
-          parameters[i]->shape().ToString(false));
-    }
-  }
-  return Status::Ok();
-}
-
 Result<Literal> EvaluateConstant(const Instruction& instruction) {
   const std::optional<Literal>& literal = instruction.attributes().literal;
   if (!literal.has_value()) return InvalidArgument("constant has no value");
@@ -268,6 +247,28 @@ Result<Literal> EvaluateComputationIn(const ir::Computation& computation,
 }
 
 }  // namespace internal
+
+Status CheckArguments(const ir::Computation& computation,
+                      const std::vector<ir::Literal>& arguments) {
+  std::vector<ir::Instruction*> parameters = computation.parameters();
+  if (parameters.size() != arguments.size()) {
+    return InvalidArgument("computation {} takes {} parameters but got {} arguments",
+                           computation.name(), parameters.size(), arguments.size());
+  }
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (parameters[i] == nullptr) {
+      return InvalidArgument("computation {} has no parameter({})", computation.name(), i);
+    }
+    if (!arguments[i].shape().Compatible(parameters[i]->shape())) {
+      return InvalidArgument(
+          "argument {} of computation {} has shape {} but parameter %{} expects {}; pass a value "
+          "of the parameter's shape",
+          i, computation.name(), arguments[i].shape().ToString(false), parameters[i]->name(),
+          parameters[i]->shape().ToString(false));
+    }
+  }
+  return Status::Ok();
+}
 
 Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments) {
   return EvaluateModule(module, std::move(arguments), DeviceContext{});

@@ -34,6 +34,11 @@ Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Lit
 Result<ir::Literal> EvaluateModule(const ir::Module& module, std::vector<ir::Literal> arguments,
                                    const DeviceContext& device);
 
+// Ok when `arguments` fit `computation`'s parameters: one per parameter, of its shape. Errors name
+// the parameter and both shapes.
+Status CheckArguments(const ir::Computation& computation,
+                      const std::vector<ir::Literal>& arguments);
+
 // Same for one computation (its called computations are followed through the instructions).
 Result<ir::Literal> EvaluateComputation(const ir::Computation& computation,
                                         std::vector<ir::Literal> arguments);

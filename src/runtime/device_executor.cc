@@ -31,22 +31,6 @@ ir::Literal MoveOperands(const InstructionStep& step, std::vector<ir::Literal>& 
   return ir::Literal::CreateTuple(std::move(elements));
 }
 
-Status CheckArguments(const InstructionList& list, const std::vector<ir::Literal>& arguments) {
-  const std::vector<ir::Instruction*> parameters = list.computation->parameters();
-  if (arguments.size() != parameters.size()) {
-    return InvalidArgument("computation {} takes {} parameters but got {} arguments",
-                           list.computation->name(), parameters.size(), arguments.size());
-  }
-  for (size_t i = 0; i < parameters.size(); ++i) {
-    if (!arguments[i].shape().Compatible(parameters[i]->shape())) {
-      return InvalidArgument("argument {} has shape {} but parameter %{} expects {}", i,
-                             arguments[i].shape().ToString(false), parameters[i]->name(),
-                             parameters[i]->shape().ToString(false));
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 int64_t LiteralBytes(const ir::Literal& literal) {
@@ -61,7 +45,7 @@ Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
                                            const interp::DeviceContext& device,
                                            const ExecuteOptions& options,
                                            ExecutionProfile* profile) {
-  ALPA_RETURN_IF_ERROR(CheckArguments(list, arguments));
+  ALPA_RETURN_IF_ERROR(interp::CheckArguments(*list.computation, arguments));
   ExecutionProfile local_profile;
   ExecutionProfile& out = profile != nullptr ? *profile : local_profile;
   out = ExecutionProfile{};

@@ -153,8 +153,8 @@ class MpiCommunicator final : public Communicator {
     const std::string label = GroupLabel("all-reduce", group);
     ALPA_ASSIGN_OR_RETURN(MPI_Comm comm, Prepare(group, label));
     ALPA_RETURN_IF_ERROR(
-        Labelled(label, CheckCollectiveArguments(CollectiveKind::kAllReduce, Int(group.size()),
-                                                 input, output, op)));
+        CheckCollectiveArguments(CollectiveKind::kAllReduce, Int(group.size()), input, output, op)
+            .WithContext(label));
     if (IsHalf(input.dtype)) {
       std::vector<float> wide = ToF32(input);
       ALPA_RETURN_IF_ERROR(Run(label, [&](MPI_Request* request) {
@@ -174,9 +174,9 @@ class MpiCommunicator final : public Communicator {
   Status AllGather(DeviceGroup group, ConstBuffer input, MutableBuffer output) override {
     const std::string label = GroupLabel("all-gather", group);
     ALPA_ASSIGN_OR_RETURN(MPI_Comm comm, Prepare(group, label));
-    ALPA_RETURN_IF_ERROR(Labelled(
-        label,
-        CheckCollectiveArguments(CollectiveKind::kAllGather, Int(group.size()), input, output)));
+    ALPA_RETURN_IF_ERROR(
+        CheckCollectiveArguments(CollectiveKind::kAllGather, Int(group.size()), input, output)
+            .WithContext(label));
     const int bytes = Int(Bytes(input));
     const int index = IndexOf(group);
     // The input already in place as this member's block is MPI_IN_PLACE (MPI forbids aliasing).
@@ -191,9 +191,9 @@ class MpiCommunicator final : public Communicator {
                        MutableBuffer output) override {
     const std::string label = GroupLabel("reduce-scatter", group);
     ALPA_ASSIGN_OR_RETURN(MPI_Comm comm, Prepare(group, label));
-    ALPA_RETURN_IF_ERROR(
-        Labelled(label, CheckCollectiveArguments(CollectiveKind::kReduceScatter, Int(group.size()),
-                                                 input, output, op)));
+    ALPA_RETURN_IF_ERROR(CheckCollectiveArguments(CollectiveKind::kReduceScatter, Int(group.size()),
+                                                  input, output, op)
+                             .WithContext(label));
     if (IsHalf(input.dtype)) {
       std::vector<float> wide = ToF32(input);
       std::vector<float> block(static_cast<size_t>(output.count));
@@ -213,9 +213,9 @@ class MpiCommunicator final : public Communicator {
   Status AllToAll(DeviceGroup group, ConstBuffer input, MutableBuffer output) override {
     const std::string label = GroupLabel("all-to-all", group);
     ALPA_ASSIGN_OR_RETURN(MPI_Comm comm, Prepare(group, label));
-    ALPA_RETURN_IF_ERROR(Labelled(
-        label,
-        CheckCollectiveArguments(CollectiveKind::kAllToAll, Int(group.size()), input, output)));
+    ALPA_RETURN_IF_ERROR(
+        CheckCollectiveArguments(CollectiveKind::kAllToAll, Int(group.size()), input, output)
+            .WithContext(label));
     const int block = Int(Bytes(input) / static_cast<int64_t>(group.size()));
     return Run(label, [&](MPI_Request* request) {
       return MPI_Ialltoall(input.data, block, MPI_BYTE, output.data, block, MPI_BYTE, comm,
@@ -226,7 +226,7 @@ class MpiCommunicator final : public Communicator {
   Status Broadcast(DeviceGroup group, int64_t root, MutableBuffer buffer) override {
     const std::string label = GroupLabel("broadcast", group);
     ALPA_ASSIGN_OR_RETURN(MPI_Comm comm, Prepare(group, label));
-    ALPA_RETURN_IF_ERROR(Labelled(label, CheckBuffer(buffer, "buffer")));
+    ALPA_RETURN_IF_ERROR(CheckBuffer(buffer, "buffer").WithContext(label));
     const auto root_at = std::find(group.begin(), group.end(), root);
     if (root_at == group.end())
       return InvalidArgument("{}: root {} is not in the group", label, root);
@@ -240,10 +240,10 @@ class MpiCommunicator final : public Communicator {
                            ConstBuffer input, MutableBuffer output) override {
     const std::string label = GroupLabel("collective-permute", group);
     ALPA_ASSIGN_OR_RETURN(MPI_Comm comm, Prepare(group, label));
-    ALPA_RETURN_IF_ERROR(
-        Labelled(label, CheckCollectiveArguments(CollectiveKind::kCollectivePermute,
-                                                 Int(group.size()), input, output)));
-    ALPA_RETURN_IF_ERROR(Labelled(label, CheckPermutePairs(group, pairs)));
+    ALPA_RETURN_IF_ERROR(CheckCollectiveArguments(CollectiveKind::kCollectivePermute,
+                                                  Int(group.size()), input, output)
+                             .WithContext(label));
+    ALPA_RETURN_IF_ERROR(CheckPermutePairs(group, pairs).WithContext(label));
     auto index_of = [&](int64_t rank) {
       return Int(std::find(group.begin(), group.end(), rank) - group.begin());
     };
@@ -275,7 +275,7 @@ class MpiCommunicator final : public Communicator {
   Status Send(int64_t target, ConstBuffer message) override {
     const std::string label = fmt::format("send from device {} to device {}", rank_, target);
     ALPA_RETURN_IF_ERROR(CheckPeer(target, rank_, size_, label));
-    ALPA_RETURN_IF_ERROR(Labelled(label, CheckBuffer(message, "message")));
+    ALPA_RETURN_IF_ERROR(CheckBuffer(message, "message").WithContext(label));
     return Run(label, [&](MPI_Request* request) {
       return MPI_Issend(message.data, Int(Bytes(message)), MPI_BYTE, Int(target), kMessageTag,
                         MPI_COMM_WORLD, request);
@@ -285,7 +285,7 @@ class MpiCommunicator final : public Communicator {
   Status Recv(int64_t source, MutableBuffer message) override {
     const std::string label = fmt::format("recv from device {} on device {}", source, rank_);
     ALPA_RETURN_IF_ERROR(CheckPeer(source, rank_, size_, label));
-    ALPA_RETURN_IF_ERROR(Labelled(label, CheckBuffer(message, "message")));
+    ALPA_RETURN_IF_ERROR(CheckBuffer(message, "message").WithContext(label));
     return Run(label, [&](MPI_Request* request) {
       return MPI_Irecv(message.data, Int(Bytes(message)), MPI_BYTE, Int(source), kMessageTag,
                        MPI_COMM_WORLD, request);
@@ -303,11 +303,6 @@ class MpiCommunicator final : public Communicator {
 
   int IndexOf(DeviceGroup group) const {
     return Int(std::find(group.begin(), group.end(), rank_) - group.begin());
-  }
-
-  static Status Labelled(const std::string& label, Status status) {
-    if (status.ok()) return status;
-    return Status(status.code(), fmt::format("{}: {}", label, status.message()));
   }
 
   static Status Check(const std::string& label, int code) {

@@ -39,6 +39,39 @@ std::vector<ir::Literal> StepArguments(const ir::Computation& step) {
   return arguments;
 }
 
+// The whole results of `program` run on 4 in-process devices: the whole `arguments` split in the
+// layouts `solution` chose for `step`'s parameters, and each result leaf assembled from its
+// tiles in `specs` (one per leaf of the step's root).
+Result<std::vector<ir::Literal>> RunOnFourDevices(const ir::Module& program,
+                                                  const ir::Computation& step,
+                                                  const sharding::ShardingSolution& solution,
+                                                  const std::vector<ir::Literal>& arguments,
+                                                  const std::vector<int64_t>& mesh,
+                                                  const std::vector<ShardingSpec>& specs) {
+  std::vector<std::vector<ir::Literal>> per_device(4);
+  for (const ir::Instruction* parameter : step.parameters()) {
+    const int64_t node = solution.graph.NodeOf(*parameter);
+    ALPA_ASSIGN_OR_RETURN(
+        std::vector<ir::Literal> tiles,
+        SplitLiteral(arguments[static_cast<size_t>(parameter->attributes().parameter_number)],
+                     solution.Chosen(node).output[0], mesh));
+    for (size_t d = 0; d < 4; ++d) per_device[d].push_back(std::move(tiles[d]));
+  }
+  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> outputs,
+                        runtime::RunSpmdProgram(program, std::move(per_device)));
+  const ir::Shape& root = step.root()->shape();
+  std::vector<ir::Literal> results;
+  for (size_t leaf = 0; leaf < specs.size(); ++leaf) {
+    std::vector<ir::Literal> tiles;
+    for (std::vector<ir::Literal>& device : outputs) tiles.push_back(std::move(device[leaf]));
+    ALPA_ASSIGN_OR_RETURN(ir::Literal whole,
+                          AssembleLiteral(tiles, specs[leaf], mesh,
+                                          root.IsTuple() ? root.tuple_shapes()[leaf] : root));
+    results.push_back(std::move(whole));
+  }
+  return results;
+}
+
 void ExpectSameStep(sharding::testing::TrainStep train_step, int64_t force_batch_axis,
                     const std::vector<std::string>& batch_parameters,
                     const std::vector<int64_t>& mesh) {
@@ -67,32 +100,19 @@ void ExpectSameStep(sharding::testing::TrainStep train_step, int64_t force_batch
   ::testing::Test::RecordProperty("collectives", ToString(stats));
 
   const std::vector<ir::Literal> arguments = StepArguments(step);
-  std::vector<std::vector<ir::Literal>> per_device(4);
-  for (const ir::Instruction* parameter : step.parameters()) {
-    const int64_t node = planned.solution.graph.NodeOf(*parameter);
-    Result<std::vector<ir::Literal>> tiles =
-        SplitLiteral(arguments[static_cast<size_t>(parameter->attributes().parameter_number)],
-                     planned.solution.Chosen(node).output[0], mesh);
-    ASSERT_TRUE(tiles.ok()) << tiles.status().message();
-    for (size_t d = 0; d < 4; ++d) per_device[d].push_back(std::move((*tiles)[d]));
-  }
-  Result<std::vector<std::vector<ir::Literal>>> outputs =
-      runtime::RunSpmdProgram(**program, std::move(per_device));
-  ASSERT_TRUE(outputs.ok()) << outputs.status().message();
+  const std::vector<ShardingSpec> specs = ResultSpecs(step, planned.solution, partition);
+  Result<std::vector<ir::Literal>> results =
+      RunOnFourDevices(**program, step, planned.solution, arguments, mesh, specs);
+  ASSERT_TRUE(results.ok()) << results.status().message();
   Result<ir::Literal> expected = interp::EvaluateModule(*planned.module, arguments);
   ASSERT_TRUE(expected.ok()) << expected.status().message();
-
-  const std::vector<ShardingSpec> specs = ResultSpecs(step, planned.solution, partition);
-  ASSERT_EQ(specs.size(), expected->tuple_elements().size());
+  ASSERT_EQ(results->size(), expected->tuple_elements().size());
   for (size_t leaf = 0; leaf < specs.size(); ++leaf) {
-    std::vector<ir::Literal> locals;
-    for (size_t d = 0; d < 4; ++d) locals.push_back((*outputs)[d][leaf]);
     const ir::Literal& want = expected->tuple_element(static_cast<int64_t>(leaf));
-    Result<ir::Literal> got = AssembleLiteral(locals, specs[leaf], mesh, want.shape());
-    ASSERT_TRUE(got.ok()) << got.status().message();
+    const ir::Literal& got = (*results)[leaf];
     double worst = 0, scale = 1e-3;
     for (int64_t i = 0; i < want.element_count(); ++i) {
-      worst = std::max(worst, std::abs(got->GetDouble(i) - want.GetDouble(i)));
+      worst = std::max(worst, std::abs(got.GetDouble(i) - want.GetDouble(i)));
       scale = std::max(scale, std::abs(want.GetDouble(i)));
     }
     EXPECT_LE(worst, 1e-4 * scale)
@@ -168,27 +188,14 @@ ENTRY main {
   EXPECT_TRUE(CountCollectives(*(*program)->entry()).count.empty());
 
   const std::vector<ir::Literal> arguments = interp::RandomArguments(entry, 5);
-  std::vector<std::vector<ir::Literal>> per_device(4);
-  for (size_t p = 0; p < arguments.size(); ++p) {
-    const int64_t node = solution->graph.NodeOf(*entry.parameters()[p]);
-    Result<std::vector<ir::Literal>> tiles =
-        SplitLiteral(arguments[p], solution->Chosen(node).output[0], mesh);
-    ASSERT_TRUE(tiles.ok()) << tiles.status().message();
-    for (size_t d = 0; d < 4; ++d) per_device[d].push_back(std::move((*tiles)[d]));
-  }
-  Result<std::vector<std::vector<ir::Literal>>> outputs =
-      runtime::RunSpmdProgram(**program, std::move(per_device));
-  ASSERT_TRUE(outputs.ok()) << outputs.status().message();
-  std::vector<ir::Literal> tiles;
-  for (std::vector<ir::Literal>& device : *outputs) tiles.push_back(std::move(device[0]));
+  Result<std::vector<ir::Literal>> got =
+      RunOnFourDevices(**program, entry, *solution, arguments, mesh,
+                       {solution->Chosen(solution->graph.NodeOf(*entry.root())).output[0]});
+  ASSERT_TRUE(got.ok()) << got.status().message();
   Result<ir::Literal> want = interp::EvaluateModule(**module, arguments);
   ASSERT_TRUE(want.ok());
-  Result<ir::Literal> got =
-      AssembleLiteral(tiles, solution->Chosen(solution->graph.NodeOf(*entry.root())).output[0],
-                      mesh, want->shape());
-  ASSERT_TRUE(got.ok()) << got.status().message();
   for (int64_t i = 0; i < want->element_count(); ++i) {
-    ASSERT_NEAR(got->GetDouble(i), want->GetDouble(i), 1e-5) << "element " << i;
+    ASSERT_NEAR((*got)[0].GetDouble(i), want->GetDouble(i), 1e-5) << "element " << i;
   }
 }
 

@@ -222,11 +222,7 @@ Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOpti
   }
   parallelize.batch_axis = options.batch_axis.value_or(-1);
   parallelize.auto_sharding.pinned_strategies = strategies;
-  const models::Model& model = zoo.zoo.model;
-  const std::vector<autodiff::StepParameter> layout =
-      autodiff::StepParameterLayout(model.loss->entry()->parameter_count(),
-                                    static_cast<int64_t>(model.weights.size()), zoo.training);
-  ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeTrainStep(*zoo.step, layout));
+  ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeTrainStep(*zoo.step, StepLayout(zoo)));
   return api::Parallelize(step, cluster, parallelize);
 }
 
@@ -288,11 +284,9 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
   Result<api::ParallelExecutable> executable =
       PlanRun(zoo, effective, saved ? saved->strategies : std::map<std::string, std::string>{});
   if (!executable.ok()) return fail(executable.status().WithContext(zoo.zoo.entry.name));
-  if (mpi != nullptr && mpi->size() != executable->device_count()) {
-    return fail(InvalidArgument(
-        "{}: the plan's mesh {} has {} devices but mpirun started {} processes; run mpirun -np {}",
-        zoo.zoo.entry.name, cluster::ShapeString(executable->mesh_shape()),
-        executable->device_count(), mpi->size(), executable->device_count()));
+  if (mpi != nullptr) {
+    const Status count = executable->CheckProcessCount(mpi->size());
+    if (!count.ok()) return fail(count.WithContext(zoo.zoo.entry.name));
   }
   if (speaker && !json) PrintHeader(zoo, effective, *executable, seed, saved ? &*saved : nullptr);
   const auto epoch = std::chrono::steady_clock::now();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cluster/presets.h"
+#include "plan/layer_costs.h"
 #include "support/table.h"
 #include "support/units.h"
 
@@ -36,13 +37,9 @@ const ir::Instruction* PeakInstruction(const cost::MemoryModel& memory) {
 cost::MemoryModel ModelMemory(const ModelArgument& model) {
   cost::MemoryModelOptions options;
   if (model.zoo) {
-    const models::Model& loss = model.zoo->zoo.model;
-    const autodiff::TrainStepOptions& training = model.zoo->training;
-    options.num_micro_batches = training.num_micro_batches;
-    for (autodiff::StepParameter kind :
-         autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
-                                       static_cast<int64_t>(loss.weights.size()), training)) {
-      options.parameter_roles.push_back(ParameterRoleOf(kind));
+    options.num_micro_batches = model.zoo->training.num_micro_batches;
+    for (autodiff::StepParameter kind : StepLayout(*model.zoo)) {
+      options.parameter_roles.push_back(plan::RoleOfStepParameter(kind));
     }
   }
   return cost::BuildMemoryModel(*model.module().entry(), options);

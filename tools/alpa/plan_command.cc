@@ -33,11 +33,7 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-struct PlannedMesh {
-  std::vector<int64_t> shape;
-  sharding::ShardingSolution solution;
-  int64_t pins = 0;
-};
+using api::PlannedMesh;
 
 // The entry parameters as the parallel methods see them. A zoo step's layout gives the roles,
 // and step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1) replaces parameter i before
@@ -51,22 +47,15 @@ Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgum
         "--shardings FILE.json pinning the batch parameters",
         sharding::ParallelMethodName(method));
   }
-  const models::Model& loss = model.zoo->zoo.model;
-  const std::vector<autodiff::StepParameter> layout =
-      autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
-                                    static_cast<int64_t>(loss.weights.size()), model.zoo->training);
-  std::vector<cost::ParameterRole> roles;
-  for (autodiff::StepParameter kind : layout) roles.push_back(ParameterRoleOf(kind));
-  return sharding::StepParameters(*model.module().entry(), roles,
-                                  autodiff::StepNextValueElements(layout));
+  ALPA_ASSIGN_OR_RETURN(api::TrainStep step,
+                        api::DescribeTrainStep(model.module(), StepLayout(*model.zoo)));
+  return std::move(step.parameters);
 }
 
-// Every pin for a mesh shape, in precedence order: the shardings file, the HLO's annotations,
-// the method's rules.
-Result<sharding::Pins> CollectPins(const PlanOptions& options, const ir::Computation& entry,
-                                   sharding::ParallelMethod method,
-                                   const std::vector<sharding::MethodParameter>& parameters,
-                                   const std::vector<int64_t>& shape) {
+// The user's pins for a mesh shape, in precedence order: the shardings file, the HLO's
+// annotations (the method's rules come after them, in api::PlanMeshes).
+Result<sharding::Pins> UserPins(const PlanOptions& options, const ir::Computation& entry,
+                                const std::vector<int64_t>& shape) {
   sharding::Pins pins;
   if (!options.shardings_path.empty()) {
     ALPA_ASSIGN_OR_RETURN(pins, sharding::ReadShardingsFile(options.shardings_path, entry, shape));
@@ -75,8 +64,6 @@ Result<sharding::Pins> CollectPins(const PlanOptions& options, const ir::Computa
     ALPA_ASSIGN_OR_RETURN(sharding::Pins annotated, sharding::PinsFromHloShardings(entry, shape));
     sharding::MergePins(pins, annotated);
   }
-  ALPA_ASSIGN_OR_RETURN(sharding::Pins rules, sharding::MethodPins(method, shape, parameters));
-  sharding::MergePins(pins, rules);
   return pins;
 }
 
@@ -372,18 +359,13 @@ int RunPlan(const PlanOptions& flags) {
   const int64_t batch_axis =
       options.batch_axis.value_or(*method == sharding::ParallelMethod::kShard ? -1 : 0);
 
-  std::vector<std::vector<int64_t>> shapes;
-  if (options.mesh.empty()) {
-    shapes = *method == sharding::ParallelMethod::kShard
-                 ? api::CandidateMeshShapes(devices.size())
-                 : std::vector<std::vector<int64_t>>{{devices.size()}};
-    // A forced batch axis only applies to the shapes that have it.
-    std::erase_if(shapes, [batch_axis](const std::vector<int64_t>& shape) {
-      return batch_axis >= static_cast<int64_t>(shape.size());
-    });
-  } else {
+  api::ParallelizeOptions parallelize;
+  parallelize.method = *method;
+  parallelize.batch_axis = batch_axis;
+  if (!options.mesh.empty()) {
     Result<std::vector<int64_t>> shape = ParseMeshShape(options.mesh);
     if (!shape.ok()) return ReportError(shape.status());
+    // api::PlanMeshes refuses these too; here the message names the flags.
     if (*method != sharding::ParallelMethod::kShard &&
         *shape != std::vector<int64_t>{devices.size()}) {
       return ReportError(InvalidArgument(
@@ -396,10 +378,9 @@ int RunPlan(const PlanOptions& flags) {
                                          batch_axis, cluster::ShapeString(*shape),
                                          shape->size() - 1));
     }
-    shapes.push_back(*shape);
+    parallelize.mesh_shape = std::move(shape).value();
   }
-
-  sharding::AutoShardingOptions auto_options;
+  sharding::AutoShardingOptions& auto_options = parallelize.auto_sharding;
   auto_options.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
   auto_options.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
   if (options.memory_budget) auto_options.memory_budget_bytes = std::stoll(*options.memory_budget);
@@ -407,59 +388,16 @@ int RunPlan(const PlanOptions& flags) {
   if (!kind.ok()) return ReportError(kind.status().WithContext("--solver"));
   auto_options.solve.kind = *kind;
   auto_options.solve.time_limit_s = options.time_limit_s;
-  auto_options.force_batch_axis = batch_axis;
-  for (const sharding::MethodParameter& parameter : parameters) {
-    if (parameter.role == cost::ParameterRole::kBatch) {
-      auto_options.batch_parameters.push_back(parameter.name);
-    }
-    if (!parameter.next_value.empty()) {
-      auto_options.next_values[parameter.name] = parameter.next_value;
-    }
-  }
 
-  // The meshes to plan, each with its pins (a pin may be expressible on some shapes only).
   const ir::Computation& entry = *model->module().entry();
-  std::vector<cluster::LogicalMesh> meshes;
-  std::vector<sharding::AutoShardingOptions> mesh_options;
-  Status last_error;
-  for (const std::vector<int64_t>& shape : shapes) {
-    Result<cluster::LogicalMesh> mesh = cluster::MakeLogicalMesh(*cluster, devices, shape);
-    if (!mesh.ok()) return ReportError(mesh.status().WithContext("--mesh"));
-    Result<sharding::Pins> pins = CollectPins(options, entry, *method, parameters, shape);
-    if (!pins.ok()) {
-      if (shapes.size() == 1) return ReportError(pins.status());
-      last_error = pins.status().WithContext(fmt::format("mesh {}", cluster::ShapeString(shape)));
-      continue;
-    }
-    meshes.push_back(std::move(mesh).value());
-    mesh_options.push_back(auto_options);
-    mesh_options.back().pinned_outputs = std::move(pins).value();
+  if (isatty(STDERR_FILENO) && !options.json) {
+    fmt::print(stderr, "planning on the mesh shapes of {} devices ...\n", devices.size());
   }
-  if (isatty(STDERR_FILENO) && !options.json && !meshes.empty()) {
-    fmt::print(stderr, "planning on {} mesh shape(s) ...\n", meshes.size());
-  }
-  std::vector<Result<sharding::ShardingSolution>> solutions =
-      sharding::AutoShardMeshes(entry, *cluster, meshes, mesh_options);
-
-  std::optional<PlannedMesh> best;
-  for (size_t m = 0; m < meshes.size(); ++m) {
-    Result<sharding::ShardingSolution>& solution = solutions[m];
-    if (!solution.ok()) {
-      // A mesh shape the user did not ask for may fail where another fits.
-      if (shapes.size() == 1 || solution.status().code() != StatusCode::kResourceExhausted) {
-        return ReportError(solution.status());
-      }
-      last_error = solution.status();
-      continue;
-    }
-    PlannedMesh planned{meshes[m].shape, std::move(solution).value(),
-                        static_cast<int64_t>(mesh_options[m].pinned_outputs.size())};
-    if (!best ||
-        planned.solution.estimate.step_seconds() < best->solution.estimate.step_seconds()) {
-      best = std::move(planned);
-    }
-  }
-  if (!best) return ReportError(last_error);
+  Result<api::PlannedMeshes> planned = api::PlanMeshes(
+      {&model->module(), parameters}, *cluster, parallelize,
+      [&](const std::vector<int64_t>& shape) { return UserPins(options, entry, shape); });
+  if (!planned.ok()) return ReportError(planned.status());
+  const PlannedMesh& best = planned->fastest_first.front();
 
   PlanReport report;
   report.model_name = model->zoo ? model->zoo->zoo.entry.name : options.model_path;
@@ -475,15 +413,15 @@ int RunPlan(const PlanOptions& flags) {
       report.dot_flops += it->second;
     }
   }
-  report.meshes_tried = static_cast<int64_t>(shapes.size());
+  report.meshes_tried = planned->shapes_tried;
   report.total_seconds = SecondsSince(start);
 
   if (!options.problem_path.empty()) {
     const Status written = WriteTextFile(
-        options.problem_path, solver::IopddlJson(best->solution.problem), "--dump-problem");
+        options.problem_path, solver::IopddlJson(best.solution.problem), "--dump-problem");
     if (!written.ok()) return ReportError(written);
   }
-  return EmitDocument(PlanJson(report, *best), PlanText(report, *best), options.output_path,
+  return EmitDocument(PlanJson(report, best), PlanText(report, best), options.output_path,
                       options.json);
 }
 

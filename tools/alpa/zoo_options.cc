@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <set>
 
-#include "plan/layer_costs.h"
 #include "tools/alpa/command_util.h"
 
 namespace alpa::tools {
@@ -208,8 +207,10 @@ Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags) {
   return BuildZoo(name, flags, /*with_step=*/false);
 }
 
-cost::ParameterRole ParameterRoleOf(autodiff::StepParameter kind) {
-  return plan::RoleOfStepParameter(kind);
+std::vector<autodiff::StepParameter> StepLayout(const ZooStep& zoo) {
+  const models::Model& loss = zoo.zoo.model;
+  return autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
+                                       static_cast<int64_t>(loss.weights.size()), zoo.training);
 }
 
 std::string OptimizerName(autodiff::OptimizerKind kind) {

@@ -70,8 +70,8 @@ Result<ZooStep> BuildZooStep(const std::string& name, const ZooFlags& flags);
 // The same without the train step (for `alpa grad`, which differentiates the loss itself).
 Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags);
 
-// The cost layer's role of a train-step parameter (the step counter is "other").
-cost::ParameterRole ParameterRoleOf(autodiff::StepParameter kind);
+// The train step's parameters in order (autodiff::StepParameterLayout of the zoo's loss).
+std::vector<autodiff::StepParameter> StepLayout(const ZooStep& zoo);
 
 // "sgd", "adam", "adamw".
 std::string OptimizerName(autodiff::OptimizerKind kind);
