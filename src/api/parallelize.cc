@@ -207,6 +207,7 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
                         SplitArguments(arguments));
   runtime::SpmdRunOptions run_options;
   run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
+  run_options.execute.reference_kernels = reference_kernels_;
   run_options.execute.trace = trace_epoch.has_value();
   if (trace_epoch) run_options.execute.epoch = *trace_epoch;
   ALPA_ASSIGN_OR_RETURN(
@@ -237,6 +238,7 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
   context.collectives = &collectives;
   runtime::ExecuteOptions execute;
   execute.memory_limit_bytes = solution_.memory_budget_bytes;
+  execute.reference_kernels = reference_kernels_;
   runtime::ExecutionProfile profile;
   Result<ir::Literal> root = runtime::ExecuteInstructionList(
       *instructions_, std::move(per_device[static_cast<size_t>(rank)]), context, execute, &profile);
@@ -325,6 +327,7 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
     executable.mesh_shape_ = std::move(planned.shape);
     executable.solution_ = std::move(planned.solution);
     executable.passed_over_ = std::move(passed_over);
+    executable.reference_kernels_ = options.reference_kernels;
     executable.compile_time_s_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return executable;

@@ -64,6 +64,9 @@ struct ParallelizeOptions {
   // Solver settings, memory budget, and pins (layouts or strategies by instruction), which take
   // precedence over the method's.
   sharding::AutoShardingOptions auto_sharding;
+  // Run every device's instructions through the reference interpreter's handlers instead of the
+  // fast kernels (runtime/fast_kernels.h): slower, for comparing the two.
+  bool reference_kernels = false;
 };
 
 // (N), then (a, N/a) for every divisor 1 < a < N: the logical shapes Alpa's intra-op pass tries.
@@ -165,6 +168,7 @@ class ParallelExecutable {
   std::vector<std::string> passed_over_;
   double compile_time_s_ = 0;
   std::vector<runtime::ExecutionProfile> last_run_;
+  bool reference_kernels_ = false;
   int64_t peak_memory_bytes_ = 0;
 };
 

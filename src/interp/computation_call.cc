@@ -29,27 +29,29 @@ bool IsParameter(const Instruction* instruction, int64_t number) {
 }  // namespace
 
 ReducerKind MatchReducer(const ir::Computation& computation, ir::DType dtype) {
-  if (!IsBinaryScalarComputation(computation, dtype)) return ReducerKind::kGeneral;
   const Instruction* root = computation.root();
-  if (root == nullptr || !root->shape().IsArray() || root->shape().rank() != 0 ||
-      root->shape().dtype() != dtype) {
-    return ReducerKind::kGeneral;
+  if (IsBinaryScalarComputation(computation, dtype) && root != nullptr &&
+      root->shape().Compatible(ir::Shape::Scalar(dtype)) && IsParameter(root, 1)) {
+    return ReducerKind::kSecond;
   }
-  if (IsParameter(root, 1)) return ReducerKind::kSecond;
-  if (root->operand_count() != 2) return ReducerKind::kGeneral;
   // All recognised ops are commutative, so op(p1, p0) is the same reducer.
-  const bool in_order = IsParameter(root->operand(0), 0) && IsParameter(root->operand(1), 1);
-  const bool swapped = IsParameter(root->operand(0), 1) && IsParameter(root->operand(1), 0);
-  if (!in_order && !swapped) return ReducerKind::kGeneral;
-  switch (root->opcode()) {
-    case Opcode::kAdd: return ReducerKind::kAdd;
-    case Opcode::kMultiply: return ReducerKind::kMultiply;
-    case Opcode::kMaximum: return ReducerKind::kMaximum;
-    case Opcode::kMinimum: return ReducerKind::kMinimum;
-    case Opcode::kAnd: return ReducerKind::kAnd;
-    case Opcode::kOr: return ReducerKind::kOr;
-    case Opcode::kXor: return ReducerKind::kXor;
-    default: return ReducerKind::kGeneral;
+  switch (ir::ScalarBinaryOpcode(computation, dtype).value_or(Opcode::kParameter)) {
+    case Opcode::kAdd:
+      return ReducerKind::kAdd;
+    case Opcode::kMultiply:
+      return ReducerKind::kMultiply;
+    case Opcode::kMaximum:
+      return ReducerKind::kMaximum;
+    case Opcode::kMinimum:
+      return ReducerKind::kMinimum;
+    case Opcode::kAnd:
+      return ReducerKind::kAnd;
+    case Opcode::kOr:
+      return ReducerKind::kOr;
+    case Opcode::kXor:
+      return ReducerKind::kXor;
+    default:
+      return ReducerKind::kGeneral;
   }
 }
 

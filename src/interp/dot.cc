@@ -1,10 +1,8 @@
 // dot, through kernels::BatchMatMul.
 //
-// The operands are transposed to lhs [batch..., lhs_free..., contracting...] and
-// rhs [batch..., contracting..., rhs_free...] (each group in dimension-number order, free dims in
-// operand order), so that with B, M, K, N the products of the groups
-//   C[b, m, n] = sum_k A[b, m, k] * B[b, k, n]
-// and C, row-major, is already the dot's result [batch..., lhs_free..., rhs_free...].
+// The operands are transposed to the batched-matmul layout of ir::MatMulLayoutOf (lhs
+// [batch..., lhs_free..., contracting...], rhs [batch..., contracting..., rhs_free...]), whose
+// row-major product C[b, m, n] is already the dot's result.
 // A result element type different from the operands' (preferred_element_type, e.g. bf16 x bf16
 // -> f32) is honoured by converting the operands first: products and sums happen in the result
 // type.
@@ -73,10 +71,9 @@ Result<Literal> EvaluateDot(const ir::Instruction& instruction, const Operands& 
                              dn.lhs_contracting_dims[i], dn.rhs_contracting_dims[i]);
     }
   }
-  const std::vector<int64_t> lhs_free =
-      ir::DotFreeDims(lhs_rank, dn.lhs_batch_dims, dn.lhs_contracting_dims);
-  const std::vector<int64_t> rhs_free =
-      ir::DotFreeDims(rhs_rank, dn.rhs_batch_dims, dn.rhs_contracting_dims);
+  const ir::DotMatMulLayout layout = ir::MatMulLayoutOf(lhs_rank, rhs_rank, dn);
+  const std::vector<int64_t>& lhs_free = layout.lhs_free;
+  const std::vector<int64_t>& rhs_free = layout.rhs_free;
   std::vector<int64_t> result_dims;
   for (int64_t d : dn.lhs_batch_dims) result_dims.push_back(lhs.shape().dim(d));
   for (int64_t d : lhs_free) result_dims.push_back(lhs.shape().dim(d));
@@ -85,15 +82,9 @@ Result<Literal> EvaluateDot(const ir::Instruction& instruction, const Operands& 
     return InvalidArgument("result {} does not have the dot's dims [{}]", shape.ToString(false),
                            fmt::join(result_dims, ","));
   }
-  std::vector<int64_t> lhs_order = dn.lhs_batch_dims;
-  lhs_order.insert(lhs_order.end(), lhs_free.begin(), lhs_free.end());
-  lhs_order.insert(lhs_order.end(), dn.lhs_contracting_dims.begin(), dn.lhs_contracting_dims.end());
-  std::vector<int64_t> rhs_order = dn.rhs_batch_dims;
-  rhs_order.insert(rhs_order.end(), dn.rhs_contracting_dims.begin(), dn.rhs_contracting_dims.end());
-  rhs_order.insert(rhs_order.end(), rhs_free.begin(), rhs_free.end());
   const ir::DType dtype = shape.dtype();
-  Literal a = Permute(lhs, lhs_order);
-  Literal b = Permute(rhs, rhs_order);
+  Literal a = Permute(lhs, layout.lhs_order);
+  Literal b = Permute(rhs, layout.rhs_order);
   if (a.shape().dtype() != dtype) {
     ALPA_ASSIGN_OR_RETURN(a, ConvertLiteral(a, dtype));
   }

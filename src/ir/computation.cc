@@ -112,4 +112,21 @@ int64_t Computation::RemoveDeadInstructions() {
   return static_cast<int64_t>(before - instructions_.size());
 }
 
+std::optional<Opcode> ScalarBinaryOpcode(const Computation& computation, DType dtype) {
+  const Shape scalar = Shape::Scalar(dtype);
+  const std::vector<Instruction*> parameters = computation.parameters();
+  if (parameters.size() != 2) return std::nullopt;
+  for (const Instruction* p : parameters) {
+    if (p == nullptr || !p->shape().Compatible(scalar)) return std::nullopt;
+  }
+  const Instruction* root = computation.root();
+  if (root == nullptr || !root->shape().Compatible(scalar) || root->operand_count() != 2) {
+    return std::nullopt;
+  }
+  const bool in_order = root->operand(0) == parameters[0] && root->operand(1) == parameters[1];
+  const bool swapped = root->operand(0) == parameters[1] && root->operand(1) == parameters[0];
+  if (!in_order && !swapped) return std::nullopt;
+  return root->opcode();
+}
+
 }  // namespace alpa::ir

@@ -3,6 +3,7 @@
 #define ALPA_IR_COMPUTATION_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,11 @@ class Computation {
   std::string execution_thread_;
   Module* parent_ = nullptr;
 };
+
+// The opcode of `computation` when it is exactly one binary op of its two parameters, both scalars
+// of `dtype` (`ROOT r = op(p0, p1)`, or `op(p1, p0)`, with the root a `dtype` scalar): how
+// reducers are written. nullopt for anything else.
+std::optional<Opcode> ScalarBinaryOpcode(const Computation& computation, DType dtype);
 
 }  // namespace alpa::ir
 

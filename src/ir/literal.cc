@@ -76,6 +76,19 @@ Literal Literal::CreateZeros(const Shape& shape) {
   return literal;
 }
 
+Literal Literal::CreateUninitialized(const Shape& shape) {
+  Literal literal;
+  literal.shape_ = shape;
+  if (shape.IsTuple()) {
+    for (const Shape& element : shape.tuple_shapes()) {
+      literal.elements_.push_back(CreateUninitialized(element));
+    }
+  } else if (shape.IsArray()) {
+    literal.bytes_.resize(static_cast<size_t>(shape.ByteSize()));
+  }
+  return literal;
+}
+
 Literal Literal::CreateElided(const Shape& shape) {
   Literal literal;
   literal.shape_ = shape;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/buffer_allocator.h"
 #include "ir/shape.h"
 #include "support/status.h"
 
@@ -22,13 +23,18 @@ class Literal {
   Literal() = default;  // the empty tuple
   // All elements zero (false for pred); tuples recursively.
   static Literal CreateZeros(const Shape& shape);
+  // An array whose bytes are left as the allocator gives them, for kernels that write every
+  // element (it saves CreateZeros' pass over memory). Tuples are built of such arrays.
+  static Literal CreateUninitialized(const Shape& shape);
   // A constant whose value the HLO printer dropped (`constant({...})`). Reading it is an error.
   static Literal CreateElided(const Shape& shape);
   static Literal CreateTuple(std::vector<Literal> elements);
   // Array literal from values converted to the shape's element type (row-major order).
   static Literal FromDoubles(const Shape& shape, const std::vector<double>& values);
   static Literal FromInts(const Shape& shape, const std::vector<int64_t>& values);
-  static Literal Scalar(DType dtype, double value) { return FromDoubles(Shape::Scalar(dtype), {value}); }
+  static Literal Scalar(DType dtype, double value) {
+    return FromDoubles(Shape::Scalar(dtype), {value});
+  }
 
   const Shape& shape() const { return shape_; }
   bool is_elided() const { return elided_; }
@@ -71,7 +77,7 @@ class Literal {
  private:
   Shape shape_;
   bool elided_ = false;
-  std::vector<std::byte> bytes_;
+  std::vector<std::byte, BufferAllocator<std::byte>> bytes_;
   std::vector<Literal> elements_;
 };
 

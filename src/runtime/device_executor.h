@@ -1,7 +1,8 @@
-// Runs one device's instruction list (instruction_list.h): kernels through the interpreter's
-// handlers, collectives through the device's backend, buffers freed after their last reader. It
-// counts the bytes it holds, so a run reports its measured peak, and can record when each
-// instruction ran (a timeline for Chrome's trace viewer, execution_trace.h).
+// Runs one device's instruction list (instruction_list.h): kernels through the kernels layer where
+// it has a fast one (fast_kernels.h) and the interpreter's handlers otherwise, collectives through
+// the device's backend, buffers freed after their last reader. It counts the bytes it holds, so a
+// run reports its measured peak, and can record when each instruction ran (a timeline for Chrome's
+// trace viewer, execution_trace.h).
 //
 //   live(t) = bytes of the arguments + bytes of the slots holding a value after step t's result
 //             is written and before its dead operands are freed
@@ -45,6 +46,9 @@ struct ExecuteOptions {
   // The device's memory; a step whose result would take the live bytes past it fails, naming
   // the buffer and the bytes it needs (out of memory). 0: no limit.
   int64_t memory_limit_bytes = 0;
+  // Run every instruction through the interpreter's handlers, the oracle, even where the list has
+  // a fast kernel: for comparing the two, and for timing the difference.
+  bool reference_kernels = false;
 };
 
 // Bytes a value holds: an array's elements, a tuple's elements' bytes.

@@ -40,6 +40,7 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module) {
     step.instruction = instruction;
     step.result = slot_of.at(instruction);
     step.collective = ir::IsCollective(instruction->opcode());
+    step.fast_kernel = SelectFastKernel(*instruction);
     for (const ir::Instruction* operand : instruction->operands()) {
       step.operands.push_back(slot_of.at(operand));
     }

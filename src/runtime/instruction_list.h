@@ -3,8 +3,8 @@
 // program, run every training step (device_executor.h).
 //
 //   slot s     = the result of the s-th instruction of the post order (parameters included)
-//   step t     = run steps[t].instruction on its operand slots into steps[t].result,
-//                then free steps[t].release
+//   step t     = run steps[t].instruction on its operand slots into steps[t].result (with its
+//                fast kernel when it has one, fast_kernels.h), then free steps[t].release
 //
 // The buffers' lifetimes follow the memory model's rules (cost/liveness.h), so that a measured
 // peak and the predicted one count the same buffers: parameters live to the end (the caller owns
@@ -19,6 +19,7 @@
 
 #include "ir/computation.h"
 #include "ir/module.h"
+#include "runtime/fast_kernels.h"
 #include "support/status.h"
 
 namespace alpa::runtime {
@@ -33,6 +34,8 @@ struct InstructionStep {
   int32_t result = -1;
   std::vector<int32_t> release;  // slots freed after the step: their last reader ran
   bool collective = false;
+  // The kernels layer's kernel for the instruction, or nullptr: the interpreter runs it.
+  FastKernel fast_kernel = nullptr;
 };
 
 struct InstructionList {

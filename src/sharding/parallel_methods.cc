@@ -96,6 +96,8 @@ Result<std::map<std::string, LeafSpecs>> MethodPins(
         ParallelMethodName(method), mesh_shape.size());
   }
   const int64_t devices = mesh_shape[0];
+  // On one device a tile is the whole array, and the strategies offer only replicated layouts.
+  const bool split = devices > 1;
   bool any_batch = false;
   for (const MethodParameter& parameter : parameters) {
     const int64_t rank = static_cast<int64_t>(parameter.dims.size());
@@ -110,14 +112,18 @@ Result<std::map<std::string, LeafSpecs>> MethodPins(
               "among {} devices; choose a batch that is a multiple of {}",
               ParallelMethodName(method), parameter.name, parameter.dims[0], devices, devices);
         }
-        spec = ShardingSpec::SplitDim(rank, 0, {0});
+        if (split) spec = ShardingSpec::SplitDim(rank, 0, {0});
         any_batch = true;
         break;
       case cost::ParameterRole::kWeight:
-        if (method == ParallelMethod::kZero3) spec = SplitLargestDivisible(parameter.dims, devices);
+        if (split && method == ParallelMethod::kZero3) {
+          spec = SplitLargestDivisible(parameter.dims, devices);
+        }
         break;
       case cost::ParameterRole::kOptimizerState:
-        if (method != ParallelMethod::kData) spec = SplitLargestDivisible(parameter.dims, devices);
+        if (split && method != ParallelMethod::kData) {
+          spec = SplitLargestDivisible(parameter.dims, devices);
+        }
         break;
       case cost::ParameterRole::kOther:
         continue;

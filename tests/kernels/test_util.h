@@ -7,6 +7,9 @@
 #include <Eigen/Core>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <type_traits>
 #include <utility>
@@ -210,6 +213,18 @@ std::vector<T> NaiveConvolution(const ConvolutionParams& p, const std::vector<T>
     }
   }
   return output;
+}
+
+// Distance in representable floats between two finite floats, or two equal infinities: 0 for
+// equal values (+0 and -0 included), 1 for neighbours.
+inline int64_t UlpDistance(float a, float b) {
+  int32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  // Negative floats' bits count down from -0: map them below the positive ones.
+  if (x < 0) x = std::numeric_limits<int32_t>::min() - x;
+  if (y < 0) y = std::numeric_limits<int32_t>::min() - y;
+  return std::abs(static_cast<int64_t>(x) - static_cast<int64_t>(y));
 }
 
 }  // namespace alpa::kernels::testing

@@ -74,6 +74,20 @@ TEST(ParallelMethodsTest, Zero3SplitsWeightsLikeTheirState) {
   EXPECT_EQ(Readable(*pins), expected);
 }
 
+// One device holds whole arrays: every method pins replicated layouts, which a 1-device mesh's
+// strategies offer (a split pin there was an error: "no strategy lays it out as [S0,R]").
+TEST(ParallelMethodsTest, OneDeviceReplicatesEverything) {
+  for (ParallelMethod method :
+       {ParallelMethod::kData, ParallelMethod::kZero2, ParallelMethod::kZero3}) {
+    Result<std::map<std::string, LeafSpecs>> pins = MethodPins(method, {1}, Step());
+    ASSERT_TRUE(pins.ok()) << pins.status().message();
+    const std::map<std::string, std::string> expected = {
+        {"x", "[R,R]"},  {"w", "[R,R]"}, {"w2", "[R,R]"}, {"w.m", "[R,R]"},
+        {"m2", "[R,R]"}, {"b", "[R]"},   {"b2", "[R]"}};
+    EXPECT_EQ(Readable(*pins), expected) << ParallelMethodName(method);
+  }
+}
+
 TEST(ParallelMethodsTest, TieGoesToTheFirstDim) {
   std::vector<MethodParameter> step = {{"x", {8}, Role::kBatch, ""},
                                        {"w", {8, 8}, Role::kWeight, ""}};

@@ -87,6 +87,22 @@ TEST(CliRunClusterTest, EachMethodMatchesTheReference) {
   EXPECT_EQ(json["summary"]["mesh"], nlohmann::json::array({1, 4}));
 }
 
+// The reference kernels (the interpreter's handlers on every device) train as the fast ones do,
+// up to the rounding of exp, tanh and row sums; one device takes every method.
+TEST(CliRunClusterTest, ReferenceKernelsAndOneDevice) {
+  const nlohmann::json fast = RunChecked({"gpt-tiny", "--cluster", "local:1", "--method", "data"});
+  const nlohmann::json reference = RunChecked(
+      {"gpt-tiny", "--cluster", "local:1", "--method", "data", "--kernels", "reference"});
+  EXPECT_EQ(fast["check"]["passed"], true) << fast.dump(2);
+  EXPECT_EQ(reference["check"]["passed"], true) << reference.dump(2);
+  for (size_t i = 0; i < fast["steps"].size(); ++i) {
+    EXPECT_NEAR(fast["steps"][i]["loss"].get<double>(), reference["steps"][i]["loss"].get<double>(),
+                1e-5);
+  }
+  ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:1", "--kernels", "bogus"}),
+                 "--kernels");
+}
+
 // A subset of the parity matrix under MPI, each process one device: the checked losses, equal to
 // the in-process engine's up to the order of the sums, and the same measured peak.
 TEST(CliRunClusterTest, MpiRanksTrainAsTheInProcessDevicesDo) {

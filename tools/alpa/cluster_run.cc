@@ -222,6 +222,7 @@ Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOpti
   }
   parallelize.batch_axis = options.batch_axis.value_or(-1);
   parallelize.auto_sharding.pinned_strategies = strategies;
+  parallelize.reference_kernels = options.kernels == "reference";
   ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeTrainStep(*zoo.step, StepLayout(zoo)));
   return api::Parallelize(step, cluster, parallelize);
 }

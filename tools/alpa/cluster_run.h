@@ -30,6 +30,9 @@ struct ClusterRunOptions {
   // device, an MPI rank under `mpirun -np N`; rank 0 prints).
   std::string backend = "in-process";
   std::string plan;  // --plan: a saved plan to run (run_plan.h) in place of planning afresh
+  // --kernels: "fast" (the kernels layer where it has the op) or "reference" (every instruction
+  // in the interpreter's handlers).
+  std::string kernels = "fast";
 };
 
 // Returns the process exit code (command_util.h).

@@ -126,6 +126,13 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"in-process", "mpi"}))
       ->needs(cluster);
+  command
+      ->add_option("--kernels", options.cluster.kernels,
+                   "With --cluster: fast (the kernels layer: vectorised, multithreaded) or "
+                   "reference (every instruction in the interpreter's handlers, for comparison)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fast", "reference"}))
+      ->needs(cluster);
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
       "The data has a pattern the model can learn, so the loss falls; the same seed gives the same "

@@ -1,0 +1,158 @@
+#include "kernels/elementwise.h"
+
+#include <Eigen/Core>
+#include <cmath>
+
+#include "kernels/parallel_for.h"
+
+namespace alpa::kernels {
+namespace {
+
+using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
+using ConstF = Eigen::Map<const ArrayF>;
+using MutF = Eigen::Map<ArrayF>;
+
+// Eigen's NaN-propagating max and min (XLA's semantics; std::max would drop a NaN in b).
+using MaxOp = Eigen::internal::scalar_max_op<float, float, Eigen::PropagateNaN>;
+using MinOp = Eigen::internal::scalar_min_op<float, float, Eigen::PropagateNaN>;
+
+template <typename Expr>
+void ForChunks(int64_t n, const Expr& expr) {
+  internal::ParallelFor(n, internal::kElementGrain, expr);
+}
+
+template <typename T>
+void CompareLoop(ir::ComparisonDirection direction, const T* a, const T* b, bool* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    switch (direction) {
+      case ir::ComparisonDirection::kEq:
+        for (int64_t i = begin; i < end; ++i) out[i] = a[i] == b[i];
+        break;
+      case ir::ComparisonDirection::kNe:
+        for (int64_t i = begin; i < end; ++i) out[i] = a[i] != b[i];
+        break;
+      case ir::ComparisonDirection::kLt:
+        for (int64_t i = begin; i < end; ++i) out[i] = a[i] < b[i];
+        break;
+      case ir::ComparisonDirection::kLe:
+        for (int64_t i = begin; i < end; ++i) out[i] = a[i] <= b[i];
+        break;
+      case ir::ComparisonDirection::kGt:
+        for (int64_t i = begin; i < end; ++i) out[i] = a[i] > b[i];
+        break;
+      case ir::ComparisonDirection::kGe:
+        for (int64_t i = begin; i < end; ++i) out[i] = a[i] >= b[i];
+        break;
+    }
+  });
+}
+
+template <typename T>
+void Iota(T* out, int64_t n, int64_t stride, int64_t extent) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<T>((i / stride) % extent);
+  });
+}
+
+}  // namespace
+
+void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    const ConstF in(x + begin, end - begin);
+    MutF result(out + begin, end - begin);
+    switch (fn) {
+      case UnaryFn::kNegate:
+        result = -in;
+        break;
+      case UnaryFn::kAbs:
+        result = in.abs();
+        break;
+      case UnaryFn::kExp:
+        result = in.exp();
+        break;
+      case UnaryFn::kLog:
+        result = in.log();
+        break;
+      case UnaryFn::kTanh:
+        result = in.tanh();
+        break;
+      case UnaryFn::kSqrt:
+        for (int64_t i = begin; i < end; ++i) out[i] = std::sqrt(x[i]);
+        break;
+      case UnaryFn::kRsqrt:
+        for (int64_t i = begin; i < end; ++i) out[i] = 1.0f / std::sqrt(x[i]);
+        break;
+    }
+  });
+}
+
+void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    const ConstF lhs(a + begin, end - begin);
+    const ConstF rhs(b + begin, end - begin);
+    MutF result(out + begin, end - begin);
+    switch (fn) {
+      case BinaryFn::kAdd:
+        result = lhs + rhs;
+        break;
+      case BinaryFn::kSubtract:
+        result = lhs - rhs;
+        break;
+      case BinaryFn::kMultiply:
+        result = lhs * rhs;
+        break;
+      case BinaryFn::kDivide:
+        result = lhs / rhs;
+        break;
+      case BinaryFn::kMaximum:
+        result = lhs.binaryExpr(rhs, MaxOp());
+        break;
+      case BinaryFn::kMinimum:
+        result = lhs.binaryExpr(rhs, MinOp());
+        break;
+    }
+  });
+}
+
+void CompareF32(ir::ComparisonDirection direction, const float* a, const float* b, bool* out,
+                int64_t n) {
+  CompareLoop(direction, a, b, out, n);
+}
+
+void CompareS32(ir::ComparisonDirection direction, const int32_t* a, const int32_t* b, bool* out,
+                int64_t n) {
+  CompareLoop(direction, a, b, out, n);
+}
+
+void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,
+              int64_t n) {
+  // A mask from the predicate byte, so the loop has no branch and vectorises.
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint32_t mask = 0u - static_cast<uint32_t>(pred[i]);
+      out[i] = (on_true[i] & mask) | (on_false[i] & ~mask);
+    }
+  });
+}
+
+void ConvertS32ToF32(const int32_t* x, float* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<float>(x[i]);
+  });
+}
+
+void ConvertPredToF32(const bool* x, float* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = x[i] ? 1.0f : 0.0f;
+  });
+}
+
+void IotaS32(int32_t* out, int64_t n, int64_t stride, int64_t extent) {
+  Iota(out, n, stride, extent);
+}
+
+void IotaF32(float* out, int64_t n, int64_t stride, int64_t extent) {
+  Iota(out, n, stride, extent);
+}
+
+}  // namespace alpa::kernels

@@ -1,0 +1,54 @@
+// Elementwise kernels on raw contiguous buffers: the fast path the runtime takes for the f32
+// arithmetic, comparisons and selects a training step spends most of its non-matmul time in.
+//
+// Vectorised with Eigen's packet math (its exp, log and tanh are polynomial or rational
+// approximations within a few ulp of the correctly rounded value, as XLA's CPU backend's are) or
+// by the compiler (plain loops; this file is built with -fno-math-errno so that sqrt vectorises),
+// and
+// split over the calling thread's OpenMP team in fixed chunks (parallel_for.h), so the bytes
+// written do not depend on the thread count. Semantics follow XLA where C++ does not already:
+// maximum and minimum propagate NaN; comparisons are IEEE (NaN unordered, -0 == +0), which is
+// XLA's default comparison type for floats (not TOTALORDER). `out` may alias an input; nothing
+// else may overlap.
+#ifndef ALPA_KERNELS_ELEMENTWISE_H_
+#define ALPA_KERNELS_ELEMENTWISE_H_
+
+#include <cstdint>
+
+#include "ir/attributes.h"
+
+namespace alpa::kernels {
+
+enum class UnaryFn { kNegate, kAbs, kExp, kLog, kTanh, kSqrt, kRsqrt };
+enum class BinaryFn { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum };
+
+// out[i] = fn(x[i]) for i < n. sqrt is IEEE's (correctly rounded) and rsqrt(x) = 1 / sqrt(x)
+// rounded twice, as the interpreter computes them; Eigen's fast-math sqrt and rsqrt (one Newton
+// step from an estimate, wrong for infinity and denormals) are not used.
+void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n);
+
+// out[i] = fn(a[i], b[i]) for i < n.
+void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n);
+
+// out[i] = a[i] <direction> b[i] for i < n.
+void CompareF32(ir::ComparisonDirection direction, const float* a, const float* b, bool* out,
+                int64_t n);
+void CompareS32(ir::ComparisonDirection direction, const int32_t* a, const int32_t* b, bool* out,
+                int64_t n);
+
+// out[i] = pred[i] ? on_true[i] : on_false[i] for i < n (4-byte elements of any type).
+void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,
+              int64_t n);
+
+// out[i] = float(x[i]) for i < n: the exact conversions (s32 to f32 rounds to nearest even).
+void ConvertS32ToF32(const int32_t* x, float* out, int64_t n);
+void ConvertPredToF32(const bool* x, float* out, int64_t n);
+
+// out[i] = (i / stride) % extent for i < n: iota along a dimension of `extent` elements whose
+// row-major stride is `stride` (both > 0).
+void IotaS32(int32_t* out, int64_t n, int64_t stride, int64_t extent);
+void IotaF32(float* out, int64_t n, int64_t stride, int64_t extent);
+
+}  // namespace alpa::kernels
+
+#endif  // ALPA_KERNELS_ELEMENTWISE_H_

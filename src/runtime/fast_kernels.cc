@@ -1,0 +1,300 @@
+#include "runtime/fast_kernels.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "ir/computation.h"
+#include "ir/dot_dimensions.h"
+#include "ir/shape_inference.h"
+#include "kernels/elementwise.h"
+#include "kernels/matmul.h"
+#include "kernels/reduce.h"
+#include "kernels/strided_copy.h"
+#include "runtime/fast_kernels_internal.h"
+
+namespace alpa::runtime {
+namespace {
+
+using internal::IsArrayOf;
+using internal::Operands;
+using internal::Strides;
+using ir::DType;
+using ir::Literal;
+using ir::Opcode;
+using ir::Shape;
+
+std::optional<kernels::UnaryFn> UnaryFnOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kNegate:
+      return kernels::UnaryFn::kNegate;
+    case Opcode::kAbs:
+      return kernels::UnaryFn::kAbs;
+    case Opcode::kExp:
+      return kernels::UnaryFn::kExp;
+    case Opcode::kLog:
+      return kernels::UnaryFn::kLog;
+    case Opcode::kTanh:
+      return kernels::UnaryFn::kTanh;
+    case Opcode::kSqrt:
+      return kernels::UnaryFn::kSqrt;
+    case Opcode::kRsqrt:
+      return kernels::UnaryFn::kRsqrt;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<kernels::BinaryFn> BinaryFnOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAdd:
+      return kernels::BinaryFn::kAdd;
+    case Opcode::kSubtract:
+      return kernels::BinaryFn::kSubtract;
+    case Opcode::kMultiply:
+      return kernels::BinaryFn::kMultiply;
+    case Opcode::kDivide:
+      return kernels::BinaryFn::kDivide;
+    case Opcode::kMaximum:
+      return kernels::BinaryFn::kMaximum;
+    case Opcode::kMinimum:
+      return kernels::BinaryFn::kMinimum;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<kernels::ReduceFn> ReduceFnOf(const ir::Instruction& reduce) {
+  switch (ir::ScalarBinaryOpcode(*reduce.to_apply(), DType::kF32).value_or(Opcode::kParameter)) {
+    case Opcode::kAdd:
+      return kernels::ReduceFn::kSum;
+    case Opcode::kMaximum:
+      return kernels::ReduceFn::kMax;
+    case Opcode::kMinimum:
+      return kernels::ReduceFn::kMin;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The input of a single-range reduce as [outer, reduce, inner], or nullopt when a kept dimension
+// of more than one element lies between two reduced ones.
+struct ReduceExtents {
+  int64_t outer = 1;
+  int64_t reduce = 1;
+  int64_t inner = 1;
+};
+
+std::optional<ReduceExtents> ReduceExtentsOf(const std::vector<int64_t>& dims,
+                                             const std::vector<int64_t>& reduced) {
+  std::vector<bool> is_reduced(dims.size(), false);
+  for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = true;
+  ReduceExtents extents;
+  bool seen_reduced = false;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (is_reduced[d]) {
+      if (seen_reduced && extents.inner > 1) return std::nullopt;
+      seen_reduced = true;
+      extents.reduce *= dims[d];
+    } else {
+      (seen_reduced ? extents.inner : extents.outer) *= dims[d];
+    }
+  }
+  return extents;
+}
+
+// --- the kernels (their preconditions were checked by SelectFastKernel) ---
+
+Result<Literal> RunUnary(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  kernels::UnaryF32(*UnaryFnOf(instruction.opcode()), operands[0]->typed_data<float>(),
+                    out.typed_data<float>(), out.element_count());
+  return out;
+}
+
+Result<Literal> RunBinary(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  kernels::BinaryF32(*BinaryFnOf(instruction.opcode()), operands[0]->typed_data<float>(),
+                     operands[1]->typed_data<float>(), out.typed_data<float>(),
+                     out.element_count());
+  return out;
+}
+
+Result<Literal> RunCompare(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  const ir::ComparisonDirection direction = instruction.attributes().comparison_direction;
+  if (operands[0]->shape().dtype() == DType::kF32) {
+    kernels::CompareF32(direction, operands[0]->typed_data<float>(),
+                        operands[1]->typed_data<float>(), out.typed_data<bool>(),
+                        out.element_count());
+  } else {
+    kernels::CompareS32(direction, operands[0]->typed_data<int32_t>(),
+                        operands[1]->typed_data<int32_t>(), out.typed_data<bool>(),
+                        out.element_count());
+  }
+  return out;
+}
+
+Result<Literal> RunSelect(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  kernels::Select32(operands[0]->typed_data<bool>(), operands[1]->typed_data<uint32_t>(),
+                    operands[2]->typed_data<uint32_t>(), out.typed_data<uint32_t>(),
+                    out.element_count());
+  return out;
+}
+
+Result<Literal> RunConvert(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  if (operands[0]->shape().dtype() == DType::kS32) {
+    kernels::ConvertS32ToF32(operands[0]->typed_data<int32_t>(), out.typed_data<float>(),
+                             out.element_count());
+  } else {
+    kernels::ConvertPredToF32(operands[0]->typed_data<bool>(), out.typed_data<float>(),
+                              out.element_count());
+  }
+  return out;
+}
+
+Result<Literal> RunReduce(const ir::Instruction& instruction, const Operands& operands) {
+  const ReduceExtents extents =
+      *ReduceExtentsOf(operands[0]->shape().dims(), instruction.attributes().dimensions);
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  kernels::ReduceF32(*ReduceFnOf(instruction), operands[1]->typed_data<float>()[0],
+                     operands[0]->typed_data<float>(), extents.outer, extents.reduce, extents.inner,
+                     out.typed_data<float>());
+  return out;
+}
+
+// `operand` with result dimension i its dimension order[i]: its own buffer when the order is the
+// identity, else a transposed copy in `scratch`.
+Result<const float*> Ordered(const Literal& operand, const std::vector<int64_t>& order,
+                             Literal& scratch) {
+  bool identity = true;
+  for (size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int64_t>(i);
+  if (identity) return operand.typed_data<float>();
+  const std::vector<int64_t> operand_strides = Strides(operand.shape());
+  std::vector<int64_t> dims, strides;
+  for (int64_t d : order) {
+    dims.push_back(operand.shape().dim(d));
+    strides.push_back(operand_strides[static_cast<size_t>(d)]);
+  }
+  scratch = Literal::CreateUninitialized(Shape::Array(DType::kF32, dims));
+  const kernels::StridedView view{dims, std::move(strides), Strides(scratch.shape())};
+  ALPA_RETURN_IF_ERROR(kernels::StridedCopy(4, view, operand.data(), scratch.data()));
+  return scratch.typed_data<float>();
+}
+
+int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t product = 1;
+  for (int64_t d : dims) product *= shape.dim(d);
+  return product;
+}
+
+// As the interpreter's dot: the operands in the order lhs [batch, free, contracting] and rhs
+// [batch, contracting, free] make the row-major product C[b, m, n] the dot's result. Operands
+// already in that order are read in place; the others are transposed by the parallel strided
+// copy.
+Result<Literal> RunDot(const ir::Instruction& instruction, const Operands& operands) {
+  const ir::DotDimensionNumbers& dn = *instruction.attributes().dot_dims;
+  const Shape& lhs = operands[0]->shape();
+  const Shape& rhs = operands[1]->shape();
+  const ir::DotMatMulLayout layout = ir::MatMulLayoutOf(lhs.rank(), rhs.rank(), dn);
+  const int64_t k = Product(lhs, dn.lhs_contracting_dims);
+  if (k == 0) return Literal::CreateZeros(instruction.shape());  // an empty sum
+  Literal lhs_scratch, rhs_scratch;
+  ALPA_ASSIGN_OR_RETURN(const float* a, Ordered(*operands[0], layout.lhs_order, lhs_scratch));
+  ALPA_ASSIGN_OR_RETURN(const float* b, Ordered(*operands[1], layout.rhs_order, rhs_scratch));
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  if (out.element_count() == 0) return out;
+  ALPA_RETURN_IF_ERROR(kernels::BatchMatMul(DType::kF32, Product(lhs, dn.lhs_batch_dims),
+                                            Product(lhs, layout.lhs_free), k,
+                                            Product(rhs, layout.rhs_free), a, b, out.data()));
+  return out;
+}
+
+// --- selection ---
+
+// Every operand an array of the result's dimensions (the elementwise ops' rule).
+bool SameDimsAsResult(const ir::Instruction& instruction) {
+  for (const ir::Instruction* operand : instruction.operands()) {
+    if (!operand->shape().IsArray() || operand->shape().dims() != instruction.shape().dims()) {
+      return false;
+    }
+  }
+  return instruction.shape().IsArray();
+}
+
+bool ComparesFast(const ir::Instruction& instruction) {
+  const DType dtype = instruction.operand(0)->shape().dtype();
+  const ir::ComparisonType type = instruction.attributes().comparison_type;
+  if (instruction.operand(1)->shape().dtype() != dtype) return false;
+  if (dtype == DType::kF32) {
+    return type == ir::ComparisonType::kDefault || type == ir::ComparisonType::kFloat;
+  }
+  return dtype == DType::kS32 &&
+         (type == ir::ComparisonType::kDefault || type == ir::ComparisonType::kSigned);
+}
+
+bool ReducesFast(const ir::Instruction& instruction) {
+  if (instruction.operand_count() != 2 || !IsArrayOf(instruction.shape(), DType::kF32) ||
+      !IsArrayOf(instruction.operand(0)->shape(), DType::kF32) ||
+      !IsArrayOf(instruction.operand(1)->shape(), DType::kF32) ||
+      instruction.operand(1)->shape().rank() != 0 || !ReduceFnOf(instruction)) {
+    return false;
+  }
+  return ReduceExtentsOf(instruction.operand(0)->shape().dims(),
+                         instruction.attributes().dimensions)
+      .has_value();
+}
+
+FastKernel SelectElementwise(const ir::Instruction& instruction) {
+  if (instruction.operand_count() == 0 || !SameDimsAsResult(instruction)) return nullptr;
+  const Opcode opcode = instruction.opcode();
+  const Shape& shape = instruction.shape();
+  const DType operand = instruction.operand(0)->shape().dtype();
+  if (UnaryFnOf(opcode) && shape.dtype() == DType::kF32 && operand == DType::kF32) {
+    return RunUnary;
+  }
+  if (BinaryFnOf(opcode) && shape.dtype() == DType::kF32 && operand == DType::kF32 &&
+      instruction.operand(1)->shape().dtype() == DType::kF32) {
+    return RunBinary;
+  }
+  if (opcode == Opcode::kCompare && shape.dtype() == DType::kPred && ComparesFast(instruction)) {
+    return RunCompare;
+  }
+  if (opcode == Opcode::kSelect && operand == DType::kPred &&
+      ir::DTypeByteSize(shape.dtype()) == 4 &&
+      instruction.operand(1)->shape().dtype() == shape.dtype() &&
+      instruction.operand(2)->shape().dtype() == shape.dtype()) {
+    return RunSelect;
+  }
+  if (opcode == Opcode::kConvert && shape.dtype() == DType::kF32 &&
+      (operand == DType::kS32 || operand == DType::kPred)) {
+    return RunConvert;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+FastKernel SelectFastKernel(const ir::Instruction& instruction) {
+  // The kernels trust the attributes (dimensions, slices, padding) to fit the shapes: only an
+  // instruction whose shape rule holds gets one; the interpreter reports what is wrong with the
+  // others.
+  if (ir::HasShapeRule(instruction.opcode())) {
+    const Result<Shape> inferred = ir::InferShape(instruction);
+    if (!inferred.ok() || !inferred->Compatible(instruction.shape())) return nullptr;
+  }
+  if (instruction.opcode() == Opcode::kReduce) {
+    return ReducesFast(instruction) ? RunReduce : nullptr;
+  }
+  if (instruction.opcode() == Opcode::kDot) {
+    const bool f32 = IsArrayOf(instruction.shape(), DType::kF32) &&
+                     IsArrayOf(instruction.operand(0)->shape(), DType::kF32) &&
+                     IsArrayOf(instruction.operand(1)->shape(), DType::kF32);
+    return f32 && instruction.attributes().dot_dims ? RunDot : nullptr;
+  }
+  if (FastKernel kernel = SelectElementwise(instruction)) return kernel;
+  return internal::SelectDataMovement(instruction);
+}
+
+}  // namespace alpa::runtime

@@ -1,0 +1,43 @@
+// The executor's kernel choice: for an instruction that one of the kernels layer's fast kernels
+// computes as the reference interpreter defines it, that kernel; for anything else none, and the
+// interpreter's handler runs the instruction. Chosen once per instruction when its instruction
+// list is compiled: shapes, element types and attributes are static.
+//
+// Fast, with these element types and attributes:
+//   elementwise   f32 negate, abs, exponential, log, tanh, sqrt, rsqrt, add, subtract,
+//                 multiply, divide, maximum, minimum; compare of f32 (default or FLOAT comparison)
+//                 and s32 (default or SIGNED); select of 4-byte elements by a pred array; convert
+//                 of s32 or pred to f32; iota of s32 and f32
+//   data movement any element type: broadcast, transpose, reshape, bitcast, copy, slice,
+//                 reverse, concatenate, pad without negative padding, and the identities
+//                 (convert to the same type, the layer-boundary custom-call)
+//   reduce        one f32 input, an add, maximum or minimum reducer, the reduced dimensions one
+//                 contiguous range once size-1 dimensions are set aside
+//   dot           f32 operands and result: the interpreter's matmul (kernels/matmul.h) on
+//                 operands transposed in parallel, or read in place when already in order
+// Every operand shape must be its operand instruction's, every array operand of an elementwise op
+// the result's dimensions (as HLO requires), or the kernel is not chosen.
+//
+// Results equal the interpreter's bit for bit, except for exponential, log and tanh (Eigen's
+// vectorised approximations, a few ulp apart) and the row sums of reduce (added in another order); tests/runtime/fast_kernels_test.cc bounds both against the interpreter.
+#ifndef ALPA_RUNTIME_FAST_KERNELS_H_
+#define ALPA_RUNTIME_FAST_KERNELS_H_
+
+#include <vector>
+
+#include "ir/instruction.h"
+#include "ir/literal.h"
+#include "support/status.h"
+
+namespace alpa::runtime {
+
+// Computes an instruction's value from its operands' values, in operand order.
+using FastKernel = Result<ir::Literal> (*)(const ir::Instruction& instruction,
+                                           const std::vector<const ir::Literal*>& operands);
+
+// The fast kernel of `instruction`, or nullptr when the interpreter must run it.
+FastKernel SelectFastKernel(const ir::Instruction& instruction);
+
+}  // namespace alpa::runtime
+
+#endif  // ALPA_RUNTIME_FAST_KERNELS_H_

@@ -1,0 +1,33 @@
+// Internal to the runtime's kernel choice (fast_kernels.h): what its two files share. The
+// elementwise, reduce and dot kernels and the choice itself are in fast_kernels.cc, the data
+// movement (strided copies) in fast_data_movement.cc.
+#ifndef ALPA_RUNTIME_FAST_KERNELS_INTERNAL_H_
+#define ALPA_RUNTIME_FAST_KERNELS_INTERNAL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/instruction.h"
+#include "ir/shape.h"
+#include "runtime/fast_kernels.h"
+
+namespace alpa::runtime::internal {
+
+using Operands = std::vector<const ir::Literal*>;
+
+inline std::vector<int64_t> Strides(const ir::Shape& shape) {
+  return ir::RowMajorStrides(shape.dims());
+}
+
+inline bool IsArrayOf(const ir::Shape& shape, ir::DType dtype) {
+  return shape.IsArray() && shape.dtype() == dtype;
+}
+
+// The strided-copy kernel of a broadcast, transpose, reshape, bitcast, copy, slice, reverse,
+// concatenate, pad or iota (or an identity: convert to its own type, a layer boundary), or
+// nullptr. The instruction's shape rule holds (SelectFastKernel checked it).
+FastKernel SelectDataMovement(const ir::Instruction& instruction);
+
+}  // namespace alpa::runtime::internal
+
+#endif  // ALPA_RUNTIME_FAST_KERNELS_INTERNAL_H_

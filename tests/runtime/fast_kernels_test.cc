@@ -1,0 +1,274 @@
+// The fast kernels against the reference interpreter (the cross-backend consistency harness): each
+// case runs one module through the executor twice, with its fast kernels and with every
+// instruction on the interpreter's handlers, on the same random arguments, and compares the
+// results bit for bit, within a few ulp (the approximated functions) or within a relative bound
+// (row sums, added in another order). Also: what gets no fast kernel, and whole training steps of
+// the zoo, where the fast kernels must cover every op but the listed ones and agree with the
+// interpreter.
+#include "runtime/fast_kernels.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "autodiff/train_step.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "interp/random_inputs.h"
+#include "models/zoo.h"
+#include "runtime/device_executor.h"
+#include "runtime/instruction_list.h"
+#include "tests/kernels/test_util.h"
+
+namespace alpa::runtime {
+namespace {
+
+enum class Agreement { kBitExact, kUlps, kSum };
+
+struct Case {
+  std::string name;
+  std::string body;  // the entry's instructions; its root is the op under test
+  Agreement agreement = Agreement::kBitExact;
+};
+
+// 3 x 257 x 129 = 99,459 elements: several chunks of the parallel loops and a ragged tail.
+constexpr char kS[] = "f32[3,257,129]";
+
+std::unique_ptr<ir::Module> ParseEntry(const std::string& body) {
+  Result<std::unique_ptr<ir::Module>> module = hlo::ParseHloModule(
+      "HloModule m\nsum { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+      " ROOT s = f32[] add(a, b) }\n"
+      "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+      " ROOT m = f32[] maximum(a, b) }\n"
+      "product { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+      " ROOT p = f32[] multiply(a, b) }\n"
+      "ENTRY main {\n" +
+          body + "\n}",
+      "test");
+  EXPECT_TRUE(module.ok()) << module.status().message() << "\n" << body;
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+struct Runs {
+  ir::Literal fast;
+  ir::Literal reference;
+  double input_magnitude = 0;  // sum of |x| over the first argument: what bounds a sum's error
+};
+
+Runs RunBothWays(const ir::Module& module, uint64_t seed) {
+  Result<InstructionList> list = CompileInstructionList(module);
+  EXPECT_TRUE(list.ok()) << list.status().message();
+  std::vector<ir::Literal> arguments = interp::RandomArguments(*module.entry(), seed);
+  ExecuteOptions reference_options;
+  reference_options.reference_kernels = true;
+  Result<ir::Literal> fast = ExecuteInstructionList(*list, arguments, {});
+  Result<ir::Literal> reference = ExecuteInstructionList(*list, arguments, {}, reference_options);
+  EXPECT_TRUE(fast.ok()) << fast.status().message();
+  EXPECT_TRUE(reference.ok()) << reference.status().message();
+  if (!fast.ok() || !reference.ok()) return {};
+  const double magnitude = arguments.empty() ? 0 : interp::ComputeChecksum(arguments[0]).abs_sum;
+  return {std::move(fast).value(), std::move(reference).value(), magnitude};
+}
+
+// Worst ulp distance, worst |fast - reference| / (1 + |reference|) and worst |fast - reference|,
+// over f32 elements.
+struct Gap {
+  int64_t ulps = 0;
+  double relative = 0;
+  double absolute = 0;
+};
+
+Gap Compare(const ir::Literal& fast, const ir::Literal& reference) {
+  Gap gap;
+  const float* x = fast.typed_data<float>();
+  const float* y = reference.typed_data<float>();
+  for (int64_t i = 0; i < fast.element_count(); ++i) {
+    if (std::isnan(x[i]) && std::isnan(y[i])) continue;
+    gap.ulps = std::max(gap.ulps, kernels::testing::UlpDistance(x[i], y[i]));
+    const double difference = std::fabs(double{x[i]} - y[i]);
+    gap.relative = std::max(gap.relative, difference / (1 + std::fabs(y[i])));
+    gap.absolute = std::max(gap.absolute, difference);
+  }
+  return gap;
+}
+
+std::vector<Case> Cases() {
+  const std::string s = kS;
+  const std::string p = "p = " + s + " parameter(0)\n";
+  const std::string pq = p + "q = " + s + " parameter(1)\n";
+  std::vector<Case> cases;
+  for (const char* op : {"negate", "abs"}) {
+    cases.push_back({op, p + "ROOT r = " + s + " " + op + "(p)", Agreement::kBitExact});
+  }
+  for (const char* op : {"exponential", "tanh"}) {
+    cases.push_back({op, p + "ROOT r = " + s + " " + op + "(p)", Agreement::kUlps});
+  }
+  for (const char* op : {"sqrt", "rsqrt"}) {
+    cases.push_back({op, p + "a = " + s + " abs(p)\nROOT r = " + s + " " + op + "(a)"});
+  }
+  cases.push_back({"log", p + "a = " + s + " abs(p)\nROOT r = " + s + " log(a)", Agreement::kUlps});
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+    cases.push_back({op, pq + "ROOT r = " + s + " " + op + "(p, q)"});
+  }
+  const std::string pred = "pred[3,257,129]";
+  cases.push_back(
+      {"compare and select",
+       pq + "c = " + pred + " compare(p, q), direction=GT\nROOT r = " + s + " select(c, p, q)"});
+  cases.push_back({"iota, s32 compare, converts",
+                   "i = s32[3,257,129] iota(), iota_dimension=1\n"
+                   "j = s32[3,257,129] iota(), iota_dimension=2\n"
+                   "c = " +
+                       pred +
+                       " compare(i, j), direction=GE\n"
+                       "a = " +
+                       s + " convert(c)\nb = " + s +
+                       " convert(i)\n"
+                       "f = " +
+                       s +
+                       " iota(), iota_dimension=0\n"
+                       "x = " +
+                       s + " add(a, b)\nROOT r = " + s + " add(x, f)"});
+  cases.push_back(
+      {"broadcasts",
+       "v = f32[257] parameter(0)\nm = f32[3,129] parameter(1)\nk = f32[] parameter(2)\n"
+       "a = " +
+           s +
+           " broadcast(v), dimensions={1}\n"
+           "b = " +
+           s +
+           " broadcast(m), dimensions={0,2}\n"
+           "c = " +
+           s +
+           " broadcast(k), dimensions={}\n"
+           "x = " +
+           s + " add(a, b)\nROOT r = " + s + " add(x, c)"});
+  cases.push_back({"transpose", p + "ROOT r = f32[129,3,257] transpose(p), dimensions={2,0,1}"});
+  cases.push_back({"reshape", p + "ROOT r = f32[771,129] reshape(p)"});
+  cases.push_back(
+      {"slice", p + "ROOT r = f32[3,128,32] slice(p), slice={[0:3], [1:257:2], [5:100:3]}"});
+  cases.push_back({"reverse", p + "ROOT r = " + s + " reverse(p), dimensions={0,2}"});
+  cases.push_back(
+      {"concatenate", pq + "ROOT r = f32[3,771,129] concatenate(p, q, p), dimensions={1}"});
+  cases.push_back({"pad", p + "z = f32[] constant(-2)\n"
+                              "ROOT r = f32[6,257,388] pad(p, z), padding=1_2x0_0x3_0_2"});
+  cases.push_back(
+      {"reduce columns", p + "z = f32[] constant(0.5)\n"
+                             "ROOT r = f32[257,129] reduce(p, z), dimensions={0}, to_apply=sum"});
+  cases.push_back(
+      {"reduce middle", p + "z = f32[] constant(0)\n"
+                            "ROOT r = f32[3,129] reduce(p, z), dimensions={1}, to_apply=sum"});
+  cases.push_back(
+      {"reduce row max", p + "z = f32[] constant(-inf)\n"
+                             "ROOT r = f32[3,257] reduce(p, z), dimensions={2}, to_apply=max"});
+  cases.push_back({"reduce rows",
+                   p + "z = f32[] constant(0)\n"
+                       "ROOT r = f32[3] reduce(p, z), dimensions={1,2}, to_apply=sum",
+                   Agreement::kSum});
+  cases.push_back({"reduce all",
+                   p + "z = f32[] constant(1)\n"
+                       "ROOT r = f32[] reduce(p, z), dimensions={0,1,2}, to_apply=sum",
+                   Agreement::kSum});
+  cases.push_back({"dot in place",
+                   "p = f32[4,33,65] parameter(0)\nq = f32[4,65,17] parameter(1)\n"
+                   "ROOT r = f32[4,33,17] dot(p, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                   "rhs_batch_dims={0}, rhs_contracting_dims={1}"});
+  cases.push_back({"dot of transposed operands",
+                   "p = f32[96,40] parameter(0)\nq = f32[24,96] parameter(1)\n"
+                   "ROOT r = f32[40,24] dot(p, q), lhs_contracting_dims={0}, "
+                   "rhs_contracting_dims={1}"});
+  return cases;
+}
+
+TEST(FastKernelsTest, AgreeWithTheInterpreter) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    std::unique_ptr<ir::Module> module = ParseEntry(c.body);
+    ASSERT_NE(module, nullptr);
+    ASSERT_NE(SelectFastKernel(*module->entry()->root()), nullptr) << "no fast kernel chosen";
+    const Runs runs = RunBothWays(*module, 7);
+    ASSERT_TRUE(runs.fast.shape().Compatible(runs.reference.shape()));
+    switch (c.agreement) {
+      case Agreement::kBitExact:
+        EXPECT_TRUE(runs.fast == runs.reference);
+        break;
+      case Agreement::kUlps:
+        EXPECT_LE(Compare(runs.fast, runs.reference).ulps, 8);
+        break;
+      case Agreement::kSum:
+        // Both are f32 sums in different orders; each is within n * eps * sum |x| of the exact
+        // sum, the interpreter's sequential one the further off.
+        EXPECT_LE(Compare(runs.fast, runs.reference).absolute, 1e-6 * runs.input_magnitude);
+        break;
+    }
+  }
+}
+
+TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
+  const std::vector<std::string> roots = {
+      "p = f64[8] parameter(0)\nROOT r = f64[8] add(p, p)",
+      "p = f32[8] parameter(0)\nROOT r = f32[8] power(p, p)",
+      "p = f32[8] parameter(0)\nROOT r = f32[8] logistic(p)",
+      "p = f32[8] parameter(0)\nROOT r = pred[8] compare(p, p), direction=LT, type=TOTALORDER",
+      "p = f32[8] parameter(0)\nz = f32[] constant(0)\nROOT r = f32[7] pad(p, z), padding=-1_0",
+      "p = f32[4,5,6] parameter(0)\nz = f32[] constant(0)\n"
+      "ROOT r = f32[5] reduce(p, z), dimensions={0,2}, to_apply=sum",
+      "p = f32[4,5] parameter(0)\nz = f32[] constant(1)\n"
+      "ROOT r = f32[4] reduce(p, z), dimensions={1}, to_apply=product",
+      "p = f32[4,5] parameter(0)\nROOT r = f32[5,5] broadcast(p), dimensions={0}",
+  };
+  for (const std::string& body : roots) {
+    std::unique_ptr<ir::Module> module = ParseEntry(body);
+    ASSERT_NE(module, nullptr);
+    EXPECT_EQ(SelectFastKernel(*module->entry()->root()), nullptr) << body;
+  }
+}
+
+// The zoo's train steps with SGD (Adam divides by each gradient's own magnitude, so a gradient
+// that is zero up to rounding would move by the learning rate in either direction).
+TEST(FastKernelsTest, TrainStepsUseThemAndAgreeWithTheInterpreter) {
+  // What the fast kernels leave to the interpreter in these steps (opcode and element type of
+  // the non-scalar arrays): convolution (already the kernels layer's), gather and scatter, the
+  // pooling window ops, MoE's routing (s32 reduce, pred logic) and the token clamp.
+  const std::set<std::string> interpreted = {
+      "f32 convolution", "f32 gather", "f32 scatter", "f32 reduce-window", "f32 select-and-scatter",
+      "s32 reduce",      "pred and",   "pred or",     "s32 clamp"};
+  for (const char* name : {"gpt-tiny", "moe-tiny", "wresnet-tiny"}) {
+    SCOPED_TRACE(name);
+    Result<models::ZooModel> zoo = models::BuildZooModel(name);
+    ASSERT_TRUE(zoo.ok()) << zoo.status().message();
+    autodiff::TrainStepOptions options = zoo->training;
+    options.optimizer.kind = autodiff::OptimizerKind::kSgd;
+    Result<std::unique_ptr<ir::Module>> step =
+        autodiff::BuildTrainStep(*zoo->model.loss, zoo->model.weights, options);
+    ASSERT_TRUE(step.ok()) << step.status().message();
+    Result<InstructionList> list = CompileInstructionList(**step);
+    ASSERT_TRUE(list.ok());
+    int64_t fast = 0;
+    for (const InstructionStep& s : list->steps) {
+      const bool is_fast = s.fast_kernel != nullptr;
+      fast += is_fast;
+      const std::string opcode = fmt::format("{} {}", ir::DTypeName(s.instruction->shape().dtype()),
+                                             ir::OpcodeName(s.instruction->opcode()));
+      if (!is_fast && s.instruction->shape().IsArray() && s.instruction->shape().rank() > 0) {
+        EXPECT_TRUE(interpreted.count(opcode)) << hlo::PrintInstruction(*s.instruction);
+      }
+    }
+    EXPECT_GT(fast, static_cast<int64_t>(list->steps.size()) / 2);
+    const Runs runs = RunBothWays(**step, 11);
+    ASSERT_TRUE(runs.fast.shape().IsTuple());
+    for (int64_t i = 0; i < static_cast<int64_t>(runs.fast.tuple_elements().size()); ++i) {
+      const ir::Literal& value = runs.reference.tuple_element(i);
+      if (value.shape().dtype() != ir::DType::kF32) continue;
+      EXPECT_LE(Compare(runs.fast.tuple_element(i), value).relative, 1e-4) << "result " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace alpa::runtime
