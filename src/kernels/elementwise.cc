@@ -1,7 +1,9 @@
 #include "kernels/elementwise.h"
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernels/parallel_for.h"
 
@@ -47,6 +49,39 @@ void CompareLoop(ir::ComparisonDirection direction, const T* a, const T* b, bool
   });
 }
 
+// Eigen 3.4's SSE exp clamps its argument at -88.38, so exp(-inf) came out 2.9e-39 (a denormal,
+// slowly), not 0; its log reads a denormal as the smallest normal float (log(1e-45) = -87.3, not
+// -103.3). Below ln(FLT_MIN) exp is denormal or 0, and below FLT_MIN log's argument is denormal:
+// there (and for NaN, which `!(v >= ...)` catches) the C library's exact functions run instead.
+constexpr float kFloatMin = std::numeric_limits<float>::min();
+constexpr float kExpNormalFrom = -87.33654f;  // ln(FLT_MIN), rounded up
+
+// Below ln(2^-150) exp rounds to 0: answered without the C library's slow underflow path.
+float ExactExp(float v) { return v < -104.0f ? 0.0f : std::exp(v); }
+
+// out[begin, end) = vectorised(x) where exact_here(x) is false, exact(x) where it is true. A block
+// with such elements is staged first, so that `out` may alias `x`.
+template <typename Vectorised, typename ExactHere, typename Exact>
+void WithExactTail(const float* x, float* out, int64_t begin, int64_t end,
+                   const Vectorised& vectorised, const ExactHere& exact_here, const Exact& exact) {
+  constexpr int64_t kBlock = 1024;
+  float staged[kBlock];
+  for (int64_t first = begin; first < end; first += kBlock) {
+    const int64_t length = std::min(kBlock, end - first);
+    bool any = false;
+    for (int64_t i = 0; i < length; ++i) any |= exact_here(x[first + i]);
+    if (!any) {
+      MutF(out + first, length) = vectorised(ConstF(x + first, length));
+      continue;
+    }
+    std::copy(x + first, x + first + length, staged);
+    MutF(out + first, length) = vectorised(ConstF(staged, length));
+    for (int64_t i = 0; i < length; ++i) {
+      if (exact_here(staged[i])) out[first + i] = exact(staged[i]);
+    }
+  }
+}
+
 template <typename T>
 void Iota(T* out, int64_t n, int64_t stride, int64_t extent) {
   ForChunks(n, [&](int64_t begin, int64_t end) {
@@ -68,10 +103,15 @@ void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n) {
         result = in.abs();
         break;
       case UnaryFn::kExp:
-        result = in.exp();
+        // Clamped so that Eigen never computes a denormal (slow); the C library takes the rest.
+        WithExactTail(
+            x, out, begin, end, [](const ConstF& v) { return v.max(kExpNormalFrom).exp(); },
+            [](float v) { return !(v >= kExpNormalFrom); }, ExactExp);
         break;
       case UnaryFn::kLog:
-        result = in.log();
+        WithExactTail(
+            x, out, begin, end, [](const ConstF& v) { return v.log(); },
+            [](float v) { return v > 0 && v < kFloatMin; }, [](float v) { return std::log(v); });
         break;
       case UnaryFn::kTanh:
         result = in.tanh();

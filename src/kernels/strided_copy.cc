@@ -48,38 +48,102 @@ void CopyRow(const Element<N>* in, int64_t in_stride, Element<N>* out, int64_t o
   }
 }
 
+// The offsets in both views of outer index `linear` over the first `rank` dimensions.
+void OffsetsOf(const StridedView& view, size_t rank, int64_t linear, int64_t& in_offset,
+               int64_t& out_offset) {
+  in_offset = 0;
+  out_offset = 0;
+  for (size_t d = rank; d-- > 0;) {
+    const int64_t index = linear % view.dims[d];
+    linear /= view.dims[d];
+    in_offset += index * view.in_strides[d];
+    out_offset += index * view.out_strides[d];
+  }
+}
+
+int64_t Product(const std::vector<int64_t>& dims, size_t rank) {
+  int64_t product = 1;
+  for (size_t d = 0; d < rank; ++d) product *= dims[d];
+  return product;
+}
+
+// Rows: the innermost dimension is one CopyRow; rows split over the team.
 template <int N>
-void CopyView(const StridedView& view, const Element<N>* in, Element<N>* out) {
+void CopyRows(const StridedView& view, const Element<N>* in, Element<N>* out) {
   const size_t outer_rank = view.dims.size() - 1;
   const int64_t length = view.dims.back();
-  int64_t rows = 1;
-  for (size_t d = 0; d < outer_rank; ++d) rows *= view.dims[d];
   const int64_t rows_per_chunk = std::max<int64_t>(1, internal::kElementGrain / length);
-  internal::ParallelFor(rows, rows_per_chunk, [&](int64_t begin, int64_t end) {
-    // The outer index of row `begin`, then advanced row by row with carries.
-    std::vector<int64_t> index(outer_rank, 0);
-    int64_t in_offset = 0;
-    int64_t out_offset = 0;
-    for (int64_t rest = begin, d = static_cast<int64_t>(outer_rank) - 1; d >= 0; --d) {
-      const size_t u = static_cast<size_t>(d);
-      index[u] = rest % view.dims[u];
-      rest /= view.dims[u];
-      in_offset += index[u] * view.in_strides[u];
-      out_offset += index[u] * view.out_strides[u];
-    }
-    for (int64_t row = begin; row < end; ++row) {
-      CopyRow(in + in_offset, view.in_strides.back(), out + out_offset, view.out_strides.back(),
-              length);
-      for (size_t d = outer_rank; d-- > 0;) {
-        in_offset += view.in_strides[d];
-        out_offset += view.out_strides[d];
-        if (++index[d] < view.dims[d]) break;
-        in_offset -= index[d] * view.in_strides[d];
-        out_offset -= index[d] * view.out_strides[d];
-        index[d] = 0;
-      }
-    }
-  });
+  internal::ParallelFor(
+      Product(view.dims, outer_rank), rows_per_chunk, [&](int64_t begin, int64_t end) {
+        // The outer index of row `begin`, then advanced row by row with carries.
+        std::vector<int64_t> index(outer_rank, 0);
+        int64_t in_offset = 0;
+        int64_t out_offset = 0;
+        OffsetsOf(view, outer_rank, begin, in_offset, out_offset);
+        for (int64_t rest = begin, d = static_cast<int64_t>(outer_rank) - 1; d >= 0; --d) {
+          index[static_cast<size_t>(d)] = rest % view.dims[static_cast<size_t>(d)];
+          rest /= view.dims[static_cast<size_t>(d)];
+        }
+        for (int64_t row = begin; row < end; ++row) {
+          CopyRow(in + in_offset, view.in_strides.back(), out + out_offset, view.out_strides.back(),
+                  length);
+          for (size_t d = outer_rank; d-- > 0;) {
+            in_offset += view.in_strides[d];
+            out_offset += view.out_strides[d];
+            if (++index[d] < view.dims[d]) break;
+            in_offset -= index[d] * view.in_strides[d];
+            out_offset -= index[d] * view.out_strides[d];
+            index[d] = 0;
+          }
+        }
+      });
+}
+
+// A transpose of the last two dimensions [P, L]: the input dense along P, the output along L.
+// Row by row, the input would be read a whole stride apart per element; tile by tile (kTile x
+// kTile), the lines read for one output row are still in cache for the next.
+template <int N>
+void CopyTiles(const StridedView& view, const Element<N>* in, Element<N>* out) {
+  constexpr int64_t kTile = 32;
+  const size_t rank = view.dims.size();
+  const int64_t extent_p = view.dims[rank - 2];
+  const int64_t extent_l = view.dims[rank - 1];
+  const int64_t in_l = view.in_strides[rank - 1];
+  const int64_t out_p = view.out_strides[rank - 2];
+  const int64_t tile_rows = (extent_p + kTile - 1) / kTile;
+  const int64_t tasks_per_chunk =
+      std::max<int64_t>(1, internal::kElementGrain / (kTile * extent_l));
+  internal::ParallelFor(Product(view.dims, rank - 2) * tile_rows, tasks_per_chunk,
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t task = begin; task < end; ++task) {
+                            int64_t in_offset = 0;
+                            int64_t out_offset = 0;
+                            OffsetsOf(view, rank - 2, task / tile_rows, in_offset, out_offset);
+                            const int64_t p0 = task % tile_rows * kTile;
+                            const int64_t p1 = std::min(extent_p, p0 + kTile);
+                            for (int64_t l0 = 0; l0 < extent_l; l0 += kTile) {
+                              const int64_t l1 = std::min(extent_l, l0 + kTile);
+                              for (int64_t p = p0; p < p1; ++p) {
+                                const Element<N>* from = in + in_offset + p;
+                                Element<N>* to = out + out_offset + p * out_p;
+                                for (int64_t l = l0; l < l1; ++l) to[l] = from[l * in_l];
+                              }
+                            }
+                          }
+                        });
+}
+
+template <int N>
+void CopyView(const StridedView& view, const Element<N>* in, Element<N>* out) {
+  const size_t rank = view.dims.size();
+  const bool transposes_last_two = rank >= 2 && view.in_strides[rank - 2] == 1 &&
+                                   view.out_strides[rank - 1] == 1 &&
+                                   view.in_strides[rank - 1] != 1;
+  if (transposes_last_two) {
+    CopyTiles(view, in, out);
+  } else {
+    CopyRows(view, in, out);
+  }
 }
 
 // Calls fn(Element<N>{}) for the element size, or InvalidArgument.

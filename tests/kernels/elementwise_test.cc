@@ -60,6 +60,26 @@ TEST(ElementwiseTest, UnaryFunctionsAreWithinAFewUlpOfTheCLibrary) {
   }
 }
 
+// Where Eigen's exp and log are wrong (denormal results and arguments, infinities), the C
+// library's answer.
+TEST(ElementwiseTest, ExpAndLogAtTheEdges) {
+  float x[] = {-kInf, -1e30f, -100.0f, -87.5f, 89.0f, kNaN, 1e-45f, 1e-40f};
+  float e[8], l[8];
+  UnaryF32(UnaryFn::kExp, x, e, 8);
+  UnaryF32(UnaryFn::kLog, x, l, 8);
+  for (int i = 0; i < 8; ++i) {
+    const float want_exp = std::exp(x[i]);
+    const float want_log = std::log(x[i]);
+    EXPECT_TRUE(e[i] == want_exp || (std::isnan(e[i]) && std::isnan(want_exp))) << "exp " << x[i];
+    if (x[i] > 0) {
+      EXPECT_EQ(l[i], want_log) << "log " << x[i];
+    }
+  }
+  EXPECT_EQ(e[0], 0.0f);
+  UnaryF32(UnaryFn::kExp, x, x, 8);  // in place: each element read before it is written
+  EXPECT_EQ(x[2], std::exp(-100.0f));
+}
+
 TEST(ElementwiseTest, SqrtIsIeeeAtTheEdges) {
   const float x[] = {kInf, 0.0f, -0.0f, 1e-40f, -1.0f, 4.0f};
   float out[6];

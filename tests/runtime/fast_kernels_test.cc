@@ -149,6 +149,8 @@ std::vector<Case> Cases() {
            "x = " +
            s + " add(a, b)\nROOT r = " + s + " add(x, c)"});
   cases.push_back({"transpose", p + "ROOT r = f32[129,3,257] transpose(p), dimensions={2,0,1}"});
+  cases.push_back(
+      {"transpose tiles", p + "ROOT r = f32[3,129,257] transpose(p), dimensions={0,2,1}"});
   cases.push_back({"reshape", p + "ROOT r = f32[771,129] reshape(p)"});
   cases.push_back(
       {"slice", p + "ROOT r = f32[3,128,32] slice(p), slice={[0:3], [1:257:2], [5:100:3]}"});
