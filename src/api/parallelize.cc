@@ -8,6 +8,7 @@
 #include <functional>
 #include <numeric>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "cluster/mesh.h"
@@ -224,8 +225,52 @@ Status ParallelExecutable::CheckProcessCount(int64_t processes) const {
       cluster::ShapeString(mesh_shape_), device_count(), processes, device_count());
 }
 
+Result<std::vector<std::vector<runtime::ExecutionEvent>>> ParallelExecutable::GatherEvents(
+    runtime::Communicator& communicator, const std::vector<runtime::ExecutionEvent>& events,
+    std::chrono::steady_clock::time_point epoch) const {
+  // Each event as (step index, start, duration) in nanoseconds, the start on the host's monotonic
+  // clock; every device runs the same list, so the counts are equal unless a step failed.
+  const std::vector<runtime::InstructionStep>& list = instructions_->steps;
+  std::unordered_map<const ir::Instruction*, int64_t> step_of;
+  for (size_t i = 0; i < list.size(); ++i) step_of[list[i].instruction] = static_cast<int64_t>(i);
+  const auto nanoseconds = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
+  const int64_t epoch_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(epoch.time_since_epoch()).count();
+  std::vector<int64_t> own;
+  for (const runtime::ExecutionEvent& event : events) {
+    own.insert(own.end(), {step_of.at(event.instruction), epoch_ns + nanoseconds(event.start_s),
+                           nanoseconds(event.duration_s)});
+  }
+  const int64_t devices = device_count();
+  std::vector<int64_t> everyone(static_cast<size_t>(devices));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  const std::vector<int64_t> count = {static_cast<int64_t>(own.size())};
+  std::vector<int64_t> counts(static_cast<size_t>(devices));
+  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, count),
+                                              runtime::ViewOf(ir::DType::kS64, counts)));
+  if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end()) {
+    return Internal("the devices recorded different numbers of events ({})",
+                    fmt::join(counts, ", "));
+  }
+  std::vector<int64_t> all(own.size() * static_cast<size_t>(devices));
+  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, own),
+                                              runtime::ViewOf(ir::DType::kS64, all)));
+  std::vector<std::vector<runtime::ExecutionEvent>> gathered(static_cast<size_t>(devices));
+  for (size_t d = 0; d < gathered.size(); ++d) {
+    for (size_t e = 0; e < own.size(); e += 3) {
+      const int64_t* event = &all[d * own.size() + e];
+      const runtime::InstructionStep& step = list[static_cast<size_t>(event[0])];
+      gathered[d].push_back({step.instruction, step.collective,
+                             static_cast<double>(event[1] - epoch_ns) * 1e-9,
+                             static_cast<double>(event[2]) * 1e-9});
+    }
+  }
+  return gathered;
+}
+
 Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
-    runtime::Communicator& communicator, const std::vector<ir::Literal>& arguments) {
+    runtime::Communicator& communicator, const std::vector<ir::Literal>& arguments,
+    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
   const int64_t devices = device_count();
   ALPA_RETURN_IF_ERROR(CheckProcessCount(communicator.world_size()));
   const int64_t rank = communicator.rank();
@@ -239,6 +284,8 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
   runtime::ExecuteOptions execute;
   execute.memory_limit_bytes = solution_.memory_budget_bytes;
   execute.reference_kernels = reference_kernels_;
+  execute.trace = trace_epoch.has_value();
+  if (trace_epoch) execute.epoch = *trace_epoch;
   runtime::ExecutionProfile profile;
   Result<ir::Literal> root = runtime::ExecuteInstructionList(
       *instructions_, std::move(per_device[static_cast<size_t>(rank)]), context, execute, &profile);
@@ -283,6 +330,11 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
     const int64_t step = peaks[3 * d + 1];
     profiles[d].peak_instruction = step < 0 ? nullptr : list[static_cast<size_t>(step)].instruction;
     profiles[d].argument_bytes = peaks[3 * d + 2];
+  }
+  if (trace_epoch) {
+    ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<runtime::ExecutionEvent>> events,
+                          GatherEvents(communicator, profile.events, *trace_epoch));
+    for (size_t d = 0; d < profiles.size(); ++d) profiles[d].events = std::move(events[d]);
   }
   RecordRun(std::move(profiles));
   return AssembleResults(std::move(outputs));

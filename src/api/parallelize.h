@@ -113,10 +113,13 @@ class ParallelExecutable {
   // process (an MPI rank) making the same call with the same arguments: each process splits the
   // whole arguments, runs its own tile of the program with its collectives over `communicator`,
   // and all-gathers the result tiles, so every process returns the whole results, as Run does.
-  // The communicator's world must have the mesh's device count (CheckProcessCount). Not traced;
-  // last_run() has each device's peak.
-  Result<std::vector<ir::Literal>> RunAsDevice(runtime::Communicator& communicator,
-                                               const std::vector<ir::Literal>& arguments);
+  // The communicator's world must have the mesh's device count (CheckProcessCount). last_run()
+  // has each device's peak, and with `trace_epoch` every device's events, all-gathered too: each
+  // process times its events on its host's monotonic clock, shifted to this process's epoch, so
+  // the devices of one host share a timeline (those of other hosts are offset by their clocks).
+  Result<std::vector<ir::Literal>> RunAsDevice(
+      runtime::Communicator& communicator, const std::vector<ir::Literal>& arguments,
+      std::optional<std::chrono::steady_clock::time_point> trace_epoch = std::nullopt);
   // Ok when `processes` (one per device) can run this executable; else how many to start.
   Status CheckProcessCount(int64_t processes) const;
 
@@ -156,6 +159,10 @@ class ParallelExecutable {
   Result<std::vector<ir::Literal>> AssembleResults(
       std::vector<std::vector<ir::Literal>> outputs) const;
   void RecordRun(std::vector<runtime::ExecutionProfile> profiles);
+  // Every device's events, each process's own `events` timed from `epoch` (RunAsDevice).
+  Result<std::vector<std::vector<runtime::ExecutionEvent>>> GatherEvents(
+      runtime::Communicator& communicator, const std::vector<runtime::ExecutionEvent>& events,
+      std::chrono::steady_clock::time_point epoch) const;
 
   const ir::Module* step_ = nullptr;
   std::vector<int64_t> mesh_shape_;

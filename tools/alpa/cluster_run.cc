@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -238,10 +239,6 @@ Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions&
         "mpi runs one device per process: start it with mpirun -np N ./alpa run ... --backend "
         "mpi (as root add --allow-run-as-root, and --oversubscribe for more ranks than cores)");
   }
-  if (!options.trace.empty()) {
-    return InvalidArgument(
-        "--trace records in-process devices only; drop it, or use --backend in-process");
-  }
   return runtime::MpiWorld::Init();
 }
 
@@ -290,12 +287,22 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
     if (!count.ok()) return fail(count.WithContext(zoo.zoo.entry.name));
   }
   if (speaker && !json) PrintHeader(zoo, effective, *executable, seed, saved ? &*saved : nullptr);
+  if (mpi != nullptr) {
+    // The ranks start their steps (and their timelines) together, not as each finishes planning.
+    std::vector<int64_t> everyone(static_cast<size_t>(mpi->size()));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    const Status together = mpi->communicator().Barrier(everyone);
+    if (!together.ok()) return fail(together.WithContext("starting the steps"));
+  }
   const auto epoch = std::chrono::steady_clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(executable->device_count());
   ZooTraining training(zoo, seed, [&](std::vector<ir::Literal> arguments) {
-    if (mpi != nullptr) return executable->RunAsDevice(mpi->communicator(), arguments);
-    return executable->Run(arguments, trace ? std::optional(epoch) : std::nullopt);
+    const auto trace_epoch = trace ? std::optional(epoch) : std::nullopt;
+    if (mpi != nullptr) {
+      return executable->RunAsDevice(mpi->communicator(), arguments, trace_epoch);
+    }
+    return executable->Run(arguments, trace_epoch);
   });
   MeasuredPeak peak;
   std::optional<ZooTraining> reference;
