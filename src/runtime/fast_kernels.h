@@ -15,8 +15,11 @@
 //                 contiguous range once size-1 dimensions are set aside
 //   dot           f32 operands and result: the interpreter's matmul (kernels/matmul.h) on
 //                 operands transposed in parallel, or read in place when already in order
-// Every operand shape must be its operand instruction's, every array operand of an elementwise op
-// the result's dimensions (as HLO requires), or the kernel is not chosen.
+// A kernel is chosen only for an instruction whose shape rule holds (ir/shape_inference.h), and
+// for elementwise ops whose operands all have the result's dimensions (no implicit broadcast). It
+// trusts its operands to have the shapes of the instruction's operands, as the executor's values
+// do: the arguments are checked against the parameters, and every kernel returns its
+// instruction's shape.
 //
 // Results equal the interpreter's bit for bit, except for exponential, log and tanh (Eigen's
 // vectorised approximations, a few ulp apart) and the row sums of reduce (added in another order); tests/runtime/fast_kernels_test.cc bounds both against the interpreter.
