@@ -52,8 +52,10 @@ TEST(CliRunClusterTest, GptTinyOnFourDevicesMatchesTheReference) {
 }
 
 // The trace of mlp-tiny data parallel on 2 devices, 2 steps: every device's instructions of every
-// step, each within the steps' span of the timeline (up to `slack_us`: MPI ranks leave the
-// barrier that starts the steps a few microseconds apart).
+// step, each within the steps' span of the timeline up to `slack_us`. MPI ranks leave the barrier
+// that starts the steps up to a few milliseconds apart (2.3 ms seen on a loaded CI machine); a
+// device whose events were not shifted to rank 0's epoch would be off by far more (its epoch is
+// its monotonic clock's reading: hours since boot).
 void ExpectTwoDevicesTwoSteps(const std::string& path, double slack_us) {
   const nlohmann::json trace = nlohmann::json::parse(ReadFile(path));
   std::map<int64_t, int64_t> kernels, collectives;
@@ -100,7 +102,7 @@ TEST(CliRunClusterTest, TraceHoldsEveryDevicesInstructionsOfEveryStep) {
   mpi_args.insert(mpi_args.end(), {"--backend", "mpi"});
   r = RunAlpaUnderMpi(2, mpi_args);
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
-  ExpectTwoDevicesTwoSteps(path, 1000);
+  ExpectTwoDevicesTwoSteps(path, 50000);
 }
 
 // The reference kernels (the interpreter's handlers on every device) train as the fast ones do,
