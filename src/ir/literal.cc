@@ -1,8 +1,8 @@
 #include "ir/literal.h"
 
-#include <Eigen/Core>
 #include <fmt/format.h>
 
+#include <Eigen/Core>
 #include <cmath>
 #include <cstring>
 
@@ -61,18 +61,18 @@ void FormatArray(const Literal& literal, int64_t dim, int64_t& index, std::strin
   out += innermost ? "}" : " }";
 }
 
+// Every array element zero (false for pred), tuples recursively.
+void ZeroFill(Literal& literal) {
+  if (literal.size_bytes() > 0)
+    std::memset(literal.data(), 0, static_cast<size_t>(literal.size_bytes()));
+  for (Literal& element : literal.tuple_elements()) ZeroFill(element);
+}
+
 }  // namespace
 
 Literal Literal::CreateZeros(const Shape& shape) {
-  Literal literal;
-  literal.shape_ = shape;
-  if (shape.IsTuple()) {
-    for (const Shape& element : shape.tuple_shapes()) {
-      literal.elements_.push_back(CreateZeros(element));
-    }
-  } else if (shape.IsArray()) {
-    literal.bytes_.assign(static_cast<size_t>(shape.ByteSize()), std::byte{0});
-  }
+  Literal literal = CreateUninitialized(shape);
+  ZeroFill(literal);
   return literal;
 }
 
@@ -107,16 +107,16 @@ Literal Literal::CreateTuple(std::vector<Literal> elements) {
 
 Literal Literal::FromDoubles(const Shape& shape, const std::vector<double>& values) {
   Literal literal = CreateZeros(shape);
-  ALPA_CHECK(static_cast<int64_t>(values.size()) == shape.ElementCount(),
-             "{} values for shape {}", values.size(), shape.ToString());
+  ALPA_CHECK(static_cast<int64_t>(values.size()) == shape.ElementCount(), "{} values for shape {}",
+             values.size(), shape.ToString());
   for (size_t i = 0; i < values.size(); ++i) literal.SetDouble(static_cast<int64_t>(i), values[i]);
   return literal;
 }
 
 Literal Literal::FromInts(const Shape& shape, const std::vector<int64_t>& values) {
   Literal literal = CreateZeros(shape);
-  ALPA_CHECK(static_cast<int64_t>(values.size()) == shape.ElementCount(),
-             "{} values for shape {}", values.size(), shape.ToString());
+  ALPA_CHECK(static_cast<int64_t>(values.size()) == shape.ElementCount(), "{} values for shape {}",
+             values.size(), shape.ToString());
   for (size_t i = 0; i < values.size(); ++i) literal.SetInt(static_cast<int64_t>(i), values[i]);
   return literal;
 }
@@ -125,29 +125,44 @@ double Literal::GetDouble(int64_t index) const {
   ALPA_CHECK(!elided_, "reading an elided constant");
   const std::byte* p = data();
   switch (shape_.dtype()) {
-    case DType::kF16: return static_cast<float>(Load<Half>(p, index));
-    case DType::kBF16: return static_cast<float>(Load<BFloat16>(p, index));
-    case DType::kF32: return Load<float>(p, index);
-    case DType::kF64: return Load<double>(p, index);
+    case DType::kF16:
+      return static_cast<float>(Load<Half>(p, index));
+    case DType::kBF16:
+      return static_cast<float>(Load<BFloat16>(p, index));
+    case DType::kF32:
+      return Load<float>(p, index);
+    case DType::kF64:
+      return Load<double>(p, index);
     case DType::kC64:
-    case DType::kC128: return GetComplex(index).real();
-    case DType::kU64: return static_cast<double>(static_cast<uint64_t>(GetInt(index)));
-    default: return static_cast<double>(GetInt(index));
+    case DType::kC128:
+      return GetComplex(index).real();
+    case DType::kU64:
+      return static_cast<double>(static_cast<uint64_t>(GetInt(index)));
+    default:
+      return static_cast<double>(GetInt(index));
   }
 }
 
 void Literal::SetDouble(int64_t index, double value) {
   std::byte* p = data();
   switch (shape_.dtype()) {
-    case DType::kF16: return Store(p, index, Half(static_cast<float>(value)));
-    case DType::kBF16: return Store(p, index, BFloat16(static_cast<float>(value)));
-    case DType::kF32: return Store(p, index, static_cast<float>(value));
-    case DType::kF64: return Store(p, index, value);
+    case DType::kF16:
+      return Store(p, index, Half(static_cast<float>(value)));
+    case DType::kBF16:
+      return Store(p, index, BFloat16(static_cast<float>(value)));
+    case DType::kF32:
+      return Store(p, index, static_cast<float>(value));
+    case DType::kF64:
+      return Store(p, index, value);
     case DType::kC64:
-    case DType::kC128: return SetComplex(index, {value, 0.0});
-    case DType::kPred: return SetInt(index, value != 0.0 ? 1 : 0);
-    case DType::kU64: return SetInt(index, static_cast<int64_t>(static_cast<uint64_t>(value)));
-    default: return SetInt(index, static_cast<int64_t>(value));
+    case DType::kC128:
+      return SetComplex(index, {value, 0.0});
+    case DType::kPred:
+      return SetInt(index, value != 0.0 ? 1 : 0);
+    case DType::kU64:
+      return SetInt(index, static_cast<int64_t>(static_cast<uint64_t>(value)));
+    default:
+      return SetInt(index, static_cast<int64_t>(value));
   }
 }
 
@@ -155,36 +170,56 @@ int64_t Literal::GetInt(int64_t index) const {
   ALPA_CHECK(!elided_, "reading an elided constant");
   const std::byte* p = data();
   switch (shape_.dtype()) {
-    case DType::kPred: return Load<uint8_t>(p, index) != 0;
+    case DType::kPred:
+      return Load<uint8_t>(p, index) != 0;
     case DType::kS4:
-    case DType::kS8: return Load<int8_t>(p, index);
-    case DType::kS16: return Load<int16_t>(p, index);
-    case DType::kS32: return Load<int32_t>(p, index);
-    case DType::kS64: return Load<int64_t>(p, index);
+    case DType::kS8:
+      return Load<int8_t>(p, index);
+    case DType::kS16:
+      return Load<int16_t>(p, index);
+    case DType::kS32:
+      return Load<int32_t>(p, index);
+    case DType::kS64:
+      return Load<int64_t>(p, index);
     case DType::kU4:
-    case DType::kU8: return Load<uint8_t>(p, index);
-    case DType::kU16: return Load<uint16_t>(p, index);
-    case DType::kU32: return Load<uint32_t>(p, index);
-    case DType::kU64: return static_cast<int64_t>(Load<uint64_t>(p, index));
-    default: return static_cast<int64_t>(GetDouble(index));
+    case DType::kU8:
+      return Load<uint8_t>(p, index);
+    case DType::kU16:
+      return Load<uint16_t>(p, index);
+    case DType::kU32:
+      return Load<uint32_t>(p, index);
+    case DType::kU64:
+      return static_cast<int64_t>(Load<uint64_t>(p, index));
+    default:
+      return static_cast<int64_t>(GetDouble(index));
   }
 }
 
 void Literal::SetInt(int64_t index, int64_t value) {
   std::byte* p = data();
   switch (shape_.dtype()) {
-    case DType::kPred: return Store<uint8_t>(p, index, value != 0);
+    case DType::kPred:
+      return Store<uint8_t>(p, index, value != 0);
     case DType::kS4:
-    case DType::kS8: return Store(p, index, static_cast<int8_t>(value));
-    case DType::kS16: return Store(p, index, static_cast<int16_t>(value));
-    case DType::kS32: return Store(p, index, static_cast<int32_t>(value));
-    case DType::kS64: return Store(p, index, value);
+    case DType::kS8:
+      return Store(p, index, static_cast<int8_t>(value));
+    case DType::kS16:
+      return Store(p, index, static_cast<int16_t>(value));
+    case DType::kS32:
+      return Store(p, index, static_cast<int32_t>(value));
+    case DType::kS64:
+      return Store(p, index, value);
     case DType::kU4:
-    case DType::kU8: return Store(p, index, static_cast<uint8_t>(value));
-    case DType::kU16: return Store(p, index, static_cast<uint16_t>(value));
-    case DType::kU32: return Store(p, index, static_cast<uint32_t>(value));
-    case DType::kU64: return Store(p, index, static_cast<uint64_t>(value));
-    default: return SetDouble(index, static_cast<double>(value));
+    case DType::kU8:
+      return Store(p, index, static_cast<uint8_t>(value));
+    case DType::kU16:
+      return Store(p, index, static_cast<uint16_t>(value));
+    case DType::kU32:
+      return Store(p, index, static_cast<uint32_t>(value));
+    case DType::kU64:
+      return Store(p, index, static_cast<uint64_t>(value));
+    default:
+      return SetDouble(index, static_cast<double>(value));
   }
 }
 
@@ -195,18 +230,23 @@ std::complex<double> Literal::GetComplex(int64_t index) const {
       auto c = Load<std::complex<float>>(data(), index);
       return {c.real(), c.imag()};
     }
-    case DType::kC128: return Load<std::complex<double>>(data(), index);
-    default: return {GetDouble(index), 0.0};
+    case DType::kC128:
+      return Load<std::complex<double>>(data(), index);
+    default:
+      return {GetDouble(index), 0.0};
   }
 }
 
 void Literal::SetComplex(int64_t index, std::complex<double> value) {
   switch (shape_.dtype()) {
     case DType::kC64:
-      return Store(data(), index, std::complex<float>(static_cast<float>(value.real()),
-                                                      static_cast<float>(value.imag())));
-    case DType::kC128: return Store(data(), index, value);
-    default: return SetDouble(index, value.real());
+      return Store(
+          data(), index,
+          std::complex<float>(static_cast<float>(value.real()), static_cast<float>(value.imag())));
+    case DType::kC128:
+      return Store(data(), index, value);
+    default:
+      return SetDouble(index, value.real());
   }
 }
 
