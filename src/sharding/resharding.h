@@ -1,11 +1,12 @@
 // Resharding on one logical mesh: the collectives that turn a tensor laid out by spec A into spec
 // B, and what they cost.
 //
-// Every mesh axis a (of size n_a > 1; an axis of size 1 holds one copy and never communicates)
-// has a role in A and in B: R (replicates), P (pending sum) or S (splits a dimension). A split
-// is KEPT when the axis sits in the common prefix of A's and B's axis lists of the same
-// dimension (the tiles it cuts are the same on both sides); any other split is LEAVING (in A) or
-// ENTERING (in B), including an axis that stays on its dimension at another position.
+// Every mesh axis a (of size n_a > 1; an axis of size 1 holds one copy, never communicates and
+// is left out of the lists below) has a role in A and in B: R (replicates), P (pending sum) or S
+// (splits a dimension). A split is KEPT when the axis sits in the common prefix of A's and B's
+// axis lists of the same dimension (the tiles it cuts are the same on both sides); any other
+// split is LEAVING (in A) or ENTERING (in B), including an axis that stays on its dimension at
+// another position.
 //
 //   A \ B       R             P              S entering
 //   R           -             free (1)       local slice, free
@@ -27,9 +28,24 @@
 // where shard = element_bytes * prod_d ceil(n_d / tiles_d) and tiles_d = prod of the sizes of the
 // axes splitting dimension d at that point (the sizes of collective_cost.h's conventions).
 //
-// An axis moving within one dimension (A [S01] -> B [S10]) is a permutation of tiles among the
-// devices of those axes; it is priced as an all-to-all of the shard, which sends (P-1)/P of it,
-// against the whole shard of a collective-permute. Alpa's ReshardingCost instead forbids
+// That is the DIRECT route. Its collectives take axes off the minor end of a dimension's list
+// (all-gather, all-to-all, a split turned partial) and put them on the minor end (slice,
+// reduce-scatter, all-to-all), each in one dimension per collective (one per dimension for a
+// gather or a move to partial) because that is what the tile arithmetic of one collective can do
+// (spmd/reshard.h). When the steps, applied in order, do not end in B's axis order, the routes
+// tried next are:
+//   GATHER-FIRST: step 5 before step 4, for an all-to-all that would land on top of axes still
+//     to be gathered ([S0,S1] -> [R,S0]); the all-to-all then moves the gathered, larger shard.
+//   GATHER-AND-SLICE, always possible, where the tiles must be permuted among devices (an axis
+//     moving within its dimension, [S01] -> [S10]; an axis leaving from under another, [S01] ->
+//     [S1]; splits entering a dimension in another order than B's; axes exchanged between
+//     several pairs of dimensions):
+//     1. all-reduce over every axis partial in A and not in B: bytes = A's shard;
+//     2. all-gather over every leaving axis (the non-kept axes of a dimension are the minor end
+//        of its list): bytes = the shard of the kept splits alone, its output;
+//     3. slices and moves to partial: local.
+// It moves more bytes than a permutation would; pricing it as what runs keeps the planner honest
+// (it avoids such edges when a cheaper layout exists). Alpa's ReshardingCost instead forbids
 // S -> S moves on a 2-D mesh and never produces partial operands (reference/alpa.md 2.a.3).
 #ifndef ALPA_SHARDING_RESHARDING_H_
 #define ALPA_SHARDING_RESHARDING_H_
@@ -68,6 +84,12 @@ std::vector<ReshardStep> PlanReshard(const ShardingSpec& from, const ShardingSpe
                                      const std::vector<int64_t>& mesh_shape,
                                      const std::vector<int64_t>& tensor_dims,
                                      int64_t element_bytes);
+
+enum class ReshardRoute { kDirect, kGatherFirst, kGatherAndSlice };
+
+// The route PlanReshard takes from `from` to `to` (the order of preference above).
+ReshardRoute ChooseReshardRoute(const ShardingSpec& from, const ShardingSpec& to,
+                                const std::vector<int64_t>& mesh_shape);
 
 // Prices resharding on one logical mesh of a cluster. Create computes the collective group
 // (cost::MeshAxesGroup) of every set of mesh axes once, so that pricing is arithmetic only:

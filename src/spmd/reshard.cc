@@ -84,7 +84,6 @@ class Lowering {
   Result<ir::Instruction*> Run(const ShardingSpec& from) {
     std::vector<int64_t> slice, reduce_scatter, all_reduce, all_to_all, all_gather, to_partial;
     for (int64_t axis = 0; axis < static_cast<int64_t>(s_.mesh_shape().size()); ++axis) {
-      if (s_.mesh_shape()[static_cast<size_t>(axis)] == 1) continue;
       const Place a = PlaceOf(from, axis);
       const Place b = PlaceOf(to_, axis);
       bool kept = a.dim >= 0 && a.dim == b.dim && a.pos == b.pos;
@@ -106,19 +105,37 @@ class Lowering {
       if (s_leave && r_b) all_gather.push_back(axis);
       if (partial_b && !partial_a) to_partial.push_back(axis);
     }
-    ALPA_RETURN_IF_ERROR(Slices(slice));
-    ALPA_RETURN_IF_ERROR(ReduceScatter(reduce_scatter));
-    ALPA_RETURN_IF_ERROR(AllReduce(all_reduce));
-    ALPA_RETURN_IF_ERROR(AllToAll(all_to_all));
-    ALPA_RETURN_IF_ERROR(AllGather(all_gather));
+    const sharding::ReshardRoute route = sharding::ChooseReshardRoute(from, to_, s_.mesh_shape());
+    if (route != sharding::ReshardRoute::kGatherAndSlice) {
+      const bool gather_first = route == sharding::ReshardRoute::kGatherFirst;
+      ALPA_RETURN_IF_ERROR(Slices(slice));
+      ALPA_RETURN_IF_ERROR(ReduceScatter(reduce_scatter));
+      ALPA_RETURN_IF_ERROR(AllReduce(all_reduce));
+      if (gather_first) ALPA_RETURN_IF_ERROR(AllGather(all_gather));
+      ALPA_RETURN_IF_ERROR(AllToAll(all_to_all));
+      if (!gather_first) ALPA_RETURN_IF_ERROR(AllGather(all_gather));
+    } else {
+      // Gather-and-slice: every pending sum reduced, every leaving axis gathered (the minor end
+      // of its dimension), then every entering one sliced in `to`'s order.
+      all_reduce.insert(all_reduce.end(), reduce_scatter.begin(), reduce_scatter.end());
+      all_gather.insert(all_gather.end(), all_to_all.begin(), all_to_all.end());
+      for (int64_t axis : to_partial) {
+        if (PlaceOf(from, axis).dim >= 0) all_gather.push_back(axis);
+      }
+      slice.insert(slice.end(), reduce_scatter.begin(), reduce_scatter.end());
+      slice.insert(slice.end(), all_to_all.begin(), all_to_all.end());
+      std::sort(all_reduce.begin(), all_reduce.end());
+      std::sort(all_gather.begin(), all_gather.end());
+      ALPA_RETURN_IF_ERROR(AllReduce(all_reduce));
+      ALPA_RETURN_IF_ERROR(AllGather(all_gather));
+      ALPA_RETURN_IF_ERROR(Slices(slice));
+    }
     ALPA_RETURN_IF_ERROR(ToPartial(to_partial));
     ALPA_RETURN_IF_ERROR(Built());
     std::sort(cur_.partial_axes.begin(), cur_.partial_axes.end());
-    if (WithoutUnitAxes(cur_, s_.mesh_shape()) != WithoutUnitAxes(to_, s_.mesh_shape())) {
-      return Refuse(
-          fmt::format("the collectives leave it as {}, its tiles in another order "
-                      "(a permutation the cost model does not price)",
-                      sharding::ToString(cur_)));
+    if (cur_ != to_) {
+      return Internal("{}: resharding {} -> {} left it as {}", what_, sharding::ToString(from),
+                      sharding::ToString(to_), sharding::ToString(cur_));
     }
     return x_;
   }
@@ -291,27 +308,32 @@ class Lowering {
     return s_.b().Reshape(s_.b().Transpose(s_.b().Reshape(gathered, split), permutation), merged);
   }
 
-  // 6. R, S -> P: local; the sum over the axes is the value.
+  // 6. R, S -> P: local; the sum over the axes is the value. Split axes (each dimension's the
+  // minor-most of its list) put the tile into zeros of the extent they no longer split.
   Status ToPartial(const std::vector<int64_t>& axes) {
-    std::vector<int64_t> replicated, split;
-    for (int64_t axis : axes) (PlaceOf(cur_, axis).dim >= 0 ? split : replicated).push_back(axis);
-    if (!split.empty()) {
-      std::vector<int64_t> ordered;
-      const int64_t dim = SuffixDim(cur_, split, ordered);
-      if (dim < 0)
-        return Refuse("split axes turning partial are not the minor-most of one dimension");
+    std::vector<int64_t> replicated;
+    std::map<int64_t, std::vector<int64_t>> by_dim;  // dimension -> its axes in cur_'s order
+    for (int64_t axis : axes) {
+      const int64_t dim = PlaceOf(cur_, axis).dim;
+      (dim >= 0 ? by_dim[dim] : replicated).push_back(axis);
+    }
+    if (!by_dim.empty()) {
       std::vector<int64_t> dims = x_->shape().dims();
-      const int64_t tile = dims[static_cast<size_t>(dim)];
-      dims[static_cast<size_t>(dim)] *= s_.AxesSize(ordered);
       std::vector<ir::Instruction*> starts;
       for (int64_t d = 0; d < x_->shape().rank(); ++d) {
-        starts.push_back(
-            d == dim ? s_.TileOffset(ordered, tile)
-                     : s_.DeviceScalar(std::vector<int64_t>(static_cast<size_t>(Devices()), 0)));
+        starts.push_back(s_.DeviceScalar(std::vector<int64_t>(static_cast<size_t>(Devices()), 0)));
+      }
+      for (auto& [dim, group] : by_dim) {
+        std::vector<int64_t> ordered;
+        if (SuffixDim(cur_, group, ordered) != dim)
+          return Refuse("split axes turning partial are not the minor-most of their dimension");
+        const int64_t tile = dims[static_cast<size_t>(dim)];
+        dims[static_cast<size_t>(dim)] *= s_.AxesSize(ordered);
+        starts[static_cast<size_t>(dim)] = s_.TileOffset(ordered, tile);
+        for (int64_t axis : ordered) Erase(cur_.dim_axes[static_cast<size_t>(dim)], axis);
       }
       x_ = s_.b().DynamicUpdateSlice(s_.Zeros(ir::Shape::Array(x_->shape().dtype(), dims)), x_,
                                      std::move(starts));
-      for (int64_t axis : ordered) Erase(cur_.dim_axes[static_cast<size_t>(dim)], axis);
     }
     if (!replicated.empty()) {
       // keep = 1 on the devices at coordinate 0 along the axes.
@@ -345,9 +367,11 @@ class Lowering {
 Result<ir::Instruction*> EmitReshard(SpmdBuilder& s, ir::Instruction* value,
                                      const ShardingSpec& from, const ShardingSpec& to,
                                      const ir::Shape& global, const std::string& what) {
-  if (from == to) return value;
-  Lowering lowering(s, value, from, to, what);
-  ALPA_ASSIGN_OR_RETURN(ir::Instruction * result, lowering.Run(from));
+  const ShardingSpec from_cut = WithoutUnitAxes(from, s.mesh_shape());
+  const ShardingSpec to_cut = WithoutUnitAxes(to, s.mesh_shape());
+  if (from_cut == to_cut) return value;
+  Lowering lowering(s, value, from_cut, to_cut, what);
+  ALPA_ASSIGN_OR_RETURN(ir::Instruction * result, lowering.Run(from_cut));
   // The program must run the collectives the cost model priced (issue 7).
   const std::vector<ReshardStep> priced = sharding::PlanReshard(
       from, to, s.mesh_shape(), global.dims(), ir::DTypeByteSize(global.dtype()));

@@ -11,11 +11,13 @@
 //   6. R -> P   keep the value on the devices at coordinate 0 along the axes, zeros elsewhere
 //      S -> P   the tile put into zeros of the unsplit extent at its offset (dynamic-update-slice)
 // Entering axes are appended to their dimension's list (minor) and leaving axes must be its
-// minor-most ones; orders that would need a permutation of tiles the cost model does not price
-// (an axis moving within its dimension, a split inserted before another) are refused with
-// Unimplemented naming the value, as are several dimensions in one reduce-scatter, all-to-all
-// or all-gather (one collective each in the price, more than one here). The emitted collectives
-// are checked against PlanReshard's steps (kind, axes, bytes).
+// minor-most ones. Where these steps cannot reach B's order (sharding::ReshardsDirectly says no:
+// a permutation of tiles among devices), the gather-and-slice route runs instead, as PlanReshard
+// prices it: all-reduce of every pending sum that ends, one all-gather of every leaving axis
+// (always the minor end of its dimension), then step 1's slice of every entering axis in B's
+// order, then step 6. Axes of size 1 are dropped from both specs first: they cut nothing.
+// The emitted collectives are checked against PlanReshard's steps (kind, axes, bytes); uneven
+// splits are refused with Unimplemented naming the value.
 #ifndef ALPA_SPMD_RESHARD_H_
 #define ALPA_SPMD_RESHARD_H_
 

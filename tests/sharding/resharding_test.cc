@@ -83,13 +83,36 @@ TEST(PlanReshardTest, AxesWithTheSameCollectiveAreOneCollective) {
 TEST(PlanReshardTest, TheCommonPrefixOfADimensionStays) {
   EXPECT_THAT(Plan(Spec({{0, 1}, {}}), Spec({{0}, {}})),
               ElementsAre(Step(CollectiveKind::kAllGather, {1}, 1024)));
-  // [S01] -> [S1]: axis 1 changes position (all-to-all of the 1/8 shard), axis 0 is gathered.
+}
+
+// Where the direct steps would leave the tiles in another order (a permutation among devices),
+// the leaving axes are gathered and the entering ones sliced, and that is what is priced.
+TEST(PlanReshardTest, PermutedTilesAreGatheredAndSliced) {
+  // [S01] -> [S1]: axis 0 leaves from under axis 1.
+  EXPECT_EQ(ChooseReshardRoute(Spec({{0, 1}, {}}), Spec({{1}, {}}), kMesh),
+            ReshardRoute::kGatherAndSlice);
   EXPECT_THAT(Plan(Spec({{0, 1}, {}}), Spec({{1}, {}})),
-              ElementsAre(Step(CollectiveKind::kAllToAll, {1}, 256),
-                          Step(CollectiveKind::kAllGather, {0}, 512)));
-  // [S01] -> [S10]: a permutation of the tiles, priced as one all-to-all over both axes.
+              ElementsAre(Step(CollectiveKind::kAllGather, {0, 1}, 2048)));
+  // [S01] -> [S10]: both axes stay on the dimension in the other order.
   EXPECT_THAT(Plan(Spec({{0, 1}, {}}), Spec({{1, 0}, {}})),
-              ElementsAre(Step(CollectiveKind::kAllToAll, {0, 1}, 256)));
+              ElementsAre(Step(CollectiveKind::kAllGather, {0, 1}, 2048)));
+  // [S0,S1] -> [S1,S0]: all-to-alls in both directions between two dimensions.
+  EXPECT_THAT(Plan(Spec({{0}, {1}}), Spec({{1}, {0}})),
+              ElementsAre(Step(CollectiveKind::kAllGather, {0, 1}, 2048)));
+  // A pending sum that ends is all-reduced first, on the smaller shard. [R,S1] P0 -> [S10,R]:
+  // the reduce-scatter would put axis 0 on dimension 0 before axis 1 arrives. [S1,R] P0 ->
+  // [S10,R] scatters onto the minor end, directly.
+  EXPECT_EQ(ChooseReshardRoute(Spec({{}, {1}}, {0}), Spec({{1, 0}, {}}), kMesh),
+            ReshardRoute::kGatherAndSlice);
+  EXPECT_EQ(ChooseReshardRoute(Spec({{1}, {}}, {0}), Spec({{1, 0}, {}}), kMesh),
+            ReshardRoute::kDirect);
+  EXPECT_THAT(Plan(Spec({{}, {1}}, {0}), Spec({{1, 0}, {}})),
+              ElementsAre(Step(CollectiveKind::kAllReduce, {0}, 512),
+                          Step(CollectiveKind::kAllGather, {1}, 2048)));
+  // Axes of size 1 cut nothing, so they never force the detour: on a (1, 8) mesh [S01] -> [S1]
+  // keeps its tiles.
+  EXPECT_EQ(ChooseReshardRoute(Spec({{0, 1}, {}}), Spec({{1}, {}}), {1, 8}), ReshardRoute::kDirect);
+  EXPECT_THAT(PlanReshard(Spec({{0, 1}, {}}), Spec({{1}, {}}), {1, 8}, kDims, kF32), IsEmpty());
 }
 
 // Slices come first and reductions before the all-to-all and the gather, so every buffer is as
@@ -102,10 +125,17 @@ TEST(PlanReshardTest, StepsRunInTheOrderThatKeepsBuffersSmall) {
   EXPECT_THAT(Plan(Spec({{}, {}}, {0, 1}), Spec({{0}, {}})),
               ElementsAre(Step(CollectiveKind::kReduceScatter, {0}, 2048),
                           Step(CollectiveKind::kAllReduce, {1}, 1024)));
-  // All-to-all over axis 0 on the 1/8 shard, then all-gather over axis 1 back to a half.
+  // All-to-all over axis 1 on the 1/8 shard, then all-gather over axis 0 back to a quarter.
+  EXPECT_THAT(Plan(Spec({{0, 1}, {}}), Spec({{}, {1}})),
+              ElementsAre(Step(CollectiveKind::kAllToAll, {1}, 256),
+                          Step(CollectiveKind::kAllGather, {0}, 512)));
+  // Unless the all-to-all would land on top of the axis to gather: [S0,S1] -> [R,S0] gathers
+  // axis 1 first (a half), then moves axis 0 over the half.
+  EXPECT_EQ(ChooseReshardRoute(Spec({{0}, {1}}), Spec({{}, {0}}), kMesh),
+            ReshardRoute::kGatherFirst);
   EXPECT_THAT(Plan(Spec({{0}, {1}}), Spec({{}, {0}})),
-              ElementsAre(Step(CollectiveKind::kAllToAll, {0}, 256),
-                          Step(CollectiveKind::kAllGather, {1}, 1024)));
+              ElementsAre(Step(CollectiveKind::kAllGather, {1}, 1024),
+                          Step(CollectiveKind::kAllToAll, {0}, 1024)));
 }
 
 TEST(PlanReshardTest, BytesCountThePaddedTiles) {

@@ -223,10 +223,10 @@ TEST(CliRunClusterTest, BadInputSaysWhatIsWrong) {
   r = RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--trace", "/nonexistent/t.json"});
   EXPECT_NE(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent/t.json"));
-  // A plan whose resharding the partitioner cannot lower yet names it (a tile permutation).
-  r = RunAlpa({"run", "wresnet-tiny", "--cluster", "local:4", "--mesh", "2x2", "--steps", "1"});
+  // A plan the partitioner cannot lower yet names the value and why (3 devices, 8 rows).
+  r = RunAlpa({"run", "gpt-tiny", "--cluster", "local:3", "--steps", "1"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
-  EXPECT_THAT(r.err, HasSubstr("resharding [R,R,R,S01] -> [R,R,R,S1]"));
+  EXPECT_THAT(r.err, HasSubstr("is split into 3 tiles ([S0,R,R]), which do not divide it"));
 }
 
 }  // namespace
