@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Our pipeshard search against Alpa's pre-found GPT solutions (examples/alpa-solutions, from its
-# benchmark suite's perf_test_suite) and against the best Megatron-style (dp, op, pp) grid point,
-# all estimated by our cost model on p3.16xlarge hosts with Alpa's global batch of 1024. Prints a
-# Markdown table (docs/pipeshard.md).
+# Our pipeshard search against Alpa's pre-found GPT and MoE solutions (examples/alpa-solutions,
+# from its benchmark suites' perf_test_suite) and against the best Megatron-style (dp, op, pp)
+# grid point, all estimated by our cost model on p3.16xlarge hosts with Alpa's global batch of
+# 1024. Prints a Markdown table (docs/pipeshard.md).
 #
 #   scripts/compare_alpa_solutions.sh [ALPA_BINARY]
 set -euo pipefail
@@ -22,20 +22,27 @@ best_grid_point() {  # a uniform plan document on stdin -> "step_s dp,op,pp"
 
 echo "| GPUs | model | micro-batches | ours: step (s) | stages | planning (s) | Alpa's solution: step (s) | stages | ours / Alpa's | best uniform: step (s) | (dp,op,pp) | ours / uniform |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-for gpus in 2 4 8 16 32 64; do
-  file="examples/alpa-solutions/gpt-${gpus}.json"
+for file in examples/alpa-solutions/gpt-{2,4,8,16,32,64}.json \
+            examples/alpa-solutions/moe-{1,2,4,8,16,32,64}.json; do
+  gpus="$(basename "${file}" .json)"
+  gpus="${gpus#*-}"
   model="$(field "${file}" model)"
   micro="$(field "${file}" num_micro_batches)"
   hosts=$(( gpus > 8 ? gpus / 8 : 1 ))
   devices=$(( gpus > 8 ? 8 : gpus ))
   args=(plan "${model}" --cluster "p3.16xlarge:${hosts}x${devices}" --batch 1024
         --micro-batches "${micro}" --method pipeshard --json)
-  read -r ours ours_stages planning < <("${alpa}" "${args[@]}" | summary)
+  if ! ours_json="$("${alpa}" "${args[@]}" 2>/tmp/alpa_ours.err)"; then
+    # Nothing fits: say why, and stop there (Alpa's solution and the grid fit no better).
+    echo "| ${gpus} | ${model} | ${micro} | does not fit: $(sed 's/^alpa: error: //' /tmp/alpa_ours.err) | - | - | - | - | - | - | - | - |"
+    continue
+  fi
+  read -r ours ours_stages planning < <(summary <<<"${ours_json}")
   if theirs_json="$("${alpa}" "${args[@]}" --manual-stages "${file}" 2>/tmp/alpa_solution.err)"; then
     read -r theirs theirs_stages _ < <(summary <<<"${theirs_json}")
     ratio="$(python3 -c "print(f'{${ours}/${theirs}:.2f}')")"
   else
-    theirs="does not fit: $(sed 's/^alpa: error: //' /tmp/alpa_solution.err)"
+    theirs="does not fit: $(sed 's/^alpa: error: [^:]*json: //; s/^alpa: error: //' /tmp/alpa_solution.err)"
     theirs_stages="-"
     ratio="-"
   fi
