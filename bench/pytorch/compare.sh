@@ -30,6 +30,11 @@ steps = document["steps"] if isinstance(document, dict) else document
 print(statistics.median(step["time_s"] for step in steps[1:]))'
 }
 
+if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "error: /usr/bin/python3 cannot import torch; apt-get install python3-torch" \
+    "libopenblas0-pthread" >&2
+  exit 2
+fi
 echo "config: ${config[*]}, ${steps} steps (median of the last $((steps - 1))), ${threads} threads" >&2
 blas="$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 || true)"
 if [[ "${blas}" != *openblas* ]]; then

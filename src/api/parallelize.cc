@@ -208,7 +208,6 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
                         SplitArguments(arguments));
   runtime::SpmdRunOptions run_options;
   run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
-  run_options.execute.reference_kernels = reference_kernels_;
   run_options.execute.trace = trace_epoch.has_value();
   if (trace_epoch) run_options.execute.epoch = *trace_epoch;
   ALPA_ASSIGN_OR_RETURN(
@@ -283,7 +282,6 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
   context.collectives = &collectives;
   runtime::ExecuteOptions execute;
   execute.memory_limit_bytes = solution_.memory_budget_bytes;
-  execute.reference_kernels = reference_kernels_;
   execute.trace = trace_epoch.has_value();
   if (trace_epoch) execute.epoch = *trace_epoch;
   runtime::ExecutionProfile profile;
@@ -367,8 +365,11 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
     executable.step_ = step.module;
     executable.comm_stats_ = spmd::CountCollectives(*(*program)->entry());
     executable.program_ = std::move(program).value();
-    ALPA_ASSIGN_OR_RETURN(runtime::InstructionList instructions,
-                          runtime::CompileInstructionList(*executable.program_));
+    ALPA_ASSIGN_OR_RETURN(
+        runtime::InstructionList instructions,
+        runtime::CompileInstructionList(
+            *executable.program_, options.reference_kernels ? runtime::KernelChoice::kReference
+                                                            : runtime::KernelChoice::kFast));
     executable.instructions_ =
         std::make_shared<const runtime::InstructionList>(std::move(instructions));
     for (const ir::Instruction* parameter : entry.parameters()) {
@@ -379,7 +380,6 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
     executable.mesh_shape_ = std::move(planned.shape);
     executable.solution_ = std::move(planned.solution);
     executable.passed_over_ = std::move(passed_over);
-    executable.reference_kernels_ = options.reference_kernels;
     executable.compile_time_s_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return executable;

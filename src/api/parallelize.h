@@ -175,7 +175,6 @@ class ParallelExecutable {
   std::vector<std::string> passed_over_;
   double compile_time_s_ = 0;
   std::vector<runtime::ExecutionProfile> last_run_;
-  bool reference_kernels_ = false;
   int64_t peak_memory_bytes_ = 0;
 };
 

@@ -1,7 +1,9 @@
 #include "cost/liveness.h"
 
 #include <algorithm>
+#include <unordered_set>
 
+#include "ir/broadcast_folding.h"
 #include "support/status.h"
 
 namespace alpa::cost {
@@ -9,12 +11,17 @@ namespace alpa::cost {
 using ir::Instruction;
 using ir::Opcode;
 
-int64_t FullShapeBytes(const Instruction& instruction) { return instruction.shape().ByteSize(); }
+namespace {
 
+// Whether `opcode`'s result is a view of its operands' buffers (allocates nothing).
 bool IsAliasOpcode(Opcode opcode) {
   return opcode == Opcode::kTuple || opcode == Opcode::kGetTupleElement ||
          opcode == Opcode::kBitcast || opcode == Opcode::kOptimizationBarrier;
 }
+
+}  // namespace
+
+int64_t FullShapeBytes(const Instruction& instruction) { return instruction.shape().ByteSize(); }
 
 int64_t Liveness::StepOf(const Instruction* instruction) const {
   auto it = step_of.find(instruction);
@@ -60,6 +67,12 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
       end[static_cast<size_t>(def)] = std::max(end[static_cast<size_t>(def)], t + 1);
     }
   }
+  // Broadcasts the fast kernels read in place are views of their operands, like the aliases.
+  const std::unordered_set<const Instruction*> read_in_place =
+      ir::BroadcastsReadInPlace(computation);
+  auto is_alias = [&](const Instruction* instruction) {
+    return IsAliasOpcode(instruction->opcode()) || read_in_place.contains(instruction);
+  };
   if (const int64_t root = liveness.StepOf(computation.root()); root >= 0) {
     end[static_cast<size_t>(root)] = steps;  // the output outlives the program
   }
@@ -67,7 +80,7 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
   // (reverse schedule order) pushes the end through chains of aliases in one pass.
   for (int64_t t = steps - 1; t >= 0; --t) {
     const Instruction* instruction = liveness.order[static_cast<size_t>(t)];
-    if (!IsAliasOpcode(instruction->opcode())) continue;
+    if (!is_alias(instruction)) continue;
     for (const Instruction* operand : instruction->operands()) {
       int64_t& operand_end = end[static_cast<size_t>(liveness.StepOf(operand))];
       operand_end = std::max(operand_end, end[static_cast<size_t>(t)]);
@@ -83,12 +96,13 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
     buffer.instruction = instruction;
     buffer.start = t;
     buffer.end = end[static_cast<size_t>(t)];
+    buffer.alias = is_alias(instruction);
     if (instruction->opcode() == Opcode::kParameter) {
       buffer.start = 0;
       buffer.end = steps;
       buffer.bytes = bytes(*instruction);
       liveness.parameter_bytes += buffer.bytes;
-    } else if (!IsAliasOpcode(instruction->opcode())) {
+    } else if (!buffer.alias) {
       buffer.bytes = bytes(*instruction);
     }
     ALPA_CHECK(buffer.bytes >= 0, "%{} has {} bytes", instruction->name(), buffer.bytes);

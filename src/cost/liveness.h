@@ -13,7 +13,8 @@
 //   - parameters live for the whole program (the caller owns them): [0, steps);
 //   - the root lives to the end (it is the output): end = steps;
 //   - tuple, get-tuple-element, bitcast and opt-barrier allocate nothing (bytes 0): they alias
-//     their operands, which therefore live as long as any reader of the alias;
+//     their operands, which therefore live as long as any reader of the alias; so do the
+//     broadcasts the runtime reads in place (ir/broadcast_folding.h);
 //   - constants are buffers like any other;
 //   - buffers inside called computations (fusion temporaries, loop bodies) are not counted: a
 //     fusion's output is the only buffer it materializes.
@@ -38,14 +39,12 @@ using BufferBytesFn = std::function<int64_t(const ir::Instruction&)>;
 // The default: shape().ByteSize().
 int64_t FullShapeBytes(const ir::Instruction& instruction);
 
-// Whether `opcode`'s result is a view of its operands' buffers (allocates nothing).
-bool IsAliasOpcode(ir::Opcode opcode);
-
 struct BufferInterval {
   const ir::Instruction* instruction = nullptr;
-  int64_t start = 0;  // first step it is live
-  int64_t end = 0;    // one past the last step it is live
-  int64_t bytes = 0;  // 0 for aliases
+  int64_t start = 0;   // first step it is live
+  int64_t end = 0;     // one past the last step it is live
+  int64_t bytes = 0;   // 0 for aliases
+  bool alias = false;  // a view of its operands' buffers (the rule above)
 
   bool live_at(int64_t step) const { return start <= step && step < end; }
 };

@@ -155,7 +155,7 @@ void Categorize(const Graph& graph, const std::vector<ParameterRole>& roles,
     bool read = false;
     for (int64_t reader : graph.ReadersOf(t)) {
       read = read || values[static_cast<size_t>(reader)].pass == Pass::kBackward ||
-             (IsAliasOpcode(graph.At(reader).opcode()) &&
+             (graph.liveness.buffers[static_cast<size_t>(reader)].alias &&
               read_by_backward[static_cast<size_t>(reader)]);
     }
     read_by_backward[static_cast<size_t>(t)] = read;

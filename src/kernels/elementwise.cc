@@ -126,32 +126,95 @@ void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n) {
   });
 }
 
+namespace {
+
+// result = fn(lhs, rhs) for Eigen array expressions of one length (arrays or constants).
+template <typename Lhs, typename Rhs>
+void ApplyBinary(BinaryFn fn, const Lhs& lhs, const Rhs& rhs, MutF result) {
+  switch (fn) {
+    case BinaryFn::kAdd:
+      result = lhs + rhs;
+      break;
+    case BinaryFn::kSubtract:
+      result = lhs - rhs;
+      break;
+    case BinaryFn::kMultiply:
+      result = lhs * rhs;
+      break;
+    case BinaryFn::kDivide:
+      result = lhs / rhs;
+      break;
+    case BinaryFn::kMaximum:
+      result = lhs.binaryExpr(rhs, MaxOp());
+      break;
+    case BinaryFn::kMinimum:
+      result = lhs.binaryExpr(rhs, MinOp());
+      break;
+  }
+}
+
+// One row of n elements, each operand contiguous (stride 1) or one value repeated (stride 0).
+void BinaryRow(BinaryFn fn, const float* a, int64_t a_stride, const float* b, int64_t b_stride,
+               float* out, int64_t n) {
+  MutF result(out, n);
+  if (a_stride == 1 && b_stride == 1) {
+    ApplyBinary(fn, ConstF(a, n), ConstF(b, n), result);
+  } else if (a_stride == 1) {
+    ApplyBinary(fn, ConstF(a, n), ArrayF::Constant(n, *b), result);
+  } else if (b_stride == 1) {
+    ApplyBinary(fn, ArrayF::Constant(n, *a), ConstF(b, n), result);
+  } else {
+    ApplyBinary(fn, ArrayF::Constant(n, *a), ArrayF::Constant(n, *b), result);
+  }
+}
+
+}  // namespace
+
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n) {
   ForChunks(n, [&](int64_t begin, int64_t end) {
-    const ConstF lhs(a + begin, end - begin);
-    const ConstF rhs(b + begin, end - begin);
-    MutF result(out + begin, end - begin);
-    switch (fn) {
-      case BinaryFn::kAdd:
-        result = lhs + rhs;
-        break;
-      case BinaryFn::kSubtract:
-        result = lhs - rhs;
-        break;
-      case BinaryFn::kMultiply:
-        result = lhs * rhs;
-        break;
-      case BinaryFn::kDivide:
-        result = lhs / rhs;
-        break;
-      case BinaryFn::kMaximum:
-        result = lhs.binaryExpr(rhs, MaxOp());
-        break;
-      case BinaryFn::kMinimum:
-        result = lhs.binaryExpr(rhs, MinOp());
-        break;
-    }
+    BinaryRow(fn, a + begin, 1, b + begin, 1, out + begin, end - begin);
   });
+}
+
+void BinaryF32Strided(BinaryFn fn, const StridedOperand& a, const StridedOperand& b, float* out,
+                      const std::vector<int64_t>& dims) {
+  // Merge dimension d into d + 1 wherever both operands step through them as through one
+  // (stride[d] == stride[d + 1] * dims[d + 1]); size-1 dimensions drop out.
+  std::vector<int64_t> extents, a_strides, b_strides;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!extents.empty() && a_strides.back() == a.strides[d] * dims[d] &&
+        b_strides.back() == b.strides[d] * dims[d]) {
+      extents.back() *= dims[d];
+      a_strides.back() = a.strides[d];
+      b_strides.back() = b.strides[d];
+      continue;
+    }
+    extents.push_back(dims[d]);
+    a_strides.push_back(a.strides[d]);
+    b_strides.push_back(b.strides[d]);
+  }
+  if (extents.empty()) {  // one element
+    BinaryRow(fn, a.data, 0, b.data, 0, out, 1);
+    return;
+  }
+  const int64_t row = extents.back();
+  const int64_t a_step = a_strides.back(), b_step = b_strides.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < extents.size(); ++d) rows *= extents[d];
+  internal::ParallelFor(
+      rows, std::max<int64_t>(1, internal::kElementGrain / row), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          int64_t a_offset = 0, b_offset = 0, rest = r;
+          for (size_t d = extents.size() - 1; d-- > 0;) {
+            const int64_t digit = rest % extents[d];
+            rest /= extents[d];
+            a_offset += digit * a_strides[d];
+            b_offset += digit * b_strides[d];
+          }
+          BinaryRow(fn, a.data + a_offset, a_step, b.data + b_offset, b_step, out + r * row, row);
+        }
+      });
 }
 
 void CompareF32(ir::ComparisonDirection direction, const float* a, const float* b, bool* out,

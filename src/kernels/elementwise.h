@@ -14,6 +14,7 @@
 #define ALPA_KERNELS_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/attributes.h"
 
@@ -29,6 +30,22 @@ void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n);
 
 // out[i] = fn(a[i], b[i]) for i < n.
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n);
+
+// An operand read at its own strides over the result's dimensions: element (i_0, ..., i_r-1) of
+// the result reads data[sum_d i_d * strides[d]]. Row-major strides read an array of the result's
+// shape; a stride of 0 repeats the operand along that dimension (a broadcast read in place,
+// ir/broadcast_folding.h).
+struct StridedOperand {
+  const float* data;
+  std::vector<int64_t> strides;
+};
+
+// out = fn(a, b) over a row-major result of `dims`. The dimensions are merged where both
+// operands allow, and each row of the last one runs as a vector loop over arrays or a repeated
+// value, so an operand's minor stride must be 0 or 1 once merged (as every broadcast with
+// increasing dimensions gives).
+void BinaryF32Strided(BinaryFn fn, const StridedOperand& a, const StridedOperand& b, float* out,
+                      const std::vector<int64_t>& dims);
 
 // out[i] = a[i] <direction> b[i] for i < n.
 void CompareF32(ir::ComparisonDirection direction, const float* a, const float* b, bool* out,

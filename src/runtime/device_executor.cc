@@ -71,7 +71,7 @@ Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
       operands.clear();
       for (int32_t operand : step.operands)
         operands.push_back(&slots[static_cast<size_t>(operand)]);
-      if (step.fast_kernel != nullptr && !options.reference_kernels) {
+      if (step.fast_kernel != nullptr) {
         return step.fast_kernel(*step.instruction, operands);
       }
       return evaluator.Evaluate(*step.instruction, operands);

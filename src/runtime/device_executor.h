@@ -46,9 +46,6 @@ struct ExecuteOptions {
   // The device's memory; a step whose result would take the live bytes past it fails, naming
   // the buffer and the bytes it needs (out of memory). 0: no limit.
   int64_t memory_limit_bytes = 0;
-  // Run every instruction through the interpreter's handlers, the oracle, even where the list has
-  // a fast kernel: for comparing the two, and for timing the difference.
-  bool reference_kernels = false;
 };
 
 // Bytes a value holds: an array's elements, a tuple's elements' bytes.

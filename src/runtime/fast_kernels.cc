@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/broadcast_folding.h"
 #include "ir/computation.h"
 #include "ir/dot_dimensions.h"
 #include "ir/shape_inference.h"
@@ -116,6 +117,24 @@ Result<Literal> RunBinary(const ir::Instruction& instruction, const Operands& op
   kernels::BinaryF32(*BinaryFnOf(instruction.opcode()), operands[0]->typed_data<float>(),
                      operands[1]->typed_data<float>(), out.typed_data<float>(),
                      out.element_count());
+  return out;
+}
+
+// A binary op reading broadcasts in place (ir/broadcast_folding.h): an operand whose value does
+// not have the result's dimensions is the operand of the broadcast the instruction names there.
+Result<Literal> RunBinaryReadingBroadcasts(const ir::Instruction& instruction,
+                                           const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  const std::vector<int64_t>& dims = instruction.shape().dims();
+  auto read = [&](int64_t k) {
+    const Literal& value = *operands[static_cast<size_t>(k)];
+    return kernels::StridedOperand{value.typed_data<float>(),
+                                   value.shape().dims() == dims
+                                       ? Strides(instruction.shape())
+                                       : ir::BroadcastReadStrides(*instruction.operand(k))};
+  };
+  kernels::BinaryF32Strided(*BinaryFnOf(instruction.opcode()), read(0), read(1),
+                            out.typed_data<float>(), dims);
   return out;
 }
 
@@ -275,6 +294,10 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
 }
 
 }  // namespace
+
+FastKernel KernelReadingBroadcasts(const ir::Instruction& instruction) {
+  return ir::ReadsBroadcastsInPlace(instruction) ? RunBinaryReadingBroadcasts : nullptr;
+}
 
 FastKernel SelectFastKernel(const ir::Instruction& instruction) {
   // The kernels trust the attributes (dimensions, slices, padding) to fit the shapes: only an

@@ -5,7 +5,8 @@
 //
 // Fast, with these element types and attributes:
 //   elementwise   f32 negate, abs, exponential, log, tanh, sqrt, rsqrt, add, subtract,
-//                 multiply, divide, maximum, minimum; compare of f32 (default or FLOAT comparison)
+//                 multiply, divide, maximum, minimum (the binary ones also reading broadcasts in
+//                 place, KernelReadingBroadcasts); compare of f32 (default or FLOAT comparison)
 //                 and s32 (default or SIGNED); select of 4-byte elements by a pred array; convert
 //                 of s32 or pred to f32; iota of s32 and f32
 //   data movement any element type: broadcast, transpose, reshape, bitcast, copy, slice,
@@ -22,7 +23,8 @@
 // instruction's shape.
 //
 // Results equal the interpreter's bit for bit, except for exponential, log and tanh (Eigen's
-// vectorised approximations, a few ulp apart) and the row sums of reduce (added in another order); tests/runtime/fast_kernels_test.cc bounds both against the interpreter.
+// vectorised approximations, a few ulp apart) and the row sums of reduce (added in another order);
+// tests/runtime/fast_kernels_test.cc bounds both against the interpreter.
 #ifndef ALPA_RUNTIME_FAST_KERNELS_H_
 #define ALPA_RUNTIME_FAST_KERNELS_H_
 
@@ -40,6 +42,11 @@ using FastKernel = Result<ir::Literal> (*)(const ir::Instruction& instruction,
 
 // The fast kernel of `instruction`, or nullptr when the interpreter must run it.
 FastKernel SelectFastKernel(const ir::Instruction& instruction);
+
+// The kernel of a binary op that reads some of its operands' broadcasts in place
+// (ir/broadcast_folding.h): its values for those operands are the broadcasts' own operands.
+// nullptr for an instruction the folding rules do not allow.
+FastKernel KernelReadingBroadcasts(const ir::Instruction& instruction);
 
 }  // namespace alpa::runtime
 

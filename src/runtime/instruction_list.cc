@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "ir/broadcast_folding.h"
 #include "ir/opcode.h"
 
 namespace alpa::runtime {
 
-Result<InstructionList> CompileInstructionList(const ir::Module& module) {
+Result<InstructionList> CompileInstructionList(const ir::Module& module, KernelChoice kernels) {
   const ir::Computation* computation = module.entry();
   if (computation == nullptr) {
     return InvalidArgument("module {} has no entry computation", module.name());
@@ -34,19 +36,35 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module) {
     is_parameter[static_cast<size_t>(slot_of.at(parameter))] = true;
   }
 
+  const bool fast = kernels == KernelChoice::kFast;
+  const std::unordered_set<const ir::Instruction*> read_in_place =
+      fast ? ir::BroadcastsReadInPlace(*computation) : std::unordered_set<const ir::Instruction*>{};
   for (const ir::Instruction* instruction : order) {
-    if (instruction->opcode() == ir::Opcode::kParameter) continue;
+    if (instruction->opcode() == ir::Opcode::kParameter || read_in_place.contains(instruction)) {
+      continue;
+    }
     InstructionStep step;
     step.instruction = instruction;
     step.result = slot_of.at(instruction);
     step.collective = ir::IsCollective(instruction->opcode());
-    step.fast_kernel = SelectFastKernel(*instruction);
+    bool reads_broadcast = false;
     for (const ir::Instruction* operand : instruction->operands()) {
-      step.operands.push_back(slot_of.at(operand));
+      const bool folded = read_in_place.contains(operand);
+      reads_broadcast |= folded;
+      step.operands.push_back(slot_of.at(folded ? operand->operand(0) : operand));
+    }
+    if (fast) {
+      step.fast_kernel =
+          reads_broadcast ? KernelReadingBroadcasts(*instruction) : SelectFastKernel(*instruction);
+      if (step.fast_kernel == nullptr && reads_broadcast) {
+        return Internal("%{} reads a broadcast in place but has no kernel for it",
+                        instruction->name());
+      }
     }
     list.steps.push_back(std::move(step));
   }
-  // The last reader of each slot; a slot nobody reads is freed after its own step.
+  // The last reader of each slot; a slot nobody reads is freed after its own step, and the slot
+  // of a broadcast read in place is never written.
   std::vector<int32_t> last_reader(order.size(), -1);
   for (size_t t = 0; t < list.steps.size(); ++t) {
     const InstructionStep& step = list.steps[t];
@@ -56,7 +74,10 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module) {
     }
   }
   for (int32_t slot = 0; slot < list.slot_count; ++slot) {
-    if (is_parameter[static_cast<size_t>(slot)] || slot == list.root_slot) continue;
+    if (is_parameter[static_cast<size_t>(slot)] || slot == list.root_slot ||
+        last_reader[static_cast<size_t>(slot)] < 0) {
+      continue;
+    }
     list.steps[static_cast<size_t>(last_reader[static_cast<size_t>(slot)])].release.push_back(slot);
   }
   for (InstructionStep& step : list.steps) {

@@ -6,6 +6,10 @@
 //   step t     = run steps[t].instruction on its operand slots into steps[t].result (with its
 //                fast kernel when it has one, fast_kernels.h), then free steps[t].release
 //
+// With the fast kernels, a broadcast read in place (ir/broadcast_folding.h) gets no step and its
+// slot stays empty: its users' steps read the broadcast's operand slot instead, which therefore
+// lives until the last of them, as the memory model's alias rule says.
+//
 // The buffers' lifetimes follow the memory model's rules (cost/liveness.h), so that a measured
 // peak and the predicted one count the same buffers: parameters live to the end (the caller owns
 // them), the root is the output, and a result nobody reads is freed right after its step. Tuple
@@ -46,8 +50,14 @@ struct InstructionList {
   std::vector<InstructionStep> steps;  // every instruction but the parameters, in post order
 };
 
+enum class KernelChoice {
+  kFast,       // the kernels layer's where fast_kernels.h has one, broadcasts read in place
+  kReference,  // the interpreter's handlers for every instruction: the oracle, for comparisons
+};
+
 // The entry computation of `module` (an error when it has none, or no root).
-Result<InstructionList> CompileInstructionList(const ir::Module& module);
+Result<InstructionList> CompileInstructionList(const ir::Module& module,
+                                               KernelChoice kernels = KernelChoice::kFast);
 
 }  // namespace alpa::runtime
 

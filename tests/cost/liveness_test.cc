@@ -58,6 +58,31 @@ ENTRY main {
   EXPECT_EQ(liveness.BufferOf(module->entry()->GetInstruction("c")).end, 5);
 }
 
+// A broadcast the runtime reads in place (ir/broadcast_folding.h) is an alias of its operand:
+// 0 bytes, and the operand lives until the broadcast's last reader.
+TEST(LivenessTest, BroadcastsReadInPlaceAreAliases) {
+  // Post order p, v, w, b, x, r: v (256 bytes) is read by b only, b by x and r (step 5).
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[4,64] parameter(0)
+  v = f32[64] parameter(1)
+  w = f32[64] negate(v)
+  b = f32[4,64] broadcast(w), dimensions={1}
+  x = f32[4,64] multiply(p, b)
+  ROOT r = f32[4,64] add(x, b)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  ExpectBuffers(liveness, {{"p", 0, 6, 1024},
+                           {"v", 0, 6, 256},
+                           {"w", 2, 6, 256},
+                           {"b", 3, 6, 0},
+                           {"x", 4, 6, 1024},
+                           {"r", 5, 6, 1024}});
+  EXPECT_TRUE(liveness.buffers[3].alias);
+}
+
 TEST(LivenessTest, AliasesAllocateNothingAndExtendTheirOperands) {
   // f32[100] = 400 bytes. Post order p, y, x, t, g, r. x is read by the tuple t only, but t is
   // read by g and g by r (step 5), so x lives [2, 6). The tuple and get-tuple-element are 0

@@ -88,13 +88,11 @@ TEST(InstructionListTest, AValueReadTwiceByATupleIsCopiedNotMoved) {
 TEST(DeviceExecutorTest, ValuesEqualTheInterpreterAndThePeakEqualsTheMemoryModel) {
   for (std::string_view text : {kChain, kDuplicate}) {
     std::unique_ptr<ir::Module> module = Parse(text);
-    Result<InstructionList> list = CompileInstructionList(*module);
+    Result<InstructionList> list = CompileInstructionList(*module, KernelChoice::kReference);
     ASSERT_TRUE(list.ok());
     ExecutionProfile profile;
-    ExecuteOptions options;
-    options.reference_kernels = true;
     Result<ir::Literal> got =
-        ExecuteInstructionList(*list, {Ramp()}, interp::DeviceContext{}, options, &profile);
+        ExecuteInstructionList(*list, {Ramp()}, interp::DeviceContext{}, {}, &profile);
     ASSERT_TRUE(got.ok()) << got.status().message();
     Result<ir::Literal> want = interp::EvaluateModule(*module, {Ramp()});
     ASSERT_TRUE(want.ok());

@@ -63,12 +63,12 @@ struct Runs {
 
 Runs RunBothWays(const ir::Module& module, uint64_t seed) {
   Result<InstructionList> list = CompileInstructionList(module);
-  EXPECT_TRUE(list.ok()) << list.status().message();
+  Result<InstructionList> reference_list = CompileInstructionList(module, KernelChoice::kReference);
+  EXPECT_TRUE(list.ok() && reference_list.ok());
+  if (!list.ok() || !reference_list.ok()) return {};
   std::vector<ir::Literal> arguments = interp::RandomArguments(*module.entry(), seed);
-  ExecuteOptions reference_options;
-  reference_options.reference_kernels = true;
   Result<ir::Literal> fast = ExecuteInstructionList(*list, arguments, {});
-  Result<ir::Literal> reference = ExecuteInstructionList(*list, arguments, {}, reference_options);
+  Result<ir::Literal> reference = ExecuteInstructionList(*reference_list, arguments, {});
   EXPECT_TRUE(fast.ok()) << fast.status().message();
   EXPECT_TRUE(reference.ok()) << reference.status().message();
   if (!fast.ok() || !reference.ok()) return {};
@@ -134,8 +134,18 @@ std::vector<Case> Cases() {
                        " iota(), iota_dimension=0\n"
                        "x = " +
                        s + " add(a, b)\nROOT r = " + s + " add(x, f)"});
+  cases.push_back({"broadcast materialised",
+                   "v = f32[257] parameter(0)\n"
+                   "a = " +
+                       s +
+                       " broadcast(v), dimensions={1}\n"
+                       "n = " +
+                       s +
+                       " negate(a)\n"
+                       "ROOT r = " +
+                       s + " add(n, a)"});
   cases.push_back(
-      {"broadcasts",
+      {"broadcasts read in place",
        "v = f32[257] parameter(0)\nm = f32[3,129] parameter(1)\nk = f32[] parameter(2)\n"
        "a = " +
            s +
@@ -185,6 +195,25 @@ std::vector<Case> Cases() {
                    "ROOT r = f32[40,24] dot(p, q), lhs_contracting_dims={0}, "
                    "rhs_contracting_dims={1}"});
   return cases;
+}
+
+// A broadcast whose users all read it in place gets no step (and no buffer); one that a user
+// must see whole runs as data movement.
+TEST(FastKernelsTest, BroadcastsReadInPlaceGetNoStep) {
+  auto broadcast_steps = [](const std::string& name) {
+    for (const Case& c : Cases()) {
+      if (c.name != name) continue;
+      std::unique_ptr<ir::Module> module = ParseEntry(c.body);
+      Result<InstructionList> list = CompileInstructionList(*module);
+      EXPECT_TRUE(list.ok());
+      return std::count_if(list->steps.begin(), list->steps.end(), [](const InstructionStep& s) {
+        return s.instruction->opcode() == ir::Opcode::kBroadcast;
+      });
+    }
+    return std::ptrdiff_t{-1};
+  };
+  EXPECT_EQ(broadcast_steps("broadcasts read in place"), 0);
+  EXPECT_EQ(broadcast_steps("broadcast materialised"), 1);
 }
 
 TEST(FastKernelsTest, AgreeWithTheInterpreter) {

@@ -1,0 +1,82 @@
+#include "ir/broadcast_folding.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace alpa::ir {
+namespace {
+
+bool IsF32ArrayOfDims(const Instruction& instruction, const std::vector<int64_t>& dims) {
+  const Shape& shape = instruction.shape();
+  return shape.IsArray() && shape.dtype() == DType::kF32 && shape.dims() == dims;
+}
+
+bool IsFoldableBroadcast(const Instruction& broadcast) {
+  if (broadcast.opcode() != Opcode::kBroadcast) return false;
+  const Shape& shape = broadcast.shape();
+  if (!shape.IsArray() || shape.dtype() != DType::kF32) return false;
+  const std::vector<int64_t>& mapped = broadcast.attributes().dimensions;
+  if (!std::is_sorted(mapped.begin(), mapped.end()) ||
+      std::adjacent_find(mapped.begin(), mapped.end()) != mapped.end()) {
+    return false;
+  }
+  return mapped.empty() || (shape.rank() > 0 && shape.dims().back() >= kMinFoldedRow);
+}
+
+}  // namespace
+
+bool ReadsBroadcastsInPlace(const Instruction& instruction) {
+  switch (instruction.opcode()) {
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+      break;
+    default:
+      return false;
+  }
+  const std::vector<int64_t>& dims = instruction.shape().dims();
+  return IsF32ArrayOfDims(instruction, dims) &&
+         std::all_of(instruction.operands().begin(), instruction.operands().end(),
+                     [&](const Instruction* operand) { return IsF32ArrayOfDims(*operand, dims); });
+}
+
+std::unordered_set<const Instruction*> BroadcastsReadInPlace(const Computation& computation) {
+  // Per foldable broadcast: whether every user seen so far reads it in place.
+  std::unordered_map<const Instruction*, bool> all_users_fold;
+  for (const std::unique_ptr<Instruction>& instruction : computation.instructions()) {
+    if (IsFoldableBroadcast(*instruction) && instruction.get() != computation.root()) {
+      all_users_fold.emplace(instruction.get(), false);  // until a user is seen
+    }
+  }
+  std::unordered_set<const Instruction*> seen_user;
+  for (const std::unique_ptr<Instruction>& user : computation.instructions()) {
+    const bool folds = ReadsBroadcastsInPlace(*user);
+    for (const Instruction* operand : user->operands()) {
+      auto it = all_users_fold.find(operand);
+      if (it == all_users_fold.end()) continue;
+      it->second = seen_user.insert(operand).second ? folds : it->second && folds;
+    }
+  }
+  std::unordered_set<const Instruction*> folded;
+  for (const auto& [broadcast, fold] : all_users_fold) {
+    if (fold) folded.insert(broadcast);
+  }
+  return folded;
+}
+
+std::vector<int64_t> BroadcastReadStrides(const Instruction& broadcast) {
+  const Shape& operand = broadcast.operand(0)->shape();
+  std::vector<int64_t> strides(static_cast<size_t>(broadcast.shape().rank()), 0);
+  int64_t stride = 1;
+  const std::vector<int64_t>& mapped = broadcast.attributes().dimensions;
+  for (int64_t i = operand.rank() - 1; i >= 0; --i) {
+    strides[static_cast<size_t>(mapped[static_cast<size_t>(i)])] = stride;
+    stride *= operand.dim(i);
+  }
+  return strides;
+}
+
+}  // namespace alpa::ir
