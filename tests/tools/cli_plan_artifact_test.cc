@@ -169,6 +169,20 @@ TEST_F(AlpaCliTest, SearchesTheMicroBatchCountWithTheStages) {
   ExpectBadInput(PlanGptTiny({"--search-micro-batches"}), "leave out --micro-batches");
 }
 
+// On a terminal (script(1) gives the command one) each count tried is reported with the best so
+// far; piped, as above, nothing but the plan is printed.
+TEST_F(AlpaCliTest, MicroBatchSearchShowsTheBestSoFarOnATerminal) {
+  const std::string command = std::string(ALPA_BINARY) +
+                              " plan gpt-tiny --cluster p3.16xlarge:1x4 --batch 16"
+                              " --search-micro-batches -o " +
+                              (dir_ / "plan.json").string();
+  RunResult r = RunProgram("script", {"-qec", command, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("micro-batch search: M = 1 (global batch 16): "));
+  EXPECT_THAT(r.out, HasSubstr("; best so far M = 1 at "));
+  EXPECT_THAT(r.out, HasSubstr("micro-batch search: M = 4 (global batch 16): "));
+}
+
 TEST_F(AlpaCliTest, AutoMethodPipelinesZooModelsAndShardsTheRest) {
   RunResult zoo = PlanGptTiny({"--json"});
   ASSERT_EQ(zoo.exit_code, 0) << Describe(zoo);

@@ -374,6 +374,9 @@ struct PlannedAtCount {
   double stage_dp_s = 0;
 };
 
+// Progress lines go to a terminal, never into --json output or a log a script parses.
+bool ShowsProgress(const PlanOptions& options) { return isatty(STDERR_FILENO) && !options.json; }
+
 Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& flags,
                                    const cluster::ClusterSpec& cluster) {
   const Clock::time_point start = Clock::now();
@@ -389,7 +392,7 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
   cost_options.auto_sharding.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
   cost_options.auto_sharding.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
   cost_options.auto_sharding.solve.time_limit_s = options.time_limit_s;
-  const bool show_progress = isatty(STDERR_FILENO) && !options.json;
+  const bool show_progress = ShowsProgress(options);
   cost_options.progress = [&](int64_t done, int64_t total) {
     if (show_progress) {
       fmt::print(stderr,
@@ -453,6 +456,17 @@ Result<PlannedAtCount> SearchMicroBatches(const PlanOptions& options,
       ++worse_in_a_row;
     }
     if (!planned.ok()) last_error = planned.status();
+    if (ShowsProgress(options)) {
+      const std::string tried = trials.back().step_time_s.ok()
+                                    ? FormatSeconds(*trials.back().step_time_s) + " per step"
+                                    : std::string("nothing fits");
+      const std::string so_far =
+          best ? fmt::format("M = {} at {}", best->zoo.training.num_micro_batches,
+                             FormatSeconds(best->plan.step_time_s))
+               : std::string("none");
+      fmt::print(stderr, "micro-batch search: M = {} (global batch {}): {}; best so far {}\n",
+                 count, probe.batch, tried, so_far);
+    }
   }
   if (!best) return last_error;
   return std::move(best).value();
