@@ -48,7 +48,13 @@ for file in examples/alpa-solutions/gpt-{2,4,8,16,32,64}.json \
   fi
   uniform_args=("${args[@]}")
   uniform_args[${#uniform_args[@]}-2]=uniform  # --method pipeshard -> uniform
-  read -r uniform point < <("${alpa}" "${uniform_args[@]}" | best_grid_point)
-  uniform_ratio="$(python3 -c "print(f'{${ours}/${uniform}:.2f}')")"
+  if uniform_json="$("${alpa}" "${uniform_args[@]}" 2>/dev/null)"; then
+    read -r uniform point < <(best_grid_point <<<"${uniform_json}")
+    uniform_ratio="$(python3 -c "print(f'{${ours}/${uniform}:.2f}')")"
+  else
+    uniform="no grid point fits"
+    point="-"
+    uniform_ratio="-"
+  fi
   echo "| ${gpus} | ${model} | ${micro} | ${ours} | ${ours_stages} | ${planning} | ${theirs} | ${theirs_stages} | ${ratio} | ${uniform} | ${point} | ${uniform_ratio} |"
 done

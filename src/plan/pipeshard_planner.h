@@ -3,7 +3,8 @@
 // time, with intra-op sharding inside every stage (layer_costs.h).
 //
 //   1. Alpa's stage-construction DP (pipeline/stage_dp.h) over layer ranges x sub-meshes x
-//      logical configurations, stage time = forward + backward of one micro-batch, memory by
+//      logical configurations, stage time = forward + backward of one micro-batch + the
+//      stage's once-per-step update / B (Alpa's has no update term), memory by
 //      Alpa's rule for 1F1B: a stage followed by n stages holds n + 1 micro-batches in flight,
 //        static + (n + 1) · activations + temporaries <= device memory   (paper Eq. 5)
 //      Stages whose FLOP share is off their device share by more than (1 + tolerance)x are

@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "plan/uniform_plans.h"
 #include "tests/plan/plan_test_util.h"
 
 namespace alpa::plan {
@@ -51,6 +52,20 @@ TEST(PipeshardPlannerTest, PlansCoverLayersAndDevicesAndBeatEverySingleStage) {
     EXPECT_EQ(again->stages[j].choice, plan->stages[j].choice);
   }
   EXPECT_EQ(again->step_time_s, plan->step_time_s);
+}
+
+// With one micro-batch the once-per-step updates (gradient synchronisation) weigh as much as the
+// pipeline: the search must see them, or it picks stages whose updates cost 16x a Megatron plan.
+TEST(PipeshardPlannerTest, WithOneMicroBatchThePlanBeatsEveryUniformGridPoint) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x8");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  const PipeshardOptions options{.num_micro_batches = 1};
+  Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  Result<UniformGridPoint> best = FastestGridPoint(SearchUniformGrid(table, cluster, options));
+  ASSERT_TRUE(best.ok()) << best.status().ToString();
+  EXPECT_LE(plan->step_time_s, best->plan->step_time_s * (1 + 1e-12))
+      << "dp " << best->dp << ", op " << best->op << ", pp " << best->pp;
 }
 
 TEST(PipeshardPlannerTest, ManualStagesAreSimulated) {
