@@ -317,6 +317,7 @@ FastKernel SelectFastKernel(const ir::Instruction& instruction) {
     return f32 && instruction.attributes().dot_dims ? RunDot : nullptr;
   }
   if (FastKernel kernel = SelectElementwise(instruction)) return kernel;
+  if (FastKernel kernel = internal::SelectIndexing(instruction)) return kernel;
   return internal::SelectDataMovement(instruction);
 }
 

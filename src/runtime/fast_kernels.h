@@ -14,6 +14,8 @@
 //                 (convert to the same type, the layer-boundary custom-call)
 //   reduce        one f32 input, an add, maximum or minimum reducer, the reduced dimensions one
 //                 contiguous range once size-1 dimensions are set aside
+//   indexing      a gather or an f32 scatter-add whose indices (s32) each pick a whole row of
+//                 a rank-2 table: the embedding lookup and its gradient (kernels/indexing.h)
 //   dot           f32 operands and result: the interpreter's matmul (kernels/matmul.h) on
 //                 operands transposed in parallel, or read in place when already in order
 // A kernel is chosen only for an instruction whose shape rule holds (ir/shape_inference.h), and

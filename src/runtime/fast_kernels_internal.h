@@ -1,6 +1,7 @@
 // Internal to the runtime's kernel choice (fast_kernels.h): what its two files share. The
 // elementwise, reduce and dot kernels and the choice itself are in fast_kernels.cc, the data
-// movement (strided copies) in fast_data_movement.cc.
+// movement (strided copies) in fast_data_movement.cc, gathers and scatters of rows in
+// fast_indexing.cc.
 #ifndef ALPA_RUNTIME_FAST_KERNELS_INTERNAL_H_
 #define ALPA_RUNTIME_FAST_KERNELS_INTERNAL_H_
 
@@ -27,6 +28,9 @@ inline bool IsArrayOf(const ir::Shape& shape, ir::DType dtype) {
 // concatenate, pad or iota (or an identity: convert to its own type, a layer boundary), or
 // nullptr. The instruction's shape rule holds (SelectFastKernel checked it).
 FastKernel SelectDataMovement(const ir::Instruction& instruction);
+
+// The row-gather or row-scatter-add kernel of a gather or scatter (fast_indexing.cc), or nullptr.
+FastKernel SelectIndexing(const ir::Instruction& instruction);
 
 }  // namespace alpa::runtime::internal
 
