@@ -40,7 +40,7 @@ Result<Literal> RunGatherRows(const ir::Instruction& instruction, const Operands
 }
 
 Result<Literal> RunScatterAddRows(const ir::Instruction& instruction, const Operands& operands) {
-  Literal out = *operands[0];  // the table, updated in place of a copy
+  Literal out = *operands[0];  // a copy of the table, which the updates are added into
   const Literal& indices = *operands[1];
   kernels::ScatterAddRowsF32(out.typed_data<float>(), out.shape().dim(0), out.shape().dim(1),
                              indices.typed_data<int32_t>(), indices.element_count(),
