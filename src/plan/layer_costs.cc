@@ -213,10 +213,11 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
                                          const std::vector<int64_t>& weights,
                                          const autodiff::TrainStepOptions& training,
                                          const cluster::ClusterSpec& cluster,
-                                         std::vector<MeshConfig> configs,
+                                         std::vector<MeshConfig> configs, int64_t micro_batch_size,
                                          const LayerCostOptions& options) {
   LayerCostTable table;
   table.configs = std::move(configs);
+  table.micro_batch_size = micro_batch_size;
   // Like Alpa's stage profiling, plan each layer without a memory limit: what fits is decided
   // for whole stages, with the micro-batches they hold (pipeshard_planner.h).
   sharding::AutoShardingOptions auto_sharding = options.auto_sharding;

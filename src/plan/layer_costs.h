@@ -84,6 +84,7 @@ struct LayerCost {
 
 struct LayerCostTable {
   int64_t num_layers = 0;
+  int64_t micro_batch_size = 0;  // rows of the batch per micro-batch, as the costs were taken
   std::vector<MeshConfig> configs;
   std::vector<LayerCost> costs;               // [layer * configs.size() + config]
   std::vector<double> flops;                  // per layer: of its step on one micro-batch
@@ -112,7 +113,7 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
                                          const std::vector<int64_t>& weights,
                                          const autodiff::TrainStepOptions& training,
                                          const cluster::ClusterSpec& cluster,
-                                         std::vector<MeshConfig> configs,
+                                         std::vector<MeshConfig> configs, int64_t micro_batch_size,
                                          const LayerCostOptions& options);
 
 }  // namespace alpa::plan

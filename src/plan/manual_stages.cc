@@ -80,6 +80,8 @@ Result<std::vector<int64_t>> GroupBoundaries(const LayerCostTable& table, int64_
 Result<int64_t> FindConfig(const LayerCostTable& table, const ManualStage& stage, size_t j) {
   std::vector<int64_t> logical = stage.logical_mesh;
   if (logical.size() == 2 && logical[1] == 1) logical.pop_back();  // (a, 1) is the 1-D [a]
+  // Without a forced batch, (1, a) is the 1-D [a] too (Alpa's suites write both).
+  if (!stage.force_batch && logical.size() == 2 && logical[0] == 1) logical.erase(logical.begin());
   for (size_t c = 0; c < table.configs.size(); ++c) {
     const MeshConfig& config = table.configs[c];
     // On one device there is nothing to force.
@@ -89,12 +91,20 @@ Result<int64_t> FindConfig(const LayerCostTable& table, const ManualStage& stage
       return static_cast<int64_t>(c);
     }
   }
+  const std::string where = fmt::format(
+      "stages[{}]: the sub-mesh [{}] as logical mesh [{}]{}", j, fmt::join(stage.submesh, ","),
+      fmt::join(stage.logical_mesh, ","), stage.force_batch ? " with the batch forced" : "");
+  // EnumerateMeshConfigs skips a forced batch that does not split evenly over axis 0.
+  if (stage.force_batch && table.micro_batch_size % logical.front() != 0) {
+    return InvalidArgument(
+        "{}: a micro-batch of {} does not split over {} data-parallel devices; use a number of "
+        "micro-batches that leaves a multiple of {} per micro-batch",
+        where, table.micro_batch_size, logical.front(), logical.front());
+  }
   return InvalidArgument(
-      "stages[{}]: the sub-mesh [{}] as logical mesh [{}]{} is not among the configurations "
-      "planned (sub-meshes of the cluster's space, logical meshes of the logical space: try "
-      "--logical-space all)",
-      j, fmt::join(stage.submesh, ","), fmt::join(stage.logical_mesh, ","),
-      stage.force_batch ? " with the batch forced" : "");
+      "{} is not among the configurations planned (sub-meshes of the cluster's space, logical "
+      "meshes of the logical space: try --logical-space all)",
+      where);
 }
 
 Result<ManualStages> ParseManualStagesJson(const json& document, const std::string& source) {

@@ -308,21 +308,27 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
                                   .num_micro_batches = static_cast<int>(options.num_micro_batches),
                                   .max_candidates = options.max_candidates}));
 
-  std::optional<PipeshardPlan> best;
-  Status last_error = NothingFits(table, cluster);
-  int64_t evaluated = 0;
+  std::vector<std::vector<StageChoice>> candidates;
   for (const pipeline::StagePlanCandidate& candidate : solved.candidates) {
-    std::vector<StageChoice> stages;
+    std::vector<StageChoice>& stages = candidates.emplace_back();
     for (const pipeline::DpStage& stage : candidate.stages) {
       stages.push_back(
           {stage.first_layer, stage.last_layer,
            configs_of[static_cast<size_t>(stage.submesh)][static_cast<size_t>(stage.config)]});
     }
+  }
+  candidates.insert(candidates.end(), options.extra_candidates.begin(),
+                    options.extra_candidates.end());
+  std::optional<PipeshardPlan> best;
+  Status last_error = NothingFits(table, cluster);
+  int64_t evaluated = 0;
+  for (size_t k = 0; k < candidates.size(); ++k) {
     evaluated += static_cast<int64_t>(options.schedules.size());
-    Result<PipeshardPlan> plan =
-        EvaluateSchedules(table, cluster, stages, options.schedules, options.num_micro_batches);
+    Result<PipeshardPlan> plan = EvaluateSchedules(table, cluster, candidates[k], options.schedules,
+                                                   options.num_micro_batches);
     if (!plan.ok()) {
-      last_error = plan.status();
+      // Why nothing fits is told by the DP's plans; an extra candidate's failure says less.
+      if (k < solved.candidates.size()) last_error = plan.status();
     } else if (!best || plan->step_time_s < best->step_time_s) {
       best = std::move(plan).value();
     }

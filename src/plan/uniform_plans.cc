@@ -52,21 +52,42 @@ Result<PipeshardPlan> PlanUniform(const LayerCostTable& table, const cluster::Cl
   return EvaluateSchedules(table, cluster, stages, options.schedules, options.num_micro_batches);
 }
 
-std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
-                                                const cluster::ClusterSpec& cluster,
-                                                const PipeshardOptions& options) {
+namespace {
+
+// Calls visit(dp, op, pp) for each grid point, in SearchUniformGrid's order.
+template <typename Visit>
+void ForEachGridPoint(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
+                      Visit visit) {
   const int64_t devices = cluster::TotalDevices(cluster);
-  std::vector<UniformGridPoint> grid;
   for (int64_t pp = 1; pp <= std::min(devices, table.num_layers); ++pp) {
     if (devices % pp != 0) continue;
     const int64_t stage_devices = devices / pp;
     for (int64_t op = 1; op <= std::min(stage_devices, cluster.hosts.front().devices); op *= 2) {
-      if (stage_devices % op != 0) continue;
-      const int64_t dp = stage_devices / op;
-      grid.push_back({dp, op, pp, PlanUniform(table, cluster, dp, op, pp, options)});
+      if (stage_devices % op == 0) visit(stage_devices / op, op, pp);
     }
   }
+}
+
+}  // namespace
+
+std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
+                                                const cluster::ClusterSpec& cluster,
+                                                const PipeshardOptions& options) {
+  std::vector<UniformGridPoint> grid;
+  ForEachGridPoint(table, cluster, [&](int64_t dp, int64_t op, int64_t pp) {
+    grid.push_back({dp, op, pp, PlanUniform(table, cluster, dp, op, pp, options)});
+  });
   return grid;
+}
+
+std::vector<std::vector<StageChoice>> UniformGridStages(const LayerCostTable& table,
+                                                        const cluster::ClusterSpec& cluster) {
+  std::vector<std::vector<StageChoice>> stages_of_points;
+  ForEachGridPoint(table, cluster, [&](int64_t dp, int64_t op, int64_t pp) {
+    Result<std::vector<StageChoice>> stages = UniformStages(table, cluster, dp, op, pp);
+    if (stages.ok()) stages_of_points.push_back(std::move(stages).value());
+  });
+  return stages_of_points;
 }
 
 Result<UniformGridPoint> FastestGridPoint(const std::vector<UniformGridPoint>& grid) {

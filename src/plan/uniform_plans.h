@@ -38,6 +38,10 @@ std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
                                                 const cluster::ClusterSpec& cluster,
                                                 const PipeshardOptions& options);
 
+// The stages of every grid point above that has them (pipeshard_planner.h's extra candidates).
+std::vector<std::vector<StageChoice>> UniformGridStages(const LayerCostTable& table,
+                                                        const cluster::ClusterSpec& cluster);
+
 // The fastest point of `grid` (the first on a tie); NOT_FOUND when none fits.
 Result<UniformGridPoint> FastestGridPoint(const std::vector<UniformGridPoint>& grid);
 

@@ -68,6 +68,34 @@ TEST(PipeshardPlannerTest, WithOneMicroBatchThePlanBeatsEveryUniformGridPoint) {
       << "dp " << best->dp << ", op " << best->op << ", pp " << best->pp;
 }
 
+// The DP ranks plans by Alpa's formula, blind to the transfers between stages; the planner also
+// simulates the extra candidates it is given, so a plan the formula ranks low is still found.
+TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:2x1");
+  LayerCostTable table = GptTinyCosts(cluster);
+  // Both devices together compute 10x slower, so the formula wants two stages; but every
+  // transfer between stages takes minutes, so one stage is far better.
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    if (table.configs[c].submesh.devices() != 2) continue;
+    for (int64_t layer = 0; layer < table.num_layers; ++layer) {
+      LayerCost& cost = table.costs[static_cast<size_t>(layer) * table.configs.size() + c];
+      cost.forward_s *= 10;
+      cost.backward_s *= 10;
+    }
+  }
+  for (int64_t& bytes : table.output_bytes) bytes = int64_t{1} << 40;
+  PipeshardOptions options{.num_micro_batches = 4, .max_candidates = 1};
+  Result<PipeshardPlan> formula_choice = PlanPipeshard(table, cluster, options);
+  ASSERT_TRUE(formula_choice.ok()) << formula_choice.status().ToString();
+  ASSERT_EQ(formula_choice->stages.size(), 2u);
+
+  options.extra_candidates = UniformGridStages(table, cluster);
+  Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->stages.size(), 1u);
+  EXPECT_LT(plan->step_time_s * 10, formula_choice->step_time_s);
+}
+
 TEST(PipeshardPlannerTest, ManualStagesAreSimulated) {
   const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
   const LayerCostTable table = GptTinyCosts(cluster);

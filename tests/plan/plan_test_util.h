@@ -22,10 +22,11 @@ inline LayerCostTable GptTinyCosts(const cluster::ClusterSpec& cluster, bool rem
   Result<models::ZooModel> gpt = models::BuildZooModel("gpt-tiny");  // batch 8
   EXPECT_TRUE(gpt.ok()) << gpt.status().ToString();
   gpt->training.remat = remat;
+  constexpr int64_t kMicroBatchSize = 8;
   const std::vector<MeshConfig> configs = EnumerateMeshConfigs(
-      cluster, cluster::EnumerateSubmeshes(cluster), /*micro_batch_size=*/8, LogicalSpace::kAll);
-  Result<LayerCostTable> table =
-      ComputeLayerCosts(*gpt->model.loss, gpt->model.weights, gpt->training, cluster, configs, {});
+      cluster, cluster::EnumerateSubmeshes(cluster), kMicroBatchSize, LogicalSpace::kAll);
+  Result<LayerCostTable> table = ComputeLayerCosts(
+      *gpt->model.loss, gpt->model.weights, gpt->training, cluster, configs, kMicroBatchSize, {});
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   return std::move(table).value();
 }

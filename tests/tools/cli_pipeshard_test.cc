@@ -110,6 +110,11 @@ TEST_F(AlpaCliTest, UniformPlansFollowMegatronsGrid) {
   ExpectBadInput(PlanGptTiny("uniform", {"--dp", "3", "--op", "1", "--pp", "1"}),
                  "the product must be the cluster's 4 devices");
   ExpectBadInput(PlanGptTiny("uniform", {"--dp", "2"}), "give all of --dp");
+  // 8 micro-batches of 2 rows: the batch cannot be forced over 4 data-parallel devices.
+  ExpectBadInput(
+      RunAlpa({"plan", "gpt-tiny", "--method", "uniform", "--cluster", "p3.16xlarge:1x4", "--batch",
+               "16", "--micro-batches", "8", "--dp", "4", "--op", "1", "--pp", "1"}),
+      "a micro-batch of 2 does not split over 4 data-parallel devices");
   ExpectBadInput(PlanGptTiny("shard", {"--pp", "2"}), "are for --method uniform");
 }
 
@@ -123,7 +128,9 @@ TEST_F(AlpaCliTest, PipeshardBadInput) {
   ExpectBadInput(Pipeshard({"--manual-stages", short_file}), "layers 1..1 are missing");
   const std::string mesh = Write("mesh.json", R"({"layers": 1, "stages": [
     {"layers": [0], "submesh": [1, 3], "logical_mesh": [3, 1]}]})");
-  ExpectBadInput(Pipeshard({"--manual-stages", mesh}), "stages[0]");
+  ExpectBadInput(Pipeshard({"--manual-stages", mesh}),
+                 "stages[0]: the sub-mesh [1,3] as logical mesh [3,1] is not among the "
+                 "configurations planned");
   const std::string bad = Write("bad.json", R"({"layers": 1, "stages": [{"layers": [0]}]})");
   ExpectBadInput(Pipeshard({"--manual-stages", bad}), "missing \"submesh\"");
   ExpectBadInput(Pipeshard({"--mesh", "2x2"}), "--mesh 2x2");
