@@ -13,11 +13,6 @@ using ir::Instruction;
 
 namespace {
 
-std::string StateName(const OptimizerConfig& config, int64_t slot) {
-  if (config.kind == OptimizerKind::kSgd) return "velocity";
-  return slot == 0 ? "m" : "v";
-}
-
 // The weights' dtype in the loss: one float type for all of them.
 Result<ir::DType> CheckWeights(const ir::Computation& entry, const std::vector<int64_t>& weights) {
   const std::vector<Instruction*> parameters = entry.parameters();
@@ -119,15 +114,19 @@ ir::DType MasterWeightType(ir::DType weight_type) {
   return half ? ir::DType::kF32 : weight_type;
 }
 
-std::vector<StepParameter> StepParameterLayout(int64_t num_loss_parameters, int64_t num_weights,
+std::vector<StepParameter> StepParameterLayout(const ir::Module& loss,
+                                               const std::vector<int64_t>& weights,
                                                const TrainStepOptions& options) {
-  std::vector<StepParameter> layout(static_cast<size_t>(num_weights), StepParameter::kWeight);
-  layout.insert(layout.end(),
-                static_cast<size_t>(num_weights * StatePerParameter(options.optimizer)),
-                StepParameter::kOptimizerState);
+  const std::vector<Instruction*> parameters = loss.entry()->parameters();
+  std::vector<StepParameter> layout(weights.size(), StepParameter::kWeight);
+  for (int64_t w : weights) {
+    const size_t arrays =
+        OptimizerState(options.optimizer, parameters[static_cast<size_t>(w)]->shape().dims())
+            .size();
+    layout.insert(layout.end(), arrays, StepParameter::kOptimizerState);
+  }
   layout.push_back(StepParameter::kStepCount);
-  layout.insert(layout.end(), static_cast<size_t>(num_loss_parameters - num_weights),
-                StepParameter::kBatch);
+  layout.insert(layout.end(), parameters.size() - weights.size(), StepParameter::kBatch);
   return layout;
 }
 
@@ -173,13 +172,12 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
     master_weights.push_back(value);
     arguments[w] = compute == master ? value : b.Convert(value, compute);
   }
-  const int64_t slots = StatePerParameter(optimizer);
   std::vector<std::vector<Instruction*>> state(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
     const Instruction* weight = parameters[weights[i]];
-    for (int64_t slot = 0; slot < slots; ++slot) {
-      state[i].push_back(b.Parameter(number++, WithType(weight->shape(), master),
-                                     weight->name() + "." + StateName(optimizer, slot)));
+    for (const StateArray& array : OptimizerState(optimizer, weight->shape().dims())) {
+      state[i].push_back(b.Parameter(number++, ir::Shape::Array(master, array.dims),
+                                     weight->name() + "." + array.name));
     }
   }
   Instruction* step = b.Parameter(number++, ir::Shape::Scalar(master), "step");

@@ -4,7 +4,7 @@
 // Given loss(p_0, ..., p_n) and the parameter numbers of the model's weights W (the rest are the
 // batch B), the step's entry is
 //   step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1)
-// with the state of each weight in the order of W (StatePerParameter arrays each) and t a scalar
+// with the state of each weight in the order of W (OptimizerState of its shape) and t a scalar
 // of the master weights' type counting the updates done so far (0 before the first).
 //
 // Mixed precision (Alpa's benchmarks: f16 parameters and activations, f32 master copy): when the
@@ -50,10 +50,11 @@ struct TrainStepOptions {
 // f32 for f16 and bf16 (the master copy), the type itself otherwise.
 ir::DType MasterWeightType(ir::DType weight_type);
 
-// What each entry parameter of a step is, in parameter order (the layout above), for a loss with
-// `num_loss_parameters` parameters of which `num_weights` are weights.
+// What each entry parameter of a step is, in parameter order (the layout above), for `loss` trained
+// in `weights` (each weight's state: OptimizerState of its shape).
 enum class StepParameter { kWeight, kOptimizerState, kStepCount, kBatch };
-std::vector<StepParameter> StepParameterLayout(int64_t num_loss_parameters, int64_t num_weights,
+std::vector<StepParameter> StepParameterLayout(const ir::Module& loss,
+                                               const std::vector<int64_t>& weights,
                                                const TrainStepOptions& options);
 
 // For each parameter of `layout`, the element of the step's result tuple the next step reads in

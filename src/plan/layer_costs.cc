@@ -50,8 +50,7 @@ Result<LayerStep> BuildLayerStep(const pipeline::StageLoss& stage,
   ALPA_ASSIGN_OR_RETURN(layer.step, autodiff::BuildTrainStep(*stage.module, stage.weights, training,
                                                              stage.activations));
   const std::vector<autodiff::StepParameter> layout =
-      autodiff::StepParameterLayout(stage.module->entry()->parameter_count(),
-                                    static_cast<int64_t>(stage.weights.size()), training);
+      autodiff::StepParameterLayout(*stage.module, stage.weights, training);
   for (autodiff::StepParameter kind : layout) layer.roles.push_back(RoleOfStepParameter(kind));
   // The step's batch parameters are the loss's non-weights, in order (autodiff/train_step.h).
   std::set<int64_t> held(stage.activations.begin(), stage.activations.end());

@@ -60,8 +60,8 @@ ZooStep BuildStep(const std::string& name) {
   Result<std::unique_ptr<ir::Module>> module =
       autodiff::BuildTrainStep(*model.loss, model.weights, options);
   EXPECT_TRUE(module.ok()) << module.status().message();
-  std::vector<autodiff::StepParameter> layout = autodiff::StepParameterLayout(
-      model.loss->entry()->parameter_count(), static_cast<int64_t>(model.weights.size()), options);
+  std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(*model.loss, model.weights, options);
   return ZooStep{std::move(zoo).value(), std::move(module).value(), std::move(layout)};
 }
 

@@ -23,8 +23,10 @@ inline Training StartTraining(std::vector<ir::Literal> weights, const OptimizerC
   Training training{std::move(weights), ir::Literal()};
   const size_t count = training.carried.size();
   for (size_t i = 0; i < count; ++i) {
-    for (int64_t slot = 0; slot < StatePerParameter(optimizer); ++slot) {
-      training.carried.push_back(ir::Literal::CreateZeros(training.carried[i].shape()));
+    const ir::Shape weight = training.carried[i].shape();  // a copy: carried grows below
+    for (const StateArray& array : OptimizerState(optimizer, weight.dims())) {
+      training.carried.push_back(
+          ir::Literal::CreateZeros(ir::Shape::Array(weight.dtype(), array.dims)));
     }
   }
   training.step_count = ir::Literal::Scalar(training.carried[0].shape().dtype(), 0);

@@ -160,8 +160,7 @@ ZooStep BuildZooStep(const std::string& name, int64_t batch, bool remat = false,
   MemoryModelOptions options;
   options.num_micro_batches = micro_batches;
   for (autodiff::StepParameter kind :
-       autodiff::StepParameterLayout(model.loss->entry()->parameter_count(),
-                                     static_cast<int64_t>(model.weights.size()), training)) {
+       autodiff::StepParameterLayout(*model.loss, model.weights, training)) {
     options.parameter_roles.push_back(RoleOf(kind));
   }
   const std::vector<ir::Instruction*> parameters = out.step->entry()->parameters();
@@ -223,12 +222,13 @@ TEST(MemoryModelTest, MicroBatchesDivideTheActivations) {
   EXPECT_EQ(two.model.gradient_bytes, one.model.gradient_bytes);
 }
 
-TEST(MemoryModelTest, MlpTinyWithSgdMomentumHasOneStateArrayPerWeight) {
+TEST(MemoryModelTest, MlpTinyWithAdamHasTwoStateArraysPerWeight) {
   const ZooStep mlp = BuildZooStep("mlp-tiny", 0);
+  ASSERT_EQ(models::BuildZooModel("mlp-tiny")->training.optimizer.kind,
+            autodiff::OptimizerKind::kAdam);
   EXPECT_EQ(mlp.model.at_peak[MemoryCategory::kWeights], mlp.weight_bytes);
   EXPECT_EQ(mlp.model.at_peak[MemoryCategory::kOptimizerState],
-            mlp.model.at_peak[MemoryCategory::kWeights] *
-                autodiff::StatePerParameter(models::BuildZooModel("mlp-tiny")->training.optimizer));
+            mlp.model.at_peak[MemoryCategory::kWeights] * 2);
   EXPECT_EQ(mlp.model.gradient_bytes, mlp.weight_bytes);
   EXPECT_GT(mlp.model.saved_activation_bytes, 0);
 }

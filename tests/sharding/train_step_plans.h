@@ -38,8 +38,8 @@ inline TrainStep BuildStep(const models::Model& model, const autodiff::TrainStep
       autodiff::BuildTrainStep(*model.loss, model.weights, options);
   EXPECT_TRUE(module.ok()) << module.status().message();
   TrainStep step{std::move(module).value(), {}};
-  const std::vector<autodiff::StepParameter> layout = autodiff::StepParameterLayout(
-      model.loss->entry()->parameter_count(), static_cast<int64_t>(model.weights.size()), options);
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(*model.loss, model.weights, options);
   // The roles only choose a parallel method's pins; the next values do not need them.
   Result<std::vector<MethodParameter>> parameters =
       StepParameters(*step.module->entry(), {}, autodiff::StepNextValueElements(layout));

@@ -1,6 +1,6 @@
 // `alpa run MODEL --cluster SPEC [--method M] [--mesh AxB] --check [--trace FILE]`: the step is
 // planned, partitioned and trained on in-process devices, --check holds it to the reference
-// interpreter step by step, each step reports its measured peak memory, and the trace shows
+// interpreter step by step (each step from the devices' inputs), each step reports its measured peak memory, and the trace shows
 // every device's instructions.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -49,6 +49,16 @@ TEST(CliRunClusterTest, GptTinyOnFourDevicesMatchesTheReference) {
     EXPECT_LE(step["peak_memory_bytes"].get<double>(), measured);
   }
   EXPECT_THAT(json["summary"]["measured_peak_at"].get<std::string>(), ::testing::StartsWith("%"));
+}
+
+// Adafactor multiplies a row of the update by 1/sqrt of the row's mean squared gradient, so a
+// row whose gradient is rounding noise (a dead ReLU unit) moves by noise-sized amounts that
+// differ between the devices and the reference. --check starts each step from the devices'
+// inputs, so the difference stays one step's worth and the factored state is held to 1e-4.
+TEST(CliRunClusterTest, AdafactorsFactoredStateMatchesTheReference) {
+  const nlohmann::json json = RunChecked(
+      {"mlp-small", "--optimizer", "adafactor", "--lr", "0.01", "--cluster", "local:2"});
+  EXPECT_EQ(json["check"]["passed"], true) << json["check"].dump(2);
 }
 
 // The trace of mlp-tiny data parallel on 2 devices, 2 steps: every device's instructions of every

@@ -64,7 +64,7 @@ TEST(AlpaCliZooErrors, BadFlagValuesListTheValidOnes) {
 
   RunResult optimizer = RunAlpa({"inspect", "gpt-tiny", "--optimizer", "lamb"});
   ExpectBadInput(optimizer, "--optimizer lamb");
-  EXPECT_THAT(optimizer.err, HasSubstr("sgd, adam, adamw"));
+  EXPECT_THAT(optimizer.err, HasSubstr("sgd, adam, adamw, adafactor"));
 
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--lr", "0"}), "--lr 0");
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--layers", "many"}), "--layers");

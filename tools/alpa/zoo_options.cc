@@ -19,7 +19,8 @@ struct OptimizerChoice {
 };
 constexpr OptimizerChoice kOptimizers[] = {{"sgd", autodiff::OptimizerKind::kSgd},
                                            {"adam", autodiff::OptimizerKind::kAdam},
-                                           {"adamw", autodiff::OptimizerKind::kAdamW}};
+                                           {"adamw", autodiff::OptimizerKind::kAdamW},
+                                           {"adafactor", autodiff::OptimizerKind::kAdafactor}};
 
 Result<ir::DType> ParseZooDType(const std::string& text) {
   for (const char* name : kDTypes) {
@@ -195,7 +196,8 @@ void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
   group->add_flag_function(
       "--remat,!--no-remat", [&flags](int64_t count) { flags.remat = count > 0; },
       "Recompute each layer's activations in the backward pass (default: the zoo's)");
-  group->add_option("--optimizer", flags.optimizer, "sgd, adam or adamw (default: the zoo's)");
+  group->add_option("--optimizer", flags.optimizer,
+                    "sgd, adam, adamw or adafactor (default: the zoo's)");
   group->add_option("--lr", flags.learning_rate, "Learning rate (default: the zoo's)");
 }
 
@@ -209,8 +211,7 @@ Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags) {
 
 std::vector<autodiff::StepParameter> StepLayout(const ZooStep& zoo) {
   const models::Model& loss = zoo.zoo.model;
-  return autodiff::StepParameterLayout(loss.loss->entry()->parameter_count(),
-                                       static_cast<int64_t>(loss.weights.size()), zoo.training);
+  return autodiff::StepParameterLayout(*loss.loss, loss.weights, zoo.training);
 }
 
 std::string OptimizerName(autodiff::OptimizerKind kind) {

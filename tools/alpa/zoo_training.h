@@ -50,6 +50,13 @@ class ZooTraining {
   // The weights, then their optimizer state, as the last step left them (step order).
   const std::vector<ir::Literal>& carried() const { return carried_; }
 
+  // Takes `other`'s carried values and step count (copies), so that the next step starts from
+  // the inputs other's next step has: --check runs the reference from the devices' inputs.
+  void Follow(const ZooTraining& other) {
+    carried_ = other.carried_;
+    step_count_ = other.step_count_;
+  }
+
  private:
   std::vector<ir::Literal> Batch(int64_t index) const;
 
