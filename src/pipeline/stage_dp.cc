@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "pipeline/alpa_formula.h"
@@ -33,6 +34,11 @@ Status ValidateTable(const StageCostTable& table) {
         table.time_s.size(), table.max_successors.size(), size);
   }
   const int64_t num_submeshes = static_cast<int64_t>(table.submesh_devices.size());
+  if (!table.submesh_pools.empty() &&
+      static_cast<int64_t>(table.submesh_pools.size()) != num_submeshes) {
+    return InvalidArgument("submesh_pools has {} entries: needs one per sub-mesh ({}) or none",
+                           table.submesh_pools.size(), num_submeshes);
+  }
   for (int64_t l = 0; l < table.num_layers; ++l) {
     for (int64_t i = l; i < table.num_layers; ++i) {
       for (int64_t m = 0; m < num_submeshes; ++m) {
@@ -56,6 +62,18 @@ Status ValidateTable(const StageCostTable& table) {
 Status ValidateOptions(const StageDpOptions& options) {
   if (options.num_devices < 1) {
     return InvalidArgument("num_devices is {}: needs >= 1", options.num_devices);
+  }
+  int64_t pooled = 0;
+  for (size_t p = 0; p < options.devices_per_pool.size(); ++p) {
+    if (options.devices_per_pool[p] < 1) {
+      return InvalidArgument("devices_per_pool[{}] is {}: needs >= 1", p,
+                             options.devices_per_pool[p]);
+    }
+    pooled += options.devices_per_pool[p];
+  }
+  if (!options.devices_per_pool.empty() && pooled != options.num_devices) {
+    return InvalidArgument("devices_per_pool sums to {}, num_devices is {}: they must agree",
+                           pooled, options.num_devices);
   }
   if (options.num_micro_batches < 1) {
     return InvalidArgument("num_micro_batches is {}: needs >= 1", options.num_micro_batches);
@@ -97,26 +115,49 @@ struct ClassAnswer {
 //    E; classes 0 .. E-1 are exact counts. Without memory limits E = 1: the DP is over (l, d).
 // Ties in the sum go to the smaller largest stage, which keeps F exact for the latency: appending a
 // stage preserves the order of (sum, largest stage) pairs.
+//
+// The devices left, one count per pool, are one mixed-radix index d = sum_p left_p · stride_p
+// (stride_p = prod_{q<p} (devices_q + 1)); a stage on sub-mesh m takes n_m · stride of its pool,
+// allowed where that pool's digit of d is at least n_m. With one pool d is the device count.
 class StageDp {
  public:
-  StageDp(const StageCostTable& table, int64_t num_devices)
+  StageDp(const StageCostTable& table, const std::vector<int64_t>& pools)
       : num_layers_(table.num_layers),
         num_submeshes_(static_cast<int64_t>(table.submesh_devices.size())),
-        num_devices_(num_devices),
         submesh_devices_(table.submesh_devices),
         option_begin_{0} {
-    int64_t smallest_submesh = num_devices_;
+    int64_t stride = 1;
+    std::vector<int64_t> strides;
+    for (int64_t devices : pools) {
+      strides.push_back(stride);
+      stride *= devices + 1;
+    }
+    all_devices_ = stride - 1;  // every pool's digit at its maximum
+    for (size_t pool = 0; pool < pools.size(); ++pool) {
+      std::vector<int64_t>& digits = pool_digits_.emplace_back();
+      for (int64_t d = 0; d <= all_devices_; ++d) {
+        digits.push_back(d / strides[pool] % (pools[pool] + 1));
+      }
+    }
+    for (int64_t m = 0; m < num_submeshes_; ++m) {
+      const size_t pool = table.submesh_pools.empty() ? 0 : table.submesh_pools[m];
+      submesh_pool_.push_back(static_cast<int64_t>(pool));
+      submesh_step_.push_back(submesh_devices_[m] * strides[pool]);
+    }
+    const int64_t total_devices = std::accumulate(pools.begin(), pools.end(), int64_t{0});
+    int64_t smallest_submesh = total_devices;
     for (int64_t l = 0; l < num_layers_; ++l) {
       for (int64_t i = 0; i < num_layers_; ++i) {  // slots with i < l stay empty
         for (int64_t m = 0; m < num_submeshes_; ++m) {
-          if (i >= l && submesh_devices_[m] <= num_devices_ && AddStaircase(table, l, i, m)) {
+          if (i >= l && submesh_devices_[m] <= pools[submesh_pool_[m]] &&
+              AddStaircase(table, l, i, m)) {
             smallest_submesh = std::min(smallest_submesh, submesh_devices_[m]);
           }
           option_begin_.push_back(options_.size());
         }
       }
     }
-    const int64_t max_stages = std::min(num_layers_, num_devices_ / smallest_submesh);
+    const int64_t max_stages = std::min(num_layers_, total_devices / smallest_submesh);
     int64_t largest_limiting = -1;  // m*
     for (const StageOption& option : options_) {
       times_.push_back(option.time_s);
@@ -128,7 +169,7 @@ class StageDp {
     times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
     merged_class_ = std::max<int64_t>(largest_limiting + 1, 1);
     const size_t cells = static_cast<size_t>((merged_class_ + 1) * (num_layers_ + 1));
-    sum_.resize(cells * static_cast<size_t>(num_devices_ + 1));
+    sum_.resize(cells * static_cast<size_t>(all_devices_ + 1));
     max_.resize(sum_.size());
     row_first_.resize(cells);
     row_last_.resize(cells);
@@ -141,7 +182,7 @@ class StageDp {
   void Solve(double t_max) {
     std::fill(sum_.begin(), sum_.end(), kInf);
     std::fill(max_.begin(), max_.end(), kInf);
-    std::fill(row_first_.begin(), row_first_.end(), num_devices_ + 1);
+    std::fill(row_first_.begin(), row_first_.end(), all_devices_ + 1);
     std::fill(row_last_.begin(), row_last_.end(), -1);
     const size_t end = Row(0, num_layers_);
     sum_[Cell(end, 0)] = 0;
@@ -153,10 +194,10 @@ class StageDp {
         ForEachTransition(
             stage_class, l, t_max,
             [&](int64_t i, int64_t m, int64_t source_class, const StageOption& option) {
-              Relax(row, Row(source_class, i + 1), submesh_devices_[m], option.time_s);
+              Relax(row, Row(source_class, i + 1), m, option.time_s);
               return false;
             });
-        for (int64_t d = 0; d <= num_devices_; ++d) {
+        for (int64_t d = 0; d <= all_devices_; ++d) {
           if (sum_[Cell(row, d)] == kInf) continue;
           row_first_[row] = std::min(row_first_[row], d);
           row_last_[row] = d;
@@ -168,7 +209,7 @@ class StageDp {
   std::vector<ClassAnswer> Answers() const {
     std::vector<ClassAnswer> answers;
     for (int64_t stage_class = 1; stage_class <= merged_class_; ++stage_class) {
-      const size_t cell = Cell(Row(stage_class, 0), num_devices_);
+      const size_t cell = Cell(Row(stage_class, 0), all_devices_);
       if (sum_[cell] < kInf) answers.push_back({stage_class, sum_[cell], max_[cell]});
     }
     return answers;
@@ -179,14 +220,14 @@ class StageDp {
   std::vector<DpStage> Plan(int64_t stage_class, double t_max) const {
     std::vector<DpStage> stages;
     int64_t l = 0;
-    int64_t d = num_devices_;
+    int64_t d = all_devices_;
     while (l < num_layers_) {
       const size_t cell = Cell(Row(stage_class, l), d);
       const bool found = ForEachTransition(
           stage_class, l, t_max,
           [&](int64_t i, int64_t m, int64_t source_class, const StageOption& option) {
-            const int64_t rest = d - submesh_devices_[m];
-            if (rest < 0) return false;
+            if (!Fits(m, d)) return false;
+            const int64_t rest = d - submesh_step_[m];
             const size_t source = Cell(Row(source_class, i + 1), rest);
             if (sum_[source] + option.time_s != sum_[cell] ||
                 std::max(max_[source], option.time_s) != max_[cell]) {
@@ -212,7 +253,12 @@ class StageDp {
     return static_cast<size_t>(stage_class * (num_layers_ + 1) + l);
   }
   size_t Cell(size_t row, int64_t d) const {
-    return row * static_cast<size_t>(num_devices_ + 1) + static_cast<size_t>(d);
+    return row * static_cast<size_t>(all_devices_ + 1) + static_cast<size_t>(d);
+  }
+  // Whether sub-mesh m's devices are left in its pool at state d.
+  bool Fits(int64_t m, int64_t d) const {
+    return pool_digits_[static_cast<size_t>(submesh_pool_[m])][static_cast<size_t>(d)] >=
+           submesh_devices_[m];
   }
 
   // Appends the staircase of (l, i, m); false when it is empty.
@@ -257,16 +303,27 @@ class StageDp {
     return false;
   }
 
-  // F(target row, d) = min(F(target row, d), F(source row, d - devices) + time) over the finite
+  // F(target row, d) = min(F(target row, d), F(source row, d - sub-mesh m) + time) over the finite
   // part of the source row, ties to the smaller largest stage.
-  void Relax(size_t target, size_t source, int64_t devices, double time_s) {
+  void Relax(size_t target, size_t source, int64_t m, double time_s) {
+    // With one pool d >= first >= devices always fits: the loop runs without the check.
+    if (pool_digits_.size() == 1) {
+      RelaxRange</*one_pool=*/true>(target, source, m, time_s);
+    } else {
+      RelaxRange</*one_pool=*/false>(target, source, m, time_s);
+    }
+  }
+  template <bool one_pool>
+  void RelaxRange(size_t target, size_t source, int64_t m, double time_s) {
+    const int64_t devices = submesh_step_[m];
     const int64_t first = row_first_[source] + devices;
-    const int64_t last = std::min(row_last_[source] + devices, num_devices_);
+    const int64_t last = std::min(row_last_[source] + devices, all_devices_);
     double* target_sum = &sum_[Cell(target, 0)];
     double* target_max = &max_[Cell(target, 0)];
     const double* source_sum = &sum_[Cell(source, 0)];
     const double* source_max = &max_[Cell(source, 0)];
     for (int64_t d = first; d <= last; ++d) {
+      if (!one_pool && !Fits(m, d)) continue;
       const double sum = source_sum[d - devices] + time_s;
       const double max = std::max(source_max[d - devices], time_s);
       const bool better = sum < target_sum[d] || (sum == target_sum[d] && max < target_max[d]);
@@ -277,10 +334,13 @@ class StageDp {
 
   int64_t num_layers_;
   int64_t num_submeshes_;
-  int64_t num_devices_;
+  int64_t all_devices_ = 0;  // the state with every device of every pool left
   std::vector<int64_t> submesh_devices_;
-  std::vector<StageOption> options_;  // the staircases, (l, i, m) after each other
-  std::vector<size_t> option_begin_;  // per (l, i, m) slot, and one past the last
+  std::vector<int64_t> submesh_pool_;
+  std::vector<int64_t> submesh_step_;              // what a stage on the sub-mesh takes from d
+  std::vector<std::vector<int64_t>> pool_digits_;  // per pool: its digit of each d
+  std::vector<StageOption> options_;               // the staircases, (l, i, m) after each other
+  std::vector<size_t> option_begin_;               // per (l, i, m) slot, and one past the last
   std::vector<double> times_;
   int64_t merged_class_ = 1;  // E
   std::vector<double> sum_;   // [class][l][d]
@@ -340,7 +400,16 @@ StageCostTable StageCostTable::Make(int64_t num_layers, std::vector<int64_t> sub
 Result<StageDpResult> SolveStageDp(const StageCostTable& table, const StageDpOptions& options) {
   ALPA_RETURN_IF_ERROR(ValidateTable(table));
   ALPA_RETURN_IF_ERROR(ValidateOptions(options));
-  StageDp dp(table, options.num_devices);
+  const std::vector<int64_t> pools = options.devices_per_pool.empty()
+                                         ? std::vector<int64_t>{options.num_devices}
+                                         : options.devices_per_pool;
+  for (size_t m = 0; m < table.submesh_pools.size(); ++m) {
+    if (table.submesh_pools[m] < 0 || table.submesh_pools[m] >= std::ssize(pools)) {
+      return InvalidArgument("submesh_pools[{}] is {}: the options have {} pool(s)", m,
+                             table.submesh_pools[m], pools.size());
+    }
+  }
+  StageDp dp(table, pools);
   const std::vector<double>& times = dp.times();
   const int micro_batches = options.num_micro_batches;
   StageDpResult result;

@@ -17,7 +17,9 @@
 //                F(s - 1, i + 1, d - n_m) + t(l, i, m, c)
 //   T(t_max)   = min over s of F(s, 0, D) + (B - 1) · (largest stage time of that plan)
 //
-// and keeps the best T. SolveStageDp finds the same optimum (exactly with epsilon_s = 0) but
+// and keeps the best T. On a heterogeneous cluster the devices come in pools (host types): each
+// sub-mesh draws from one pool, d is a vector of devices left per pool, and a plan uses every
+// device of every pool. SolveStageDp finds the same optimum (exactly with epsilon_s = 0) but
 // solves a few dozen bounds where Alpa's loop solves thousands: the smallest sum is a staircase in
 // t_max, and after each answer it goes straight to the largest stage time below that answer's
 // largest stage (stage_dp.cc says why nothing in between can win).
@@ -43,6 +45,9 @@ struct StageCostTable {
   int64_t num_configs = 0;
   std::vector<double> time_s;  // [first][last][submesh][config] row-major; last < first unused
   std::vector<int64_t> max_successors;  // same indexing
+  // Per sub-mesh choice, the device pool it draws from (StageDpOptions::devices_per_pool); empty
+  // when there is one pool.
+  std::vector<int64_t> submesh_pools;
 
   // Sized for the given shape with every stage a non-candidate (time +inf, max_successors -1).
   static StageCostTable Make(int64_t num_layers, std::vector<int64_t> submesh_devices,
@@ -70,6 +75,8 @@ struct StagePlanCandidate {
 
 struct StageDpOptions {
   int64_t num_devices = 1;  // D: the stages' sub-meshes use exactly this many
+  // The devices of each pool (summing to D), each used exactly; empty: one pool of D devices.
+  std::vector<int64_t> devices_per_pool = {};
   int num_micro_batches = 1;
   // A bound closer than this to one already solved is skipped (Alpa's gap; it reports the same
   // plans as 0). The answer is then within (B - 1) · epsilon_s of the optimum; 0 = exact.
@@ -88,7 +95,8 @@ struct StageDpResult {
 
 // Errors (INVALID_ARGUMENT) name the field: num_layers, submesh_devices or num_configs < 1, vector
 // sizes that do not match them, NaN or negative times, max_successors < -1, num_devices,
-// num_micro_batches or max_candidates < 1, epsilon_s negative or not finite.
+// num_micro_batches or max_candidates < 1, epsilon_s negative or not finite, pools that do not
+// sum to num_devices or that a sub-mesh names but the options do not have.
 Result<StageDpResult> SolveStageDp(const StageCostTable& table, const StageDpOptions& options);
 
 }  // namespace alpa::pipeline

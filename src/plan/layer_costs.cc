@@ -217,6 +217,9 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   LayerCostTable table;
   table.configs = std::move(configs);
   table.micro_batch_size = micro_batch_size;
+  for (const cluster::HostType& type : cluster::HostTypes(cluster)) {
+    table.device_types.push_back(type.host.device.name);
+  }
   // Like Alpa's stage profiling, plan each layer without a memory limit: what fits is decided
   // for whole stages, with the micro-batches they hold (pipeshard_planner.h).
   sharding::AutoShardingOptions auto_sharding = options.auto_sharding;

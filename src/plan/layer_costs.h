@@ -85,6 +85,7 @@ struct LayerCost {
 struct LayerCostTable {
   int64_t num_layers = 0;
   int64_t micro_batch_size = 0;  // rows of the batch per micro-batch, as the costs were taken
+  std::vector<std::string> device_types;  // per host type (Submesh::host_type): its device's name
   std::vector<MeshConfig> configs;
   std::vector<LayerCost> costs;               // [layer * configs.size() + config]
   std::vector<double> flops;                  // per layer: of its step on one micro-batch

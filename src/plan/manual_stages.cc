@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "pipeline/layer_clustering.h"
@@ -47,6 +48,12 @@ Result<ManualStage> ParseStage(const json& stage, const std::string& path) {
     }
     parsed.force_batch = !axis.is_null();
   }
+  if (stage.contains("device_type")) {
+    if (!stage["device_type"].is_string()) {
+      return InvalidArgument("{}.device_type: must be a device type's name", path);
+    }
+    parsed.device_type = stage["device_type"].get<std::string>();
+  }
   return parsed;
 }
 
@@ -82,18 +89,30 @@ Result<int64_t> FindConfig(const LayerCostTable& table, const ManualStage& stage
   if (logical.size() == 2 && logical[1] == 1) logical.pop_back();  // (a, 1) is the 1-D [a]
   // Without a forced batch, (1, a) is the 1-D [a] too (Alpa's suites write both).
   if (!stage.force_batch && logical.size() == 2 && logical[0] == 1) logical.erase(logical.begin());
+  // The device type picks among a heterogeneous cluster's host types; on a homogeneous cluster a
+  // plan made for other devices re-costs on these.
+  const bool by_type = !stage.device_type.empty() && table.device_types.size() > 1;
+  if (by_type &&
+      std::ranges::find(table.device_types, stage.device_type) == table.device_types.end()) {
+    return InvalidArgument("stages[{}]: the cluster has no {} devices (it has {})", j,
+                           stage.device_type, fmt::join(table.device_types, ", "));
+  }
   for (size_t c = 0; c < table.configs.size(); ++c) {
     const MeshConfig& config = table.configs[c];
     // On one device there is nothing to force.
     const bool force = stage.force_batch && config.submesh.devices() > 1;
+    const bool type_matches =
+        !by_type ||
+        table.device_types[static_cast<size_t>(config.submesh.host_type)] == stage.device_type;
     if (config.submesh.shape == stage.submesh && config.logical_shape == logical &&
-        config.force_batch == force) {
+        config.force_batch == force && type_matches) {
       return static_cast<int64_t>(c);
     }
   }
   const std::string where = fmt::format(
-      "stages[{}]: the sub-mesh [{}] as logical mesh [{}]{}", j, fmt::join(stage.submesh, ","),
-      fmt::join(stage.logical_mesh, ","), stage.force_batch ? " with the batch forced" : "");
+      "stages[{}]: the sub-mesh [{}]{} as logical mesh [{}]{}", j, fmt::join(stage.submesh, ","),
+      by_type ? " of " + stage.device_type : "", fmt::join(stage.logical_mesh, ","),
+      stage.force_batch ? " with the batch forced" : "");
   // EnumerateMeshConfigs skips a forced batch that does not split evenly over axis 0.
   if (stage.force_batch && table.micro_batch_size % logical.front() != 0) {
     return InvalidArgument(

@@ -52,9 +52,13 @@ StageFigures Compose(const LayerCostTable& table, int64_t first, int64_t last, i
   return stage;
 }
 
+const cluster::DeviceSpec& DeviceOf(const std::vector<cluster::HostType>& types,
+                                    const MeshConfig& config) {
+  return types[static_cast<size_t>(config.submesh.host_type)].host.device;
+}
+
 int64_t DeviceMemory(const cluster::ClusterSpec& cluster, const MeshConfig& config) {
-  const std::vector<cluster::HostType> types = cluster::HostTypes(cluster);
-  return types[static_cast<size_t>(config.submesh.host_type)].host.device.memory_bytes;
+  return DeviceOf(cluster::HostTypes(cluster), config).memory_bytes;
 }
 
 // Alpa's max_n_succ_stages: how many stages may follow one that holds `in flight` = successors
@@ -110,16 +114,41 @@ Status CheckCoverage(const LayerCostTable& table, const std::vector<StageChoice>
   return Status::Ok();
 }
 
+// Each host type's hosts are sliced among the stages on sub-meshes of that type, in pipeline
+// order (one type: Alpa's slicing of the whole cluster).
 Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& table,
                                                        const cluster::ClusterSpec& cluster,
                                                        const std::vector<StageChoice>& stages) {
-  std::vector<pipeline::SubmeshShape> shapes;
-  for (const StageChoice& stage : stages) {
-    const cluster::Submesh& submesh = table.configs[static_cast<size_t>(stage.config)].submesh;
-    shapes.push_back({HostsOf(submesh), submesh.shape.back()});
+  const std::vector<cluster::HostType> types = cluster::HostTypes(cluster);
+  const std::vector<int64_t> first_device = cluster::FirstDeviceOfHosts(cluster);
+  std::vector<std::vector<int64_t>> devices(stages.size());
+  for (size_t t = 0; t < types.size(); ++t) {
+    std::vector<size_t> on_type;
+    std::vector<pipeline::SubmeshShape> shapes;
+    for (size_t j = 0; j < stages.size(); ++j) {
+      const cluster::Submesh& submesh =
+          table.configs[static_cast<size_t>(stages[j].config)].submesh;
+      if (submesh.host_type != static_cast<int64_t>(t)) continue;
+      on_type.push_back(j);
+      shapes.push_back({HostsOf(submesh), submesh.shape.back()});
+    }
+    const int64_t per_host = types[t].host.devices;
+    Result<std::vector<std::vector<int64_t>>> sliced =
+        pipeline::SliceSubmeshes(static_cast<int64_t>(types[t].hosts.size()), per_host, shapes);
+    if (!sliced.ok()) {
+      return types.size() == 1
+                 ? sliced.status()
+                 : sliced.status().WithContext(fmt::format(
+                       "the {} hosts of {}", types[t].hosts.size(), types[t].host.device.name));
+    }
+    for (size_t k = 0; k < on_type.size(); ++k) {
+      for (int64_t local : (*sliced)[k]) {  // local ids number the type's hosts in order
+        const int64_t host = types[t].hosts[static_cast<size_t>(local / per_host)];
+        devices[on_type[k]].push_back(first_device[static_cast<size_t>(host)] + local % per_host);
+      }
+    }
   }
-  return pipeline::SliceSubmeshes(static_cast<int64_t>(cluster.hosts.size()),
-                                  cluster.hosts.front().devices, shapes);
+  return devices;
 }
 
 // Why no plan was found: what the whole model needs per device as one stage on every device (the
@@ -184,6 +213,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                        .activation_bytes = figures.activation_bytes,
                        .temporary_bytes = figures.temporary_bytes,
                        .memory_bytes = DeviceMemory(cluster, config),
+                       .device_type = DeviceOf(cluster::HostTypes(cluster), config).name,
                        .collectives = figures.collectives};
     pipeline::StageSpec& simulated = spec.stages.emplace_back();
     simulated.forward_s = figures.forward_s;
@@ -274,6 +304,12 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
   for (const cluster::Submesh& submesh : submeshes) submesh_devices.push_back(submesh.devices());
   pipeline::StageCostTable dp = pipeline::StageCostTable::Make(table.num_layers, submesh_devices,
                                                                static_cast<int64_t>(num_configs));
+  // Each host type is a pool of devices the plan must use exactly.
+  std::vector<int64_t> devices_per_pool;
+  for (const cluster::HostType& type : cluster::HostTypes(cluster)) {
+    devices_per_pool.push_back(static_cast<int64_t>(type.hosts.size()) * type.host.devices);
+  }
+  for (const cluster::Submesh& submesh : submeshes) dp.submesh_pools.push_back(submesh.host_type);
   for (int64_t first = 0; first < table.num_layers; ++first) {
     for (int64_t last = first; last < table.num_layers; ++last) {
       for (size_t s = 0; s < submeshes.size(); ++s) {
@@ -305,6 +341,7 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
   ALPA_ASSIGN_OR_RETURN(
       pipeline::StageDpResult solved,
       pipeline::SolveStageDp(dp, {.num_devices = total_devices,
+                                  .devices_per_pool = devices_per_pool,
                                   .num_micro_batches = static_cast<int>(options.num_micro_batches),
                                   .max_candidates = options.max_candidates}));
 

@@ -57,6 +57,7 @@ struct PlannedStage {
   int64_t micro_batches_in_flight = 0;                  // at its peak, under the plan's schedule
   int64_t peak_memory_bytes = 0;                        // per device, under the plan's schedule
   int64_t memory_bytes = 0;                             // of one device of its sub-mesh
+  std::string device_type;                              // the name of its devices' type
   std::map<cost::CollectiveKind, int64_t> collectives;  // per micro-batch step of the stage
 };
 

@@ -15,6 +15,12 @@ Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
   const int64_t devices = cluster::TotalDevices(cluster);
   const int64_t per_host = cluster.hosts.front().devices;
   const std::string plan = fmt::format("dp {} x op {} x pp {}", dp, op, pp);
+  if (const size_t types = cluster::HostTypes(cluster).size(); types > 1) {
+    return InvalidArgument(
+        "{}: a uniform plan gives every stage the same devices, and the cluster has {} host "
+        "types; plan with --method pipeshard",
+        plan, types);
+  }
   if (dp < 1 || op < 1 || pp < 1 || dp * op * pp != devices) {
     return InvalidArgument("{}: the product must be the cluster's {} devices", plan, devices);
   }
@@ -38,7 +44,8 @@ Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
                         ? std::vector<int64_t>{1, stage_devices}
                         : std::vector<int64_t>{stage_devices / per_host, per_host},
          .logical_mesh = {dp, op},
-         .force_batch = true});
+         .force_batch = true,
+         .device_type = ""});
   }
   Result<std::vector<StageChoice>> stages = ResolveManualStages(manual, table);
   if (!stages.ok()) return stages.status().WithContext(plan);

@@ -21,14 +21,16 @@ void Set(StageCostTable& table, int64_t first, int64_t last, int64_t submesh, in
 }
 
 // The smallest sum + (B - 1) · max over every plan: every cut of the layers into contiguous stages,
-// every (sub-mesh, config) per stage, all devices used, stage k of S with S - 1 - k successors
-// allowed by its max_successors. +inf when there is none.
-double BruteForceLatency(const StageCostTable& table, int64_t num_devices, int num_micro_batches) {
+// every (sub-mesh, config) per stage, all devices of every pool used, stage k of S with S - 1 - k
+// successors allowed by its max_successors. +inf when there is none.
+double BruteForceLatency(const StageCostTable& table, std::vector<int64_t> pools,
+                         int num_micro_batches) {
   double best = kInf;
   std::vector<size_t> chosen;  // table indices of the stages so far
-  std::function<void(int64_t, int64_t)> extend = [&](int64_t first, int64_t devices_left) {
+  auto pool_of = [&](size_t m) { return table.submesh_pools.empty() ? 0 : table.submesh_pools[m]; };
+  std::function<void(int64_t)> extend = [&](int64_t first) {
     if (first == table.num_layers) {
-      if (devices_left != 0) return;
+      if (std::any_of(pools.begin(), pools.end(), [](int64_t left) { return left != 0; })) return;
       const int64_t num_stages = static_cast<int64_t>(chosen.size());
       double sum = 0;
       double max = 0;
@@ -42,18 +44,21 @@ double BruteForceLatency(const StageCostTable& table, int64_t num_devices, int n
     }
     for (int64_t last = first; last < table.num_layers; ++last) {
       for (size_t m = 0; m < table.submesh_devices.size(); ++m) {
-        if (table.submesh_devices[m] > devices_left) continue;
+        int64_t& left = pools[pool_of(m)];
+        if (table.submesh_devices[m] > left) continue;
         for (int64_t c = 0; c < table.num_configs; ++c) {
           const size_t index = table.Index(first, last, static_cast<int64_t>(m), c);
           if (table.time_s[index] == kInf) continue;
           chosen.push_back(index);
-          extend(last + 1, devices_left - table.submesh_devices[m]);
+          left -= table.submesh_devices[m];
+          extend(last + 1);
+          left += table.submesh_devices[m];
           chosen.pop_back();
         }
       }
     }
   };
-  extend(0, num_devices);
+  extend(0);
   return best;
 }
 
@@ -220,7 +225,7 @@ TEST(StageDpTest, EqualsBruteForceOnSmallRandomInstances) {
                                  .epsilon_s = 0,
                                  .max_candidates = 4};
     const double expected =
-        BruteForceLatency(table, options.num_devices, options.num_micro_batches);
+        BruteForceLatency(table, {options.num_devices}, options.num_micro_batches);
     Result<StageDpResult> result = SolveStageDp(table, options);
     ASSERT_TRUE(result.ok()) << result.status().message();
     SCOPED_TRACE("instance " + std::to_string(instance));
@@ -234,6 +239,46 @@ TEST(StageDpTest, EqualsBruteForceOnSmallRandomInstances) {
     ExpectValidCandidates(table, options, *result);
   }
   EXPECT_GT(feasible, 1000);  // the instances exercise the DP, not only its infeasible exit
+}
+
+// Two pools (a heterogeneous cluster's host types): each sub-mesh draws from one, and every device
+// of both is used.
+TEST(StageDpTest, EqualsBruteForceWithTwoDevicePools) {
+  std::mt19937 rng(20261124);
+  int feasible = 0;
+  for (int instance = 0; instance < 1500; ++instance) {
+    const int64_t num_layers = 1 + rng() % 5;
+    StageCostTable table = RandomTable(rng, num_layers, {1, 2, 4, 1, 2}, 1 + rng() % 2,
+                                       /*integer_times=*/instance % 3 == 0);
+    table.submesh_pools = {0, 0, 0, 1, 1};
+    const std::vector<int64_t> pools = {int64_t{1} << (rng() % 3), int64_t{1} << (rng() % 2)};
+    const StageDpOptions options{.num_devices = pools[0] + pools[1],
+                                 .devices_per_pool = pools,
+                                 .num_micro_batches = static_cast<int>(1 + rng() % 8),
+                                 .epsilon_s = 0,
+                                 .max_candidates = 4};
+    const double expected = BruteForceLatency(table, pools, options.num_micro_batches);
+    Result<StageDpResult> result = SolveStageDp(table, options);
+    ASSERT_TRUE(result.ok()) << result.status().message();
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    if (expected == kInf) {
+      EXPECT_TRUE(result->candidates.empty());
+      continue;
+    }
+    ++feasible;
+    ASSERT_FALSE(result->candidates.empty());
+    EXPECT_NEAR(result->candidates[0].latency_s, expected, 1e-9 * expected);
+    ExpectValidCandidates(table, options, *result);
+    for (const StagePlanCandidate& plan : result->candidates) {
+      std::vector<int64_t> used(2, 0);
+      for (const DpStage& stage : plan.stages) {
+        used[static_cast<size_t>(table.submesh_pools[static_cast<size_t>(stage.submesh)])] +=
+            table.submesh_devices[static_cast<size_t>(stage.submesh)];
+      }
+      EXPECT_EQ(used, pools);
+    }
+  }
+  EXPECT_GT(feasible, 300);
 }
 
 TEST(StageDpTest, EqualsAlpasEnumerationOnMediumInstances) {
@@ -270,7 +315,7 @@ TEST(StageDpTest, EpsilonGapCostsAtMostBMinusOneEpsilon) {
     const StageDpOptions options{
         .num_devices = 4, .num_micro_batches = static_cast<int>(1 + rng() % 8), .epsilon_s = 0.05};
     const double expected =
-        BruteForceLatency(table, options.num_devices, options.num_micro_batches);
+        BruteForceLatency(table, {options.num_devices}, options.num_micro_batches);
     Result<StageDpResult> result = SolveStageDp(table, options);
     ASSERT_TRUE(result.ok()) << result.status().message();
     if (expected == kInf) continue;
@@ -398,6 +443,13 @@ TEST(StageDpTest, BadInputErrorsNameTheField) {
   expect_error(SolveStageDp(good, {.num_devices = 2, .num_micro_batches = 0}), "num_micro_batches");
   expect_error(SolveStageDp(good, {.num_devices = 2, .epsilon_s = kInf}), "epsilon_s");
   expect_error(SolveStageDp(good, {.num_devices = 2, .max_candidates = 0}), "max_candidates");
+  expect_error(SolveStageDp(good, {.num_devices = 3, .devices_per_pool = {1, 1}}),
+               "devices_per_pool sums to 2, num_devices is 3");
+  StageCostTable pooled = good;
+  pooled.submesh_pools.assign(good.submesh_devices.size(), 1);
+  expect_error(SolveStageDp(pooled, {.num_devices = 2}), "submesh_pools[0] is 1");
+  pooled.submesh_pools = {0, 0, 0};
+  expect_error(SolveStageDp(pooled, {.num_devices = 2}), "submesh_pools has 3 entries");
 }
 
 TEST(StageDpTest, SolvesAnAlpaSizedInstance) {

@@ -96,6 +96,35 @@ TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
   EXPECT_LT(plan->step_time_s * 10, formula_choice->step_time_s);
 }
 
+// A host of 4 V100s and a host of 4 devices 4x as fast: every device is used, each stage's devices
+// are of one type (the type its costs were taken on), and the stage reports it.
+TEST(PipeshardPlannerTest, HeterogeneousClustersGiveEachStageDevicesOfOneType) {
+  cluster::ClusterSpec cluster = Cluster("p3.16xlarge:2x4");
+  cluster::DeviceSpec& fast = cluster.hosts[1].device;
+  fast.name = "fast";
+  for (auto& [dtype, flops] : fast.peak_flops) flops *= 4;
+  const LayerCostTable table = GptTinyCosts(cluster);
+  Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const std::vector<cluster::HostType> types = cluster::HostTypes(cluster);
+  ASSERT_EQ(types.size(), 2u);
+  const std::vector<int64_t> host_of = cluster::HostOfDevices(cluster);
+  std::set<int64_t> devices;
+  std::set<std::string> device_types;
+  for (const PlannedStage& stage : plan->stages) {
+    const int64_t type = table.configs[static_cast<size_t>(stage.choice.config)].submesh.host_type;
+    EXPECT_EQ(stage.device_type, types[static_cast<size_t>(type)].host.device.name);
+    device_types.insert(stage.device_type);
+    for (int64_t device : stage.devices) {
+      EXPECT_TRUE(devices.insert(device).second) << "device " << device << " used twice";
+      EXPECT_THAT(types[static_cast<size_t>(type)].hosts,
+                  ::testing::Contains(host_of[static_cast<size_t>(device)]));
+    }
+  }
+  EXPECT_EQ(devices.size(), 8u);
+  EXPECT_EQ(device_types, (std::set<std::string>{"V100-SXM2-16GB", "fast"}));
+}
+
 TEST(PipeshardPlannerTest, ManualStagesAreSimulated) {
   const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
   const LayerCostTable table = GptTinyCosts(cluster);

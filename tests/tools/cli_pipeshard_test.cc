@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,34 @@ TEST_F(AlpaCliTest, UniformPlansFollowMegatronsGrid) {
                "16", "--micro-batches", "8", "--dp", "4", "--op", "1", "--pp", "1"}),
       "a micro-batch of 2 does not split over 4 data-parallel devices");
   ExpectBadInput(PlanGptTiny("shard", {"--pp", "2"}), "are for --method uniform");
+}
+
+// examples/clusters/heterogeneous.json: 3 hosts of 8 V100s and one of 4 A100s. Each stage names
+// its devices' type, and --validate re-costs the plan on the same types.
+TEST_F(AlpaCliTest, PipeshardPlansAHeterogeneousCluster) {
+  const std::vector<std::string> args = {"plan",      "gpt-tiny",
+                                         "--cluster", ExamplePath("clusters/heterogeneous.json"),
+                                         "--method",  "pipeshard"};
+  std::vector<std::string> to_file = args;
+  const std::string saved = (dir_ / "hetero.json").string();
+  to_file.insert(to_file.end(), {"-o", saved});
+  RunResult planned = RunAlpa(to_file);
+  ASSERT_EQ(planned.exit_code, 0) << Describe(planned);
+  EXPECT_THAT(planned.out, HasSubstr("A100-SXM4-40GB"));
+  const nlohmann::json plan = nlohmann::json::parse(ReadFile(saved));
+  std::set<std::string> types;
+  int64_t devices = 0;
+  for (const nlohmann::json& stage : plan["stages"]) {
+    types.insert(stage["device_type"].get<std::string>());
+    devices += static_cast<int64_t>(stage["devices"].size());
+  }
+  EXPECT_EQ(types, (std::set<std::string>{"V100-SXM2-16GB", "A100-SXM4-40GB"}));
+  EXPECT_EQ(devices, 28);
+  std::vector<std::string> validate = args;
+  validate.insert(validate.end(), {"--validate", saved});
+  RunResult recosted = RunAlpa(validate);
+  ASSERT_EQ(recosted.exit_code, 0) << Describe(recosted);
+  EXPECT_THAT(recosted.out, HasSubstr("every stage fits"));
 }
 
 TEST_F(AlpaCliTest, PipeshardBadInput) {

@@ -129,6 +129,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
     stages.push_back(
         {{"layers", {stage.choice.first_layer, stage.choice.last_layer}},
          {"devices", stage.devices},
+         {"device_type", stage.device_type},
          {"submesh", config.submesh.shape},
          {"logical_mesh", config.logical_shape},
          {"mesh_config", plan::MeshConfigName(config)},
@@ -222,14 +223,20 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
                {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft,
                 Table::Align::kRight, Table::Align::kRight, Table::Align::kRight,
                 Table::Align::kRight, Table::Align::kRight});
+  // On a heterogeneous cluster, each stage's devices say their type.
+  const bool mixed =
+      std::any_of(plan.stages.begin(), plan.stages.end(), [&](const plan::PlannedStage& stage) {
+        return stage.device_type != plan.stages.front().device_type;
+      });
   for (size_t j = 0; j < plan.stages.size(); ++j) {
     const plan::PlannedStage& stage = plan.stages[j];
     const std::vector<int64_t>& devices = stage.devices;
     stages.AddRow({std::to_string(j),
                    fmt::format("{}..{}", stage.choice.first_layer, stage.choice.last_layer),
                    plan::MeshConfigName(table.configs[static_cast<size_t>(stage.choice.config)]),
-                   devices.size() == 1 ? std::to_string(devices[0])
-                                       : fmt::format("{}-{}", devices.front(), devices.back()),
+                   (devices.size() == 1 ? std::to_string(devices[0])
+                                        : fmt::format("{}-{}", devices.front(), devices.back())) +
+                       (mixed ? " " + stage.device_type : ""),
                    FormatSeconds(stage.forward_s), FormatSeconds(stage.backward_s),
                    FormatSeconds(stage.update_s), FormatBytes(stage.peak_memory_bytes),
                    FormatBytes(stage.memory_bytes)});
