@@ -156,6 +156,24 @@ TEST(PlanReportTest, ClusterDrawsEveryHostAndTheLegend) {
   EXPECT_NE(page.find("stage 1: layers 6..11, (1,4) as [1,4]</li>"), std::string::npos);
 }
 
+// A heterogeneous cluster: host 0 of 4 V100s, host 1 of 2 A100s (device ids 4 and 5).
+TEST(PlanReportTest, HostsOfEachTypeHaveTheirOwnDeviceCount) {
+  Json plan = TwoStagePlan();
+  plan["cluster_shape"]["host_types"] = Json::parse(R"json([
+    {"hosts": [0], "devices_per_host": 4, "device": "V100-SXM2-16GB",
+     "device_memory_bytes": 17179869184},
+    {"hosts": [1], "devices_per_host": 2, "device": "A100-SXM4-40GB",
+     "device_memory_bytes": 42949672960}])json");
+  plan["stages"][1]["devices"] = Json::array({4, 5});
+  const std::string page = RenderPlanReport(plan, "");
+  EXPECT_NE(page.find("1 host x 4 V100-SXM2-16GB (16.0 GiB each) + 1 host x 2 A100-SXM4-40GB "
+                      "(40.0 GiB each)"),
+            std::string::npos);
+  const std::map<int, DeviceSquare> squares = DeviceSquares(page);
+  ASSERT_EQ(squares.size(), 6u);
+  EXPECT_EQ(squares.at(5).stage, 1);
+}
+
 TEST(PlanReportTest, DevicesInNoStageAreGrey) {
   Json plan = TwoStagePlan();
   plan["stages"].erase(size_t{1});

@@ -112,12 +112,22 @@ nlohmann::ordered_json StageParametersJson(const PipeshardReport& report,
   return parameters;
 }
 
+// The first host's figures, and every host type's ("host_types", hosts by index: several on a
+// heterogeneous cluster).
 nlohmann::ordered_json ClusterShapeJson(const cluster::ClusterSpec& cluster) {
   const cluster::HostSpec& host = cluster.hosts.front();
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (const cluster::HostType& type : cluster::HostTypes(cluster)) {
+    types.push_back({{"hosts", type.hosts},
+                     {"devices_per_host", type.host.devices},
+                     {"device", type.host.device.name},
+                     {"device_memory_bytes", type.host.device.memory_bytes}});
+  }
   return {{"hosts", cluster.hosts.size()},
           {"devices_per_host", host.devices},
           {"device", host.device.name},
-          {"device_memory_bytes", host.device.memory_bytes}};
+          {"device_memory_bytes", host.device.memory_bytes},
+          {"host_types", std::move(types)}};
 }
 
 nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::LayerCostTable& table,

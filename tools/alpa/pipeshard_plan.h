@@ -25,12 +25,15 @@
 // pipeline), which `alpa explain` reads:
 //
 //   {"format": "alpa-plan", "version": 2, "model": {"name", "fingerprint"}, "cluster",
-//    "cluster_shape": {"hosts", "devices_per_host", "device", "device_memory_bytes"},
+//    "cluster_shape": {"hosts", "devices_per_host", "device", "device_memory_bytes" (the first
+//                      host's), "host_types": [{"hosts": [indices], "devices_per_host",
+//                      "device", "device_memory_bytes"}] (several on a heterogeneous cluster)},
 //    "method": "pipeshard" or "uniform", "schedule", "num_micro_batches", "micro_batch_size",
 //    "num_layers" (the model's layers, which stages' "layers" index),
 //    "estimate": {"step_time_s", "pipeline_s", "alpa_formula_s", "bubble_fraction",
 //                 "tflops"},
-//    "stages": [{"layers": [first, last], "devices", "submesh", "logical_mesh", "mesh_config",
+//    "stages": [{"layers": [first, last], "devices", "device_type", "submesh", "logical_mesh",
+//                "mesh_config",
 //                "force_batch_dim_to_mesh_dim" (0 or null), "forward_time_s",
 //                "backward_time_s", "update_time_s", "peak_memory_bytes",
 //                "device_memory_bytes",

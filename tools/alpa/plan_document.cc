@@ -39,14 +39,15 @@ std::string LayerRange(const Json& stage) {
   return first == last ? fmt::format("{}", first) : fmt::format("{}..{}", first, last);
 }
 
-// The stage's device ids (integers only, the rest of a malformed list skipped).
-std::vector<int64_t> Devices(const Json& stage) {
-  std::vector<int64_t> devices;
-  for (const Json& device : Items(stage, "devices")) {
-    if (device.is_number_integer()) devices.push_back(device.get<int64_t>());
+std::vector<int64_t> Integers(const Json& object, const char* key) {
+  std::vector<int64_t> integers;
+  for (const Json& item : Items(object, key)) {
+    if (item.is_number_integer()) integers.push_back(item.get<int64_t>());
   }
-  return devices;
+  return integers;
 }
+
+std::vector<int64_t> Devices(const Json& stage) { return Integers(stage, "devices"); }
 
 // "4..7" for consecutive ids (the usual sub-mesh), else the list.
 std::string DeviceRange(const std::vector<int64_t>& devices) {

@@ -23,7 +23,9 @@ const Json& Items(const Json& object, const char* key);
 
 // "a..b" (or "a") from the stage's [first, last] layers; "-" when malformed.
 std::string LayerRange(const Json& stage);
-// The stage's device ids (integers only, the rest of a malformed list skipped).
+// The integers of the array `object[key]` (the rest of a malformed list skipped).
+std::vector<int64_t> Integers(const Json& object, const char* key);
+// The stage's device ids: Integers(stage, "devices").
 std::vector<int64_t> Devices(const Json& stage);
 // "4..7" for consecutive ids (the usual sub-mesh), else the list; "-" for none.
 std::string DeviceRange(const std::vector<int64_t>& devices);

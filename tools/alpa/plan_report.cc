@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -20,6 +21,7 @@ using Json = nlohmann::ordered_json;
 using plan_document::DeviceRange;
 using plan_document::Devices;
 using plan_document::Field;
+using plan_document::Integers;
 using plan_document::Items;
 using plan_document::LayerRange;
 using plan_document::Number;
@@ -113,13 +115,21 @@ std::string Head(const Json& plan) {
       EscapeMarkup(title), kStyle);
 }
 
-// "1 host x 8 V100-SXM2-16GB (16.0 GiB each)".
+// "1 host x 8 V100-SXM2-16GB (16.0 GiB each)"; per host type, joined by " + ".
 std::string ClusterShapeText(const Json& shape) {
   if (!shape.is_object()) return "";
-  const double hosts = Number(shape, "hosts").value_or(0);
-  return fmt::format("{:.0f} host{} x {} {} ({} each)", hosts, hosts == 1 ? "" : "s",
-                     Count(Number(shape, "devices_per_host")), Text(shape, "device"),
-                     Bytes(Number(shape, "device_memory_bytes")));
+  auto text = [](const Json& hosts_of, double hosts) {
+    return fmt::format("{:.0f} host{} x {} {} ({} each)", hosts, hosts == 1 ? "" : "s",
+                       Count(Number(hosts_of, "devices_per_host")), Text(hosts_of, "device"),
+                       Bytes(Number(hosts_of, "device_memory_bytes")));
+  };
+  const Json& types = Items(shape, "host_types");
+  if (types.size() < 2) return text(shape, Number(shape, "hosts").value_or(0));
+  std::vector<std::string> parts;
+  for (const Json& type : types) {
+    parts.push_back(text(type, static_cast<double>(Items(type, "hosts").size())));
+  }
+  return fmt::format("{}", fmt::join(parts, " + "));
 }
 
 std::string Title(const Json& plan) {
@@ -191,22 +201,34 @@ std::string Summary(const Json& plan) {
 
 // ---- 2. Cluster ----
 
-struct ClusterShape {
-  int64_t hosts = 0;
-  int64_t devices_per_host = 0;
-};
+// The devices of each host, in host order (device ids number them host by host).
+using ClusterShape = std::vector<int64_t>;
 
-// From "cluster_shape"; without it, one host holding every device a stage names.
+int64_t TotalDevices(const ClusterShape& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{0});
+}
+
+// From "cluster_shape" (its "host_types" where given); without it, one host holding every device
+// a stage names.
 ClusterShape ShapeOf(const Json& plan) {
   const Json& shape = Field(plan, "cluster_shape");
   const auto hosts = static_cast<int64_t>(Number(shape, "hosts").value_or(0));
   const auto per_host = static_cast<int64_t>(Number(shape, "devices_per_host").value_or(0));
-  if (hosts > 0 && per_host > 0) return {hosts, per_host};
+  if (hosts > 0 && per_host > 0) {
+    ClusterShape devices(static_cast<size_t>(hosts), per_host);
+    for (const Json& type : Items(shape, "host_types")) {
+      const auto count = static_cast<int64_t>(Number(type, "devices_per_host").value_or(0));
+      for (int64_t host : Integers(type, "hosts")) {
+        if (host >= 0 && host < hosts) devices[static_cast<size_t>(host)] = count;
+      }
+    }
+    return devices;
+  }
   int64_t devices = 0;
   for (const Json& stage : Items(plan, "stages")) {
     for (int64_t device : Devices(stage)) devices = std::max(devices, device + 1);
   }
-  return {1, devices};
+  return {devices};
 }
 
 // The stage of every device id (host-major), -1 for devices in no stage.
@@ -236,20 +258,20 @@ std::string DeviceSquare(int64_t device, int stage, double x, double y, double s
 std::string ClusterSvg(const ClusterShape& shape, const std::vector<int>& stage_of) {
   constexpr double kLabel = 78, kSquare = 44, kGap = 8, kPad = 10, kRowGap = 10;
   const double row = kSquare + 2 * kPad;
-  const double width =
-      kLabel + static_cast<double>(shape.devices_per_host) * (kSquare + kGap) - kGap + kPad;
-  const double height = static_cast<double>(shape.hosts) * (row + kRowGap) - kRowGap;
+  const int64_t widest = *std::max_element(shape.begin(), shape.end());
+  const double width = kLabel + static_cast<double>(widest) * (kSquare + kGap) - kGap + kPad;
+  const double height = static_cast<double>(shape.size()) * (row + kRowGap) - kRowGap;
   std::string svg = fmt::format(
       "<svg class=\"chart\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" role=\"img\">\n",
       width, height, width, height);
-  for (int64_t h = 0; h < shape.hosts; ++h) {
+  int64_t device = 0;
+  for (size_t h = 0; h < shape.size(); ++h) {
     const double y = static_cast<double>(h) * (row + kRowGap);
     svg += fmt::format(
         "<rect class=\"host\" x=\"0.5\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\"/>"
         "<text x=\"{}\" y=\"{}\">host {}</text>\n",
         y + 0.5, width - 1, row - 1, kPad, y + row / 2 + 5, h);
-    for (int64_t i = 0; i < shape.devices_per_host; ++i) {
-      const int64_t device = h * shape.devices_per_host + i;
+    for (int64_t i = 0; i < shape[h]; ++i, ++device) {
       svg += DeviceSquare(device, stage_of[static_cast<size_t>(device)],
                           kLabel + static_cast<double>(i) * (kSquare + kGap), y + kPad, kSquare);
     }
@@ -269,10 +291,10 @@ std::string ClusterLegend(const Json& plan) {
 
 std::string Cluster(const Json& plan) {
   const ClusterShape shape = ShapeOf(plan);
-  if (shape.hosts * shape.devices_per_host == 0) return "";
+  if (TotalDevices(shape) == 0) return "";
   return "<section id=\"cluster\">\n<h2>Cluster</h2>\n" +
-         ClusterSvg(shape, StageOfDevice(plan, shape.hosts * shape.devices_per_host)) +
-         ClusterLegend(plan) + "</section>\n";
+         ClusterSvg(shape, StageOfDevice(plan, TotalDevices(shape))) + ClusterLegend(plan) +
+         "</section>\n";
 }
 
 // ---- 3. Timeline ----
