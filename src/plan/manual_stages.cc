@@ -145,12 +145,20 @@ Result<ManualStages> ParseManualStagesJson(const json& document, const std::stri
   }
   if (document.contains("schedule")) {
     if (!document["schedule"].is_string()) {
-      return InvalidArgument("{}: schedule must be \"gpipe\" or \"1f1b\"", source);
+      return InvalidArgument("{}: schedule must be \"gpipe\", \"1f1b\" or \"interleaved-1f1b\"",
+                             source);
     }
     Result<pipeline::ScheduleKind> schedule =
         pipeline::ParseScheduleKind(document["schedule"].get<std::string>());
     if (!schedule.ok()) return schedule.status().WithContext(source + ": schedule");
     manual.schedule = *schedule;
+  }
+  if (document.contains("num_chunks")) {
+    const json& value = document["num_chunks"];
+    if (!value.is_number_integer() || value.get<int64_t>() < 1) {
+      return InvalidArgument("{}: num_chunks must be a positive integer", source);
+    }
+    manual.num_chunks = value.get<int64_t>();
   }
   if (!document.contains("stages") || !document["stages"].is_array() ||
       document["stages"].empty()) {

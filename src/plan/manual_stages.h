@@ -7,8 +7,9 @@
 // "layers" is how many layers the stages' layer ids count. The model's own layers (its markers:
 // pipeline/stage_slicing.h) are grouped into that many contiguous groups balancing their FLOPs
 // (pipeline/layer_clustering.h, Alpa's layer construction over whole model layers), so Alpa's
-// solutions for 16 "auto layers" of gpt-39b's 50 model layers apply. "num_micro_batches" and
-// "schedule" are optional (the command's --micro-batches, 1f1b). A stage's logical mesh (a, 1) is
+// solutions for 16 "auto layers" of gpt-39b's 50 model layers apply. "num_micro_batches",
+// "schedule" and "num_chunks" are optional (the command's --micro-batches, 1f1b, 1; with
+// "interleaved-1f1b" and num_chunks v, stage j runs on the devices of stage j % (stages / v)). A stage's logical mesh (a, 1) is
 // the 1-D mesh [a]; "force_batch_dim_to_mesh_dim" may be 0 or absent; "device_type" (optional)
 // names the type of the stage's devices on a heterogeneous cluster (ignored on a homogeneous one,
 // so that a plan re-costs on other devices); intra-op sharding inside each stage stays automatic.
@@ -39,6 +40,7 @@ struct ManualStages {
   int64_t num_layers = 0;
   std::optional<int64_t> num_micro_batches;
   std::optional<pipeline::ScheduleKind> schedule;
+  int64_t num_chunks = 1;  // per device, under interleaved 1F1B (pipeshard_planner.h)
   std::vector<ManualStage> stages;
 };
 

@@ -178,21 +178,51 @@ Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& clus
       total_devices, where, FormatBytes(*least), FormatBytes(memory));
 }
 
+// S, the device groups of V = S · num_chunks virtual stages. With several chunks, under
+// interleaved 1F1B only, stage j reuses stage j % S's devices and must have its configuration.
+Result<size_t> DeviceGroups(const std::vector<StageChoice>& stages, pipeline::ScheduleKind schedule,
+                            int64_t num_chunks) {
+  if (num_chunks < 1 || std::ssize(stages) % num_chunks != 0) {
+    return InvalidArgument("{} stages do not make {} chunks per device", stages.size(), num_chunks);
+  }
+  if (num_chunks > 1 && schedule != pipeline::ScheduleKind::kInterleaved1F1B) {
+    return InvalidArgument("{} chunks per device need interleaved 1F1B, not {}", num_chunks,
+                           pipeline::ScheduleKindName(schedule));
+  }
+  const size_t groups = stages.size() / static_cast<size_t>(num_chunks);
+  for (size_t j = groups; j < stages.size(); ++j) {
+    if (stages[j].config != stages[j % groups].config) {
+      return InvalidArgument(
+          "stage {} runs on the devices of stage {} (interleaved, {} chunks) and needs its mesh "
+          "configuration",
+          j, j % groups, num_chunks);
+    }
+  }
+  return groups;
+}
+
 }  // namespace
 
 Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                                      const cluster::ClusterSpec& cluster,
                                      const std::vector<StageChoice>& stages,
-                                     pipeline::ScheduleKind schedule, int64_t num_micro_batches) {
+                                     pipeline::ScheduleKind schedule, int64_t num_micro_batches,
+                                     int64_t num_chunks) {
   ALPA_RETURN_IF_ERROR(CheckCoverage(table, stages));
-  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> devices,
-                        StageDevices(table, cluster, stages));
+  ALPA_ASSIGN_OR_RETURN(const size_t groups, DeviceGroups(stages, schedule, num_chunks));
+  ALPA_ASSIGN_OR_RETURN(
+      std::vector<std::vector<int64_t>> devices,
+      StageDevices(table, cluster,
+                   {stages.begin(), stages.begin() + std::ssize(stages) / num_chunks}));
+  for (size_t j = groups; j < stages.size(); ++j) devices.push_back(devices[j % groups]);
   PipeshardPlan plan;
   plan.schedule = schedule;
+  plan.num_chunks = num_chunks;
   plan.num_micro_batches = num_micro_batches;
   pipeline::PipelineSpec spec;
   spec.num_micro_batches = static_cast<int>(num_micro_batches);
   spec.schedule = schedule;
+  spec.num_chunks = static_cast<int>(num_chunks);
   std::vector<pipeline::StageMemory> memory;
   std::vector<double> stage_times;
   for (size_t j = 0; j < stages.size(); ++j) {
@@ -233,18 +263,29 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
   }
   plan.forward_transfer_s = spec.forward_transfer_s;
   ALPA_ASSIGN_OR_RETURN(pipeline::SimulationResult simulation, pipeline::SimulatePipeline(spec));
-  ALPA_ASSIGN_OR_RETURN(pipeline::PipelineMemory peak,
-                        pipeline::PipelinePeakMemory(memory, schedule, spec.num_micro_batches));
-  std::vector<double> end(stages.size(), 0.0);
+  ALPA_ASSIGN_OR_RETURN(
+      pipeline::PipelineMemory peak,
+      pipeline::PipelinePeakMemory(memory, schedule, spec.num_micro_batches, spec.num_chunks));
+  // Each device group finishes its last backward, then updates the weights of its stages.
+  std::vector<double> end(groups, 0.0);
   for (const pipeline::TaskTiming& task : simulation.tasks) {
     double& last = end[static_cast<size_t>(task.device)];
     last = std::max(last, task.end_s);
   }
+  for (size_t j = 0; j < stages.size(); ++j) end[j % groups] += plan.stages[j].update_s;
+  plan.step_time_s = *std::max_element(end.begin(), end.end());
+  std::vector<double> group_times(groups, 0.0);
+  for (size_t j = 0; j < stages.size(); ++j) group_times[j % groups] += stage_times[j];
   for (size_t j = 0; j < stages.size(); ++j) {
     PlannedStage& stage = plan.stages[j];
-    stage.peak_memory_bytes = peak.devices[j].peak_bytes;
-    stage.micro_batches_in_flight = peak.devices[j].peak_in_flight;
-    plan.step_time_s = std::max(plan.step_time_s, end[j] + stage.update_s);
+    const pipeline::DeviceMemory& device = peak.devices[j % groups];
+    stage.peak_memory_bytes = device.peak_bytes;
+    stage.micro_batches_in_flight = device.peak_in_flight;
+    if (num_chunks > 1) {
+      stage.static_bytes = device.static_bytes;
+      stage.activation_bytes = device.activation_bytes / std::max(device.peak_in_flight, 1);
+      stage.temporary_bytes = device.temporary_bytes;
+    }
     if (stage.peak_memory_bytes > stage.memory_bytes) {
       return DoesNotFit(
           "stage {} (layers {}..{}) needs {} per device under {} with {} micro-batches; its "
@@ -256,8 +297,8 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
   }
   plan.pipeline_s = simulation.step_time_s;
   plan.bubble_fraction = simulation.bubble_fraction;
-  plan.alpa_formula_s =
-      pipeline::AlpaPipelineLatency(stage_times, static_cast<int>(num_micro_batches));
+  plan.alpa_formula_s =  // over the device groups: each group's stages are one stage to Alpa
+      pipeline::AlpaPipelineLatency(group_times, static_cast<int>(num_micro_batches));
   plan.simulation = std::move(simulation);
   return plan;
 }
@@ -266,16 +307,26 @@ Result<PipeshardPlan> EvaluateSchedules(const LayerCostTable& table,
                                         const cluster::ClusterSpec& cluster,
                                         const std::vector<StageChoice>& stages,
                                         const std::vector<pipeline::ScheduleKind>& schedules,
-                                        int64_t num_micro_batches) {
+                                        int64_t num_micro_batches, int64_t num_chunks) {
+  using pipeline::ScheduleKind;
+  auto listed = [&](ScheduleKind kind) {
+    return std::ranges::find(schedules, kind) != schedules.end();
+  };
   std::optional<Result<PipeshardPlan>> best;
-  for (pipeline::ScheduleKind schedule : schedules) {
+  for (ScheduleKind schedule : schedules) {
+    const bool runs_chunks = schedule == ScheduleKind::kInterleaved1F1B;
+    if (num_chunks > 1 ? !runs_chunks : runs_chunks && listed(ScheduleKind::k1F1B)) continue;
     Result<PipeshardPlan> plan =
-        EvaluateStages(table, cluster, stages, schedule, num_micro_batches);
+        EvaluateStages(table, cluster, stages, schedule, num_micro_batches, num_chunks);
     if (!best || (plan.ok() && (!best->ok() || plan->step_time_s < (*best)->step_time_s))) {
       best = std::move(plan);
     }
   }
-  if (!best) return InvalidArgument("no schedule to evaluate the stages under");
+  if (!best) {
+    return InvalidArgument(
+        "no schedule to evaluate the stages under{}",
+        num_chunks > 1 ? " (several chunks per device need interleaved 1F1B)" : "");
+  }
   return std::move(*best);
 }
 
@@ -345,9 +396,9 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
                                   .num_micro_batches = static_cast<int>(options.num_micro_batches),
                                   .max_candidates = options.max_candidates}));
 
-  std::vector<std::vector<StageChoice>> candidates;
+  std::vector<CandidateStages> candidates;
   for (const pipeline::StagePlanCandidate& candidate : solved.candidates) {
-    std::vector<StageChoice>& stages = candidates.emplace_back();
+    std::vector<StageChoice>& stages = candidates.emplace_back().stages;
     for (const pipeline::DpStage& stage : candidate.stages) {
       stages.push_back(
           {stage.first_layer, stage.last_layer,
@@ -361,8 +412,9 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
   int64_t evaluated = 0;
   for (size_t k = 0; k < candidates.size(); ++k) {
     evaluated += static_cast<int64_t>(options.schedules.size());
-    Result<PipeshardPlan> plan = EvaluateSchedules(table, cluster, candidates[k], options.schedules,
-                                                   options.num_micro_batches);
+    Result<PipeshardPlan> plan =
+        EvaluateSchedules(table, cluster, candidates[k].stages, options.schedules,
+                          options.num_micro_batches, candidates[k].num_chunks);
     if (!plan.ok()) {
       // Why nothing fits is told by the DP's plans; an extra candidate's failure says less.
       if (k < solved.candidates.size()) last_error = plan.status();

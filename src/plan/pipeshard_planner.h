@@ -51,6 +51,9 @@ struct PlannedStage {
   double forward_s = 0;          // per micro-batch
   double backward_s = 0;
   double update_s = 0;  // once per step
+  // The memory of the stage's devices at their peak: static + in flight x activations +
+  // temporaries = peak. Under interleaved 1F1B the devices hold several stages, and these are
+  // their sums (activations: the mean per micro-batch held at the peak).
   int64_t static_bytes = 0;
   int64_t activation_bytes = 0;  // per micro-batch in flight
   int64_t temporary_bytes = 0;
@@ -62,8 +65,11 @@ struct PlannedStage {
 };
 
 struct PipeshardPlan {
+  // V = S · num_chunks virtual stages in model order; under interleaved 1F1B (num_chunks > 1)
+  // stage j runs on the devices of stage j % S.
   std::vector<PlannedStage> stages;
   pipeline::ScheduleKind schedule = pipeline::ScheduleKind::k1F1B;
+  int64_t num_chunks = 1;
   int64_t num_micro_batches = 1;
   double step_time_s = 0;     // simulated pipeline + updates
   double pipeline_s = 0;      // the simulated pipeline alone
@@ -72,6 +78,12 @@ struct PipeshardPlan {
   std::vector<double> forward_transfer_s;  // per stage boundary
   int64_t candidates_evaluated = 0;
   pipeline::SimulationResult simulation;  // of the pipeline (its timeline, for reports)
+};
+
+// Stages to evaluate, as PipeshardPlan::stages lays them out.
+struct CandidateStages {
+  std::vector<StageChoice> stages;
+  int64_t num_chunks = 1;
 };
 
 struct PipeshardOptions {
@@ -85,7 +97,7 @@ struct PipeshardOptions {
   // few micro-batches in flight, a large transfer stretches every micro-batch's round trip, and
   // only the simulator sees that (wresnet-4b on 16 V100s: the DP's best plan simulates 4% slower
   // than the grid point dp 8, pp 2).
-  std::vector<std::vector<StageChoice>> extra_candidates = {};
+  std::vector<CandidateStages> extra_candidates = {};
 };
 
 // The best plan of the DP's candidates and options.extra_candidates, by simulated step time;
@@ -96,19 +108,23 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
                                     const PipeshardOptions& options);
 
 // Evaluates given stages (a manual plan: contiguous layers from 0, sub-meshes tiling the
-// cluster) under `schedule`. Errors name the stage that does not fit, or what does not cover.
+// cluster; with num_chunks > 1, interleaved 1F1B's virtual stages, stage j on the devices and in
+// the configuration of stage j % S) under `schedule`. Errors name the stage that does not fit,
+// or what does not cover.
 Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                                      const cluster::ClusterSpec& cluster,
                                      const std::vector<StageChoice>& stages,
-                                     pipeline::ScheduleKind schedule, int64_t num_micro_batches);
+                                     pipeline::ScheduleKind schedule, int64_t num_micro_batches,
+                                     int64_t num_chunks = 1);
 
 // The fastest of EvaluateStages under each of `schedules` (at least one); when none fits, the
-// last one's error.
+// last one's error. With one chunk, interleaved 1F1B is 1F1B and is evaluated only in its place;
+// with several, it is the only schedule that runs them.
 Result<PipeshardPlan> EvaluateSchedules(const LayerCostTable& table,
                                         const cluster::ClusterSpec& cluster,
                                         const std::vector<StageChoice>& stages,
                                         const std::vector<pipeline::ScheduleKind>& schedules,
-                                        int64_t num_micro_batches);
+                                        int64_t num_micro_batches, int64_t num_chunks = 1);
 
 }  // namespace alpa::plan
 

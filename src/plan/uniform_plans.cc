@@ -11,10 +11,11 @@ namespace alpa::plan {
 
 Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
                                                const cluster::ClusterSpec& cluster, int64_t dp,
-                                               int64_t op, int64_t pp) {
+                                               int64_t op, int64_t pp, int64_t chunks) {
   const int64_t devices = cluster::TotalDevices(cluster);
   const int64_t per_host = cluster.hosts.front().devices;
-  const std::string plan = fmt::format("dp {} x op {} x pp {}", dp, op, pp);
+  const std::string plan = fmt::format("dp {} x op {} x pp {}{}", dp, op, pp,
+                                       chunks > 1 ? fmt::format(" in {} chunks", chunks) : "");
   if (const size_t types = cluster::HostTypes(cluster).size(); types > 1) {
     return InvalidArgument(
         "{}: a uniform plan gives every stage the same devices, and the cluster has {} host "
@@ -24,8 +25,8 @@ Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
   if (dp < 1 || op < 1 || pp < 1 || dp * op * pp != devices) {
     return InvalidArgument("{}: the product must be the cluster's {} devices", plan, devices);
   }
-  if (pp > table.num_layers) {
-    return InvalidArgument("{}: {} stages, but the model has {} layers", plan, pp,
+  if (pp * chunks > table.num_layers) {
+    return InvalidArgument("{}: {} stages, but the model has {} layers", plan, pp * chunks,
                            table.num_layers);
   }
   const int64_t stage_devices = dp * op;
@@ -36,8 +37,8 @@ Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
         plan, stage_devices, per_host);
   }
   ManualStages manual;
-  manual.num_layers = pp;
-  for (int64_t j = 0; j < pp; ++j) {
+  manual.num_layers = pp * chunks;
+  for (int64_t j = 0; j < pp * chunks; ++j) {
     manual.stages.push_back(
         {.layers = {j},
          .submesh = stage_devices <= per_host
@@ -87,14 +88,17 @@ std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
   return grid;
 }
 
-std::vector<std::vector<StageChoice>> UniformGridStages(const LayerCostTable& table,
-                                                        const cluster::ClusterSpec& cluster) {
-  std::vector<std::vector<StageChoice>> stages_of_points;
+std::vector<CandidateStages> UniformGridStages(const LayerCostTable& table,
+                                               const cluster::ClusterSpec& cluster,
+                                               bool interleaved) {
+  std::vector<CandidateStages> candidates;
   ForEachGridPoint(table, cluster, [&](int64_t dp, int64_t op, int64_t pp) {
-    Result<std::vector<StageChoice>> stages = UniformStages(table, cluster, dp, op, pp);
-    if (stages.ok()) stages_of_points.push_back(std::move(stages).value());
+    for (int64_t chunks = 1; chunks <= (interleaved && pp > 1 ? 2 : 1); ++chunks) {
+      Result<std::vector<StageChoice>> stages = UniformStages(table, cluster, dp, op, pp, chunks);
+      if (stages.ok()) candidates.push_back({std::move(stages).value(), chunks});
+    }
   });
-  return stages_of_points;
+  return candidates;
 }
 
 Result<UniformGridPoint> FastestGridPoint(const std::vector<UniformGridPoint>& grid) {

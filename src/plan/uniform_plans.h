@@ -15,12 +15,14 @@
 
 namespace alpa::plan {
 
-// The stages of (dp, op, pp). Errors: dp·op·pp is not the cluster's device count, pp above the
-// model's layers, a sub-mesh that is neither part of one host nor whole hosts, a (dp, op) the
-// table has no configuration for.
+// The stages of (dp, op, pp); with `chunks` > 1, Megatron's interleaved layout: pp · chunks
+// layer groups, group j on the devices of stage j % pp (pipeshard_planner.h's virtual stages).
+// Errors: dp·op·pp is not the cluster's device count, pp · chunks above the model's layers, a
+// sub-mesh that is neither part of one host nor whole hosts, a (dp, op) the table has no
+// configuration for, a heterogeneous cluster.
 Result<std::vector<StageChoice>> UniformStages(const LayerCostTable& table,
                                                const cluster::ClusterSpec& cluster, int64_t dp,
-                                               int64_t op, int64_t pp);
+                                               int64_t op, int64_t pp, int64_t chunks = 1);
 
 // UniformStages evaluated under options.schedules, the fastest kept.
 Result<PipeshardPlan> PlanUniform(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
@@ -38,9 +40,11 @@ std::vector<UniformGridPoint> SearchUniformGrid(const LayerCostTable& table,
                                                 const cluster::ClusterSpec& cluster,
                                                 const PipeshardOptions& options);
 
-// The stages of every grid point above that has them (pipeshard_planner.h's extra candidates).
-std::vector<std::vector<StageChoice>> UniformGridStages(const LayerCostTable& table,
-                                                        const cluster::ClusterSpec& cluster);
+// The stages of every grid point above that has them (pipeshard_planner.h's extra candidates);
+// with `interleaved`, also each point with pp > 1 in 2 chunks per device.
+std::vector<CandidateStages> UniformGridStages(const LayerCostTable& table,
+                                               const cluster::ClusterSpec& cluster,
+                                               bool interleaved);
 
 // The fastest point of `grid` (the first on a tie); NOT_FOUND when none fits.
 Result<UniformGridPoint> FastestGridPoint(const std::vector<UniformGridPoint>& grid);

@@ -89,7 +89,7 @@ TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
   ASSERT_TRUE(formula_choice.ok()) << formula_choice.status().ToString();
   ASSERT_EQ(formula_choice->stages.size(), 2u);
 
-  options.extra_candidates = UniformGridStages(table, cluster);
+  options.extra_candidates = UniformGridStages(table, cluster, /*interleaved=*/false);
   Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, options);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->stages.size(), 1u);
@@ -123,6 +123,40 @@ TEST(PipeshardPlannerTest, HeterogeneousClustersGiveEachStageDevicesOfOneType) {
   }
   EXPECT_EQ(devices.size(), 8u);
   EXPECT_EQ(device_types, (std::set<std::string>{"V100-SXM2-16GB", "fast"}));
+}
+
+// Megatron's interleaved layout of (dp 2, op 1, pp 2) in 2 chunks: 4 stages of one layer, stage j
+// on stage j % 2's devices, and each device holding the memory of its two stages.
+TEST(PipeshardPlannerTest, InterleavedStagesShareTheirGroupsDevices) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable table = GptTinyCosts(cluster);
+  Result<std::vector<StageChoice>> stages = UniformStages(table, cluster, 2, 1, 2, /*chunks=*/2);
+  ASSERT_TRUE(stages.ok()) << stages.status().ToString();
+  ASSERT_EQ(stages->size(), 4u);
+  Result<PipeshardPlan> plan = EvaluateStages(
+      table, cluster, *stages, pipeline::ScheduleKind::kInterleaved1F1B, 4, /*num_chunks=*/2);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->num_chunks, 2);
+  EXPECT_EQ(plan->simulation.num_chunks, 2);
+  for (size_t j = 0; j < 4; ++j) {
+    const PlannedStage& stage = plan->stages[j];
+    EXPECT_EQ(stage.devices, plan->stages[j % 2].devices) << "stage " << j;
+    EXPECT_EQ(stage.peak_memory_bytes, stage.static_bytes +
+                                           stage.micro_batches_in_flight * stage.activation_bytes +
+                                           stage.temporary_bytes)
+        << "stage " << j;
+  }
+  EXPECT_NE(plan->stages[0].devices, plan->stages[1].devices);
+  EXPECT_THAT(EvaluateStages(table, cluster, *stages, pipeline::ScheduleKind::k1F1B, 4, 2)
+                  .status()
+                  .message(),
+              HasSubstr("2 chunks per device need interleaved 1F1B, not 1f1b"));
+  std::vector<StageChoice> mixed = *stages;
+  mixed[2].config = (mixed[2].config + 1) % static_cast<int64_t>(table.configs.size());
+  EXPECT_THAT(EvaluateStages(table, cluster, mixed, pipeline::ScheduleKind::kInterleaved1F1B, 4, 2)
+                  .status()
+                  .message(),
+              HasSubstr("stage 2 runs on the devices of stage 0"));
 }
 
 TEST(PipeshardPlannerTest, ManualStagesAreSimulated) {

@@ -40,9 +40,11 @@ cluster::SubmeshSpace SubmeshSpaceOf(const std::string& name) {
 }
 
 std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
-  if (name == "1f1b") return {pipeline::ScheduleKind::k1F1B};
-  if (name == "gpipe") return {pipeline::ScheduleKind::kGPipe};
-  return {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kGPipe};
+  using pipeline::ScheduleKind;
+  if (name == "auto") {
+    return {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B};
+  }
+  return {*pipeline::ParseScheduleKind(name)};  // the flag's values are checked
 }
 
 struct PipeshardReport {
@@ -164,6 +166,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
           {"cluster_shape", ClusterShapeJson(cluster)},
           {"method", report.method},
           {"schedule", pipeline::ScheduleKindName(plan.schedule)},
+          {"num_chunks", plan.num_chunks},
           {"num_micro_batches", plan.num_micro_batches},
           {"micro_batch_size", report.micro_batch_size},
           {"num_layers", table.num_layers},
@@ -205,10 +208,16 @@ std::string AlternativesText(const PipeshardReport& report, double step_time_s) 
 
 std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& table,
                      const plan::PipeshardPlan& plan) {
-  std::string text = fmt::format(
-      "{} plan of {} on {}: {} stage(s), {} with {} micro-batches of {}\n", report.method,
-      report.model_name, report.cluster, plan.stages.size(),
-      pipeline::ScheduleKindName(plan.schedule), plan.num_micro_batches, report.micro_batch_size);
+  const std::string chunks =
+      plan.num_chunks > 1
+          ? fmt::format(" ({} chunks per device: stage j runs on stage j % {}'s devices)",
+                        plan.num_chunks, plan.stages.size() / plan.num_chunks)
+          : "";
+  std::string text =
+      fmt::format("{} plan of {} on {}: {} stage(s), {}{} with {} micro-batches of {}\n",
+                  report.method, report.model_name, report.cluster, plan.stages.size(),
+                  pipeline::ScheduleKindName(plan.schedule), chunks, plan.num_micro_batches,
+                  report.micro_batch_size);
   text += fmt::format(
       "  step time     {} (pipeline {}, bubble {:.1f}%; Alpa's formula gives {} for the "
       "pipeline)\n",
@@ -288,9 +297,9 @@ Result<plan::PipeshardPlan> EvaluateFileStages(const std::string& path, bool sav
         "same number to both",
         path, micro_batches, options.num_micro_batches);
   }
-  Result<plan::PipeshardPlan> plan =
-      plan::EvaluateStages(table, cluster, *stages,
-                           manual.schedule.value_or(pipeline::ScheduleKind::k1F1B), micro_batches);
+  Result<plan::PipeshardPlan> plan = plan::EvaluateStages(
+      table, cluster, *stages, manual.schedule.value_or(pipeline::ScheduleKind::k1F1B),
+      micro_batches, manual.num_chunks);
   if (!plan.ok()) return plan.status().WithContext(path);
   return plan;
 }
@@ -432,7 +441,9 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
   if (options.imbalance_tolerance >= 0) {
     planner_options.imbalance_tolerance = options.imbalance_tolerance;
   }
-  planner_options.extra_candidates = plan::UniformGridStages(table, cluster);
+  planner_options.extra_candidates = plan::UniformGridStages(
+      table, cluster,
+      std::ranges::count(planner_options.schedules, pipeline::ScheduleKind::kInterleaved1F1B) > 0);
   std::vector<plan::UniformGridPoint> grid;
   const std::string& stages_path =
       options.validate_path.empty() ? options.manual_stages_path : options.validate_path;

@@ -28,7 +28,9 @@
 //    "cluster_shape": {"hosts", "devices_per_host", "device", "device_memory_bytes" (the first
 //                      host's), "host_types": [{"hosts": [indices], "devices_per_host",
 //                      "device", "device_memory_bytes"}] (several on a heterogeneous cluster)},
-//    "method": "pipeshard" or "uniform", "schedule", "num_micro_batches", "micro_batch_size",
+//    "method": "pipeshard" or "uniform", "schedule", "num_chunks" (per device: > 1 under
+//    interleaved 1F1B, stage j on stage j % (stages / num_chunks)'s devices),
+//    "num_micro_batches", "micro_batch_size",
 //    "num_layers" (the model's layers, which stages' "layers" index),
 //    "estimate": {"step_time_s", "pipeline_s", "alpa_formula_s", "bubble_fraction",
 //                 "tflops"},

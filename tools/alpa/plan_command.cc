@@ -268,8 +268,9 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                       "reads it)");
   command
       ->add_option("--schedule", options.schedule,
-                   "pipeshard: 1f1b, gpipe, or auto (both, the faster kept)")
-      ->check(CLI::IsMember({"auto", "1f1b", "gpipe"}));
+                   "pipeshard: 1f1b, gpipe, interleaved-1f1b (Megatron's, 2 chunks per device "
+                   "on the uniform grid's stages), or auto (all, the fastest kept)")
+      ->check(CLI::IsMember({"auto", "1f1b", "gpipe", "interleaved-1f1b"}));
   command
       ->add_option("--logical-space", options.logical_space,
                    "pipeshard: logical meshes per sub-mesh, all ((dp, mp) for every mp) or "
