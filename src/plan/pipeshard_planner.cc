@@ -214,6 +214,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
       std::vector<std::vector<int64_t>> devices,
       StageDevices(table, cluster,
                    {stages.begin(), stages.begin() + std::ssize(stages) / num_chunks}));
+  const std::vector<cluster::HostType> types = cluster::HostTypes(cluster);
   for (size_t j = groups; j < stages.size(); ++j) devices.push_back(devices[j % groups]);
   PipeshardPlan plan;
   plan.schedule = schedule;
@@ -242,8 +243,8 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                        .static_bytes = figures.static_bytes,
                        .activation_bytes = figures.activation_bytes,
                        .temporary_bytes = figures.temporary_bytes,
-                       .memory_bytes = DeviceMemory(cluster, config),
-                       .device_type = DeviceOf(cluster::HostTypes(cluster), config).name,
+                       .memory_bytes = DeviceOf(types, config).memory_bytes,
+                       .device_type = DeviceOf(types, config).name,
                        .collectives = figures.collectives};
     pipeline::StageSpec& simulated = spec.stages.emplace_back();
     simulated.forward_s = figures.forward_s;
