@@ -167,6 +167,13 @@ TEST_F(AlpaCliTest, SearchesTheMicroBatchCountWithTheStages) {
   EXPECT_EQ(plan["estimate"]["step_time_s"].get<double>(), fastest);
   EXPECT_EQ(plan["micro_batch_size"], 16 / fastest_count);
   ExpectBadInput(PlanGptTiny({"--search-micro-batches"}), "leave out --micro-batches");
+  // Without --micro-batches the search is the default, with the same answer.
+  RunResult by_default =
+      RunAlpa({"plan", "gpt-tiny", "--cluster", "p3.16xlarge:1x4", "--batch", "16", "--json"});
+  ASSERT_EQ(by_default.exit_code, 0) << Describe(by_default);
+  const nlohmann::json searched = ParseJson(by_default);
+  EXPECT_EQ(searched["micro_batch_search"], trials);
+  EXPECT_EQ(searched["num_micro_batches"], fastest_count);
 }
 
 // On a terminal (script(1) gives the command one) each count tried is reported with the best so

@@ -552,6 +552,8 @@ int RunPipeshardPlan(const PlanOptions& flags) {
         "--micro-batches, --manual-stages, --validate and --method uniform"));
   }
   PlanOptions options = flags;
+  // Without --micro-batches the count is searched with the stages (Alpa leaves it to the user).
+  if (!fixed_stages && !flags.zoo.micro_batches) options.search_micro_batches = true;
   SavedPlan saved;
   if (!options.validate_path.empty()) {
     Result<SavedPlan> header = ReadSavedPlanHeader(options.validate_path);

@@ -291,7 +291,8 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                       "instead of searching");
   command->add_flag("--search-micro-batches", options.search_micro_batches,
                     "pipeshard: search the number of micro-batches (1, 2, 4, ... dividing the "
-                    "batch) with the stages, keep the fastest plan and list the counts tried");
+                    "batch) with the stages, keep the fastest plan and list the counts tried "
+                    "(the default without --micro-batches)");
   command->add_option("--validate", options.validate_path,
                       "pipeshard: re-cost the stages of this saved plan (alpa plan -o) for MODEL "
                       "on --cluster, and say what no longer fits");
