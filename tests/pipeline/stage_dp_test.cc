@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -211,6 +212,26 @@ StageCostTable ScalingTable(std::mt19937& rng, int64_t num_layers,
   return table;
 }
 
+// Solves `table` and checks the best plan against the brute force over `pools`, and every
+// candidate's validity. The result, or nothing when no plan exists (and the DP agrees).
+std::optional<StageDpResult> SolveAndCompareWithBruteForce(const StageCostTable& table,
+                                                           const StageDpOptions& options,
+                                                           const std::vector<int64_t>& pools) {
+  const double expected = BruteForceLatency(table, pools, options.num_micro_batches);
+  Result<StageDpResult> result = SolveStageDp(table, options);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  if (!result.ok()) return std::nullopt;
+  if (expected == kInf) {
+    EXPECT_TRUE(result->candidates.empty());
+    return std::nullopt;
+  }
+  EXPECT_FALSE(result->candidates.empty());
+  if (result->candidates.empty()) return std::nullopt;
+  EXPECT_NEAR(result->candidates[0].latency_s, expected, 1e-9 * expected);
+  ExpectValidCandidates(table, options, *result);
+  return std::move(result).value();
+}
+
 TEST(StageDpTest, EqualsBruteForceOnSmallRandomInstances) {
   std::mt19937 rng(20220711);
   const std::vector<std::vector<int64_t>> submesh_sets = {{1, 2, 4}, {1, 2}, {2, 1, 4}, {1}};
@@ -224,19 +245,8 @@ TEST(StageDpTest, EqualsBruteForceOnSmallRandomInstances) {
                                  .num_micro_batches = static_cast<int>(1 + rng() % 8),
                                  .epsilon_s = 0,
                                  .max_candidates = 4};
-    const double expected =
-        BruteForceLatency(table, {options.num_devices}, options.num_micro_batches);
-    Result<StageDpResult> result = SolveStageDp(table, options);
-    ASSERT_TRUE(result.ok()) << result.status().message();
     SCOPED_TRACE("instance " + std::to_string(instance));
-    if (expected == kInf) {
-      EXPECT_TRUE(result->candidates.empty());
-      continue;
-    }
-    ++feasible;
-    ASSERT_FALSE(result->candidates.empty());
-    EXPECT_NEAR(result->candidates[0].latency_s, expected, 1e-9 * expected);
-    ExpectValidCandidates(table, options, *result);
+    if (SolveAndCompareWithBruteForce(table, options, {options.num_devices})) ++feasible;
   }
   EXPECT_GT(feasible, 1000);  // the instances exercise the DP, not only its infeasible exit
 }
@@ -257,18 +267,11 @@ TEST(StageDpTest, EqualsBruteForceWithTwoDevicePools) {
                                  .num_micro_batches = static_cast<int>(1 + rng() % 8),
                                  .epsilon_s = 0,
                                  .max_candidates = 4};
-    const double expected = BruteForceLatency(table, pools, options.num_micro_batches);
-    Result<StageDpResult> result = SolveStageDp(table, options);
-    ASSERT_TRUE(result.ok()) << result.status().message();
     SCOPED_TRACE("instance " + std::to_string(instance));
-    if (expected == kInf) {
-      EXPECT_TRUE(result->candidates.empty());
-      continue;
-    }
+    const std::optional<StageDpResult> result =
+        SolveAndCompareWithBruteForce(table, options, pools);
+    if (!result) continue;
     ++feasible;
-    ASSERT_FALSE(result->candidates.empty());
-    EXPECT_NEAR(result->candidates[0].latency_s, expected, 1e-9 * expected);
-    ExpectValidCandidates(table, options, *result);
     for (const StagePlanCandidate& plan : result->candidates) {
       std::vector<int64_t> used(2, 0);
       for (const DpStage& stage : plan.stages) {
