@@ -147,6 +147,32 @@ TEST_F(AlpaCliTest, PipeshardPlansAHeterogeneousCluster) {
   EXPECT_THAT(recosted.out, HasSubstr("every stage fits"));
 }
 
+// Interleaved 1F1B from a manual stage file: 4 one-layer stages in 2 chunks on 2 device groups of
+// 2. The saved plan records the chunks; explain names them and --validate re-costs the same plan.
+TEST_F(AlpaCliTest, InterleavedManualStagesRoundTrip) {
+  const std::string stages = Write("interleaved.json", R"({"layers": 4,
+    "schedule": "interleaved-1f1b", "num_chunks": 2, "stages": [
+    {"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1], "force_batch_dim_to_mesh_dim": 0},
+    {"layers": [1], "submesh": [1, 2], "logical_mesh": [2, 1], "force_batch_dim_to_mesh_dim": 0},
+    {"layers": [2], "submesh": [1, 2], "logical_mesh": [2, 1], "force_batch_dim_to_mesh_dim": 0},
+    {"layers": [3], "submesh": [1, 2], "logical_mesh": [2, 1], "force_batch_dim_to_mesh_dim": 0}]})");
+  const std::string saved = (dir_ / "plan.json").string();
+  RunResult planned = Pipeshard({"--manual-stages", stages, "-o", saved});
+  ASSERT_EQ(planned.exit_code, 0) << Describe(planned);
+  const nlohmann::json plan = nlohmann::json::parse(ReadFile(saved));
+  EXPECT_EQ(plan["schedule"], "interleaved-1f1b");
+  EXPECT_EQ(plan["num_chunks"], 2);
+  ASSERT_EQ(plan["stages"].size(), 4u);
+  EXPECT_EQ(plan["stages"][2]["devices"], plan["stages"][0]["devices"]);
+  EXPECT_NE(plan["stages"][1]["devices"], plan["stages"][0]["devices"]);
+  RunResult explained = RunAlpa({"explain", saved});
+  ASSERT_EQ(explained.exit_code, 0) << Describe(explained);
+  EXPECT_THAT(explained.out, HasSubstr("interleaved-1f1b (2 chunks per device"));
+  RunResult recosted = Pipeshard({"--validate", saved});
+  ASSERT_EQ(recosted.exit_code, 0) << Describe(recosted);
+  EXPECT_THAT(recosted.out, HasSubstr("(1.00x the saved estimate)"));
+}
+
 TEST_F(AlpaCliTest, PipeshardBadInput) {
   const std::string gap = Write("gap.json", R"({"layers": 3, "stages": [
     {"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1]},

@@ -145,13 +145,19 @@ Result<Explanation> ExplainPipeline(const json& plan, const std::string& source)
 
   Explanation out;
   const json& model = Field(plan, "model");
+  const json& chunks = Field(plan, "num_chunks");
+  const std::string chunk_text =
+      chunks.is_number_integer() && chunks.get<int64_t>() > 1
+          ? fmt::format(" ({} chunks per device: stage j runs on stage j % {}'s devices)",
+                        chunks.get<int64_t>(), stages.size() / chunks.get<size_t>())
+          : "";
   out.text = fmt::format(
-      "{} on {}: {} stage(s), {} with {} micro-batches\n"
+      "{} on {}: {} stage(s), {}{} with {} micro-batches\n"
       "step time {} = pipeline {} (bubble {:.1f}%: devices idle while it fills and drains) "
       "+ {} of updates after the last backward\n\n",
       Shown(model, "name"), Shown(plan, "cluster"), stages.size(), Shown(plan, "schedule"),
-      micro_batches, FormatSeconds(step_time_s), FormatSeconds(pipeline_s), 100 * bubble,
-      FormatSeconds(step_time_s - pipeline_s));
+      chunk_text, micro_batches, FormatSeconds(step_time_s), FormatSeconds(pipeline_s),
+      100 * bubble, FormatSeconds(step_time_s - pipeline_s));
   json stage_json = json::array();
   for (size_t j = 0; j < stages.size(); ++j) {
     const StageFacts& stage = stages[j];
