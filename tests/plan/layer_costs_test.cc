@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <numeric>
+
+#include "plan/pipeshard_planner.h"
 #include "tests/plan/plan_test_util.h"
 
 namespace alpa::plan {
@@ -51,6 +54,24 @@ TEST(LayerCostsTest, IdenticalBlocksArePlannedOnce) {
     EXPECT_EQ(block1.peak_bytes, block2.peak_bytes);
   }
   EXPECT_EQ(table.flops[1], table.flops[2]);
+}
+
+// Alpa's automatic layers: gpt-tiny's operators in 3 layers by FLOPs, not its 4 marked ones.
+// Every layer does work, the layers together do the marked layers' work, and the planner cuts
+// stages from them.
+TEST(LayerCostsTest, AutoLayersClusterTheOperators) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  const LayerCostTable marked = GptTinyCosts(cluster);
+  const LayerCostTable clustered = GptTinyCosts(cluster, /*remat=*/false, /*auto_layers=*/3);
+  ASSERT_EQ(clustered.num_layers, 3);
+  for (double flops : clustered.flops) EXPECT_GT(flops, 0);
+  const double marked_flops = std::accumulate(marked.flops.begin(), marked.flops.end(), 0.0);
+  const double clustered_flops =
+      std::accumulate(clustered.flops.begin(), clustered.flops.end(), 0.0);
+  EXPECT_NEAR(clustered_flops, marked_flops, 0.05 * marked_flops);
+  Result<PipeshardPlan> plan = PlanPipeshard(clustered, cluster, {.num_micro_batches = 4});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->stages.back().choice.last_layer, 2);
 }
 
 TEST(LayerCostsTest, DataParallelBlocksSyncGradientsOncePerStep) {

@@ -17,16 +17,21 @@ inline cluster::ClusterSpec Cluster(const std::string& argument) {
 }
 
 // gpt-tiny at micro-batch size 8, its layer costs on every configuration of `cluster`; with
-// `remat`, each layer's backward pass recomputes its forward.
-inline LayerCostTable GptTinyCosts(const cluster::ClusterSpec& cluster, bool remat = false) {
+// `remat`, each layer's backward pass recomputes its forward; with `auto_layers` > 0, its
+// operators clustered into that many layers in place of its markers'.
+inline LayerCostTable GptTinyCosts(const cluster::ClusterSpec& cluster, bool remat = false,
+                                   int64_t auto_layers = 0) {
   Result<models::ZooModel> gpt = models::BuildZooModel("gpt-tiny");  // batch 8
   EXPECT_TRUE(gpt.ok()) << gpt.status().ToString();
   gpt->training.remat = remat;
   constexpr int64_t kMicroBatchSize = 8;
   const std::vector<MeshConfig> configs = EnumerateMeshConfigs(
       cluster, cluster::EnumerateSubmeshes(cluster), kMicroBatchSize, LogicalSpace::kAll);
-  Result<LayerCostTable> table = ComputeLayerCosts(
-      *gpt->model.loss, gpt->model.weights, gpt->training, cluster, configs, kMicroBatchSize, {});
+  LayerCostOptions options;
+  options.auto_layers = auto_layers;
+  Result<LayerCostTable> table =
+      ComputeLayerCosts(*gpt->model.loss, gpt->model.weights, gpt->training, cluster, configs,
+                        kMicroBatchSize, options);
   EXPECT_TRUE(table.ok()) << table.status().ToString();
   return std::move(table).value();
 }

@@ -173,6 +173,17 @@ TEST_F(AlpaCliTest, InterleavedManualStagesRoundTrip) {
   EXPECT_THAT(recosted.out, HasSubstr("(1.00x the saved estimate)"));
 }
 
+// --auto-layers: the model's operators clustered into N layers (Alpa's automatic layers).
+TEST_F(AlpaCliTest, AutoLayersClusterTheModelsOperators) {
+  RunResult planned = Pipeshard({"--auto-layers", "3", "--json"});
+  ASSERT_EQ(planned.exit_code, 0) << Describe(planned);
+  EXPECT_EQ(ParseJson(planned)["num_layers"], 3);
+  ExpectBadInput(Pipeshard({"--auto-layers", "100000"}),
+                 "clustering the operators into 100000 layers");
+  RunResult zero = Pipeshard({"--auto-layers", "0"});
+  EXPECT_EQ(zero.exit_code, 2) << Describe(zero);
+}
+
 TEST_F(AlpaCliTest, PipeshardBadInput) {
   const std::string gap = Write("gap.json", R"({"layers": 3, "stages": [
     {"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1]},
