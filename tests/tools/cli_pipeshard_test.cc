@@ -184,6 +184,25 @@ TEST_F(AlpaCliTest, AutoLayersClusterTheModelsOperators) {
   EXPECT_EQ(zero.exit_code, 2) << Describe(zero);
 }
 
+// Fewer micro-batches than pipeline stages, forced by the user: the plan is priced by the
+// simulator and a warning explains why Alpa's formula is no guide; enough micro-batches, none.
+TEST_F(AlpaCliTest, FewerMicroBatchesThanStagesWarn) {
+  auto uniform = [](const std::string& micro_batches) {
+    return RunAlpa({"plan", "gpt-tiny", "--method", "uniform", "--cluster", "p3.16xlarge:1x4",
+                    "--batch", "16", "--micro-batches", micro_batches, "--dp", "1", "--op", "1",
+                    "--pp", "4", "--json"});
+  };
+  RunResult few = uniform("1");
+  ASSERT_EQ(few.exit_code, 0) << Describe(few);
+  const nlohmann::json warned = ParseJson(few);
+  ASSERT_EQ(warned["warnings"].size(), 1u) << warned.dump(2);
+  EXPECT_THAT(warned["warnings"][0].get<std::string>(),
+              HasSubstr("1 micro-batch for 4 pipeline stages"));
+  RunResult enough = uniform("4");
+  ASSERT_EQ(enough.exit_code, 0) << Describe(enough);
+  EXPECT_TRUE(ParseJson(enough)["warnings"].empty());
+}
+
 TEST_F(AlpaCliTest, PipeshardBadInput) {
   const std::string gap = Write("gap.json", R"({"layers": 3, "stages": [
     {"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1]},

@@ -63,7 +63,23 @@ struct PipeshardReport {
   double layer_costs_s = 0;
   double stage_dp_s = 0;
   double alternatives_s = 0;
+  std::vector<std::string> warnings;  // printed and in the JSON
 };
+
+// A micro-batch count the user fixed below the plan's pipeline depth leaves stages idle most of
+// the step, and Alpa's formula sum t + (B - 1) max t, which assumes a steady state where every
+// stage is busy, is no guide there: the step time is the simulator's.
+std::optional<std::string> FewMicroBatchesWarning(const plan::PipeshardPlan& plan) {
+  const int64_t depth = static_cast<int64_t>(plan.stages.size()) / plan.num_chunks;
+  if (plan.num_micro_batches >= depth) return std::nullopt;
+  return fmt::format(
+      "{} micro-batch{} for {} pipeline stages: a pipeline this deep never reaches the steady "
+      "state Alpa's formula sum t + (B - 1) max t assumes, and its devices idle {:.0f}% of the "
+      "time; the step time is the simulator's. Use at least {} micro-batches, or leave out "
+      "--micro-batches to search the count",
+      plan.num_micro_batches, plan.num_micro_batches == 1 ? "" : "es", depth,
+      100 * plan.bubble_fraction, depth);
+}
 
 nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& collectives) {
   nlohmann::ordered_json comm = nlohmann::ordered_json::object();
@@ -177,6 +193,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
             {"bubble_fraction", plan.bubble_fraction},
             {"tflops", report.step_flops / plan.step_time_s / report.devices / 1e12}}},
           {"stages", stages},
+          {"warnings", report.warnings},
           {"alternatives", AlternativesJson(report)},
           {"grid", GridJson(report.grid)},
           {"compile",
@@ -223,6 +240,7 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
       "pipeline)\n",
       FormatSeconds(plan.step_time_s), FormatSeconds(plan.pipeline_s), 100 * plan.bubble_fraction,
       FormatSeconds(plan.alpa_formula_s));
+  for (const std::string& warning : report.warnings) text += "  warning: " + warning + "\n";
   // What the planning step after the layer costs evaluated: the DP's candidates, the uniform
   // grid's points, or the one plan given.
   const std::string searched =
@@ -593,6 +611,11 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   }
   report.cluster = options.cluster;
   report.micro_batch_size = planned->zoo.batch / plan.num_micro_batches;
+  if (!options.search_micro_batches) {
+    if (std::optional<std::string> warning = FewMicroBatchesWarning(plan)) {
+      report.warnings.push_back(std::move(*warning));
+    }
+  }
   report.devices = static_cast<double>(cluster::TotalDevices(*cluster));
   for (double flops : table.flops) report.step_flops += flops;
   report.step_flops *= static_cast<double>(plan.num_micro_batches);

@@ -42,6 +42,7 @@
 //                "memory": {"static_bytes", "activation_bytes_per_micro_batch",
 //                           "micro_batches_in_flight", "temporary_bytes"},
 //                "comm": {"all-reduce", ...}, "parameters": [{"name", "sharding"}]}],
+//    "warnings": [text] (fewer micro-batches than pipeline stages, when the count was given),
 //    "alternatives": [{"name": "data parallel" | "best uniform grid point", "dp", "op", "pp",
 //                      "step_time_s" (null when it does not fit), "error"}],
 //    "grid": [...] (--method uniform's search), "micro_batch_search": [{"num_micro_batches",
