@@ -17,11 +17,6 @@
 namespace alpa::runtime::internal {
 namespace {
 
-using ir::DType;
-using ir::Literal;
-using ir::Opcode;
-using ir::Shape;
-
 int64_t ElementBytes(const Shape& shape) { return ir::DTypeByteSize(shape.dtype()); }
 
 Result<Literal> RunIota(const ir::Instruction& instruction, const Operands&) {

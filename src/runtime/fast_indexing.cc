@@ -15,11 +15,6 @@
 namespace alpa::runtime::internal {
 namespace {
 
-using ir::DType;
-using ir::Literal;
-using ir::Opcode;
-using ir::Shape;
-
 // Whether `table` is [rows, width] and `indices` s32 of rank r with the result/updates shape
 // [indices..., width].
 bool RowsOfTable(const Shape& table, const Shape& indices, const Shape& rows_out) {

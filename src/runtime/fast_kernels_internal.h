@@ -9,10 +9,18 @@
 #include <vector>
 
 #include "ir/instruction.h"
+#include "ir/literal.h"
+#include "ir/opcode.h"
 #include "ir/shape.h"
 #include "runtime/fast_kernels.h"
 
 namespace alpa::runtime::internal {
+
+// The IR names the kernel files use throughout.
+using ir::DType;
+using ir::Literal;
+using ir::Opcode;
+using ir::Shape;
 
 using Operands = std::vector<const ir::Literal*>;
 

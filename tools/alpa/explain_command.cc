@@ -145,12 +145,9 @@ Result<Explanation> ExplainPipeline(const json& plan, const std::string& source)
 
   Explanation out;
   const json& model = Field(plan, "model");
-  const json& chunks = Field(plan, "num_chunks");
-  const std::string chunk_text =
-      chunks.is_number_integer() && chunks.get<int64_t>() > 1
-          ? fmt::format(" ({} chunks per device: stage j runs on stage j % {}'s devices)",
-                        chunks.get<int64_t>(), stages.size() / chunks.get<size_t>())
-          : "";
+  const std::string chunk_text = plan_document::ChunksNote(
+      static_cast<int64_t>(plan_document::Number(plan, "num_chunks").value_or(1)),
+      static_cast<int64_t>(stages.size()));
   out.text = fmt::format(
       "{} on {}: {} stage(s), {}{} with {} micro-batches\n"
       "step time {} = pipeline {} (bubble {:.1f}%: devices idle while it fills and drains) "

@@ -61,4 +61,10 @@ std::string DeviceRange(const std::vector<int64_t>& devices) {
   return fmt::format("{}", fmt::join(devices, ", "));
 }
 
+std::string ChunksNote(int64_t num_chunks, int64_t num_stages) {
+  if (num_chunks <= 1) return "";
+  return fmt::format(" ({} chunks per device: stage j runs on stage j % {}'s devices)", num_chunks,
+                     num_stages / num_chunks);
+}
+
 }  // namespace alpa::tools::plan_document

@@ -29,6 +29,9 @@ std::vector<int64_t> Integers(const Json& object, const char* key);
 std::vector<int64_t> Devices(const Json& stage);
 // "4..7" for consecutive ids (the usual sub-mesh), else the list; "-" for none.
 std::string DeviceRange(const std::vector<int64_t>& devices);
+// " (2 chunks per device: stage j runs on stage j % 4's devices)" for an interleaved plan of
+// `num_stages` stages in `num_chunks` chunks per device; "" for one chunk.
+std::string ChunksNote(int64_t num_chunks, int64_t num_stages);
 
 }  // namespace alpa::tools::plan_document
 
