@@ -40,7 +40,8 @@ Result<Link> ReadLink(const Json& json, const std::string& path, bool with_topol
 Result<DeviceSpec> ReadDevice(const Json& json, const std::string& name) {
   const std::string path = "device_types." + name;
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
-      json, path, {"peak_flops", "memory_bytes", "memory_bandwidth"}, "the cluster"));
+      json, path, {"peak_flops", "memory_bytes", "memory_bandwidth", "fuses_kernels"},
+      "the cluster"));
   DeviceSpec device;
   device.name = name;
   ALPA_ASSIGN_OR_RETURN(const Json* flops, JsonField(json, path, "peak_flops"));
@@ -57,6 +58,9 @@ Result<DeviceSpec> ReadDevice(const Json& json, const std::string& name) {
   }
   ALPA_ASSIGN_OR_RETURN(device.memory_bytes, JsonInteger(json, path, "memory_bytes"));
   ALPA_ASSIGN_OR_RETURN(device.memory_bandwidth, JsonNumber(json, path, "memory_bandwidth"));
+  if (json.contains("fuses_kernels")) {
+    ALPA_ASSIGN_OR_RETURN(device.fuses_kernels, JsonBool(json, path, "fuses_kernels"));
+  }
   ALPA_RETURN_IF_ERROR(ValidateDeviceSpec(device));
   return device;
 }
@@ -173,7 +177,8 @@ std::string ClusterJson(const ClusterSpec& spec) {
     for (const auto& [dtype, value] : host.device.peak_flops) flops[dtype] = value;
     types[host.device.name] = {{"peak_flops", flops},
                                {"memory_bytes", host.device.memory_bytes},
-                               {"memory_bandwidth", host.device.memory_bandwidth}};
+                               {"memory_bandwidth", host.device.memory_bandwidth},
+                               {"fuses_kernels", host.device.fuses_kernels}};
   }
   json["device_types"] = types;
   Json hosts = Json::array();

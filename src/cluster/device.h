@@ -21,6 +21,10 @@ struct DeviceSpec {
   std::map<std::string, double> peak_flops;  // dtype name -> FLOP/s (dense)
   int64_t memory_bytes = 0;                  // device memory
   double memory_bandwidth = 0;               // B/s, device memory <-> compute
+  // Whether the compiler for this device fuses elementwise chains into the kernels that read
+  // them (XLA on GPUs does; our CPU runtime runs one kernel per instruction). The compute and
+  // memory models follow it (cost/kernel_fusion.h).
+  bool fuses_kernels = true;
 
   // FLOP/s for `dtype`, 0 when the device has no figure for it.
   double PeakFlops(std::string_view dtype) const;

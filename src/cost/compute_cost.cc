@@ -29,14 +29,6 @@ bool MovesNoData(const Instruction& instruction) {
 
 bool IsMatmul(Opcode opcode) { return opcode == Opcode::kDot || opcode == Opcode::kConvolution; }
 
-double BytesAccessed(const Instruction& instruction) {
-  double bytes = static_cast<double>(instruction.shape().ByteSize());
-  for (const Instruction* operand : instruction.operands()) {
-    bytes += static_cast<double>(operand->shape().ByteSize());
-  }
-  return bytes;
-}
-
 ir::DType ComputeType(const Instruction& instruction) {
   const ir::Shape& shape =
       IsMatmul(instruction.opcode()) ? instruction.operand(0)->shape() : instruction.shape();
@@ -79,7 +71,12 @@ DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device) {
       throughput.peak_flops[*dtype] = flops;
   }
   throughput.memory_bandwidth = device.memory_bandwidth;
+  throughput.fuses_kernels = device.fuses_kernels;
   return throughput;
+}
+
+FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation) {
+  return device.fuses_kernels ? FuseIntoReaders(computation) : FusedValues{};
 }
 
 void ComputationCost::Add(const InstructionCost& cost) {
@@ -98,7 +95,8 @@ void ComputationCost::Add(const ComputationCost& other, double times) {
 
 Result<InstructionCost> EstimateInstruction(const Instruction& instruction,
                                             const DeviceThroughput& device,
-                                            const Efficiency& efficiency) {
+                                            const Efficiency& efficiency,
+                                            const FusedValues& fused) {
   if (MovesNoData(instruction)) return InstructionCost{};
   if (!(device.memory_bandwidth > 0)) {
     return InvalidArgument("the device's memory bandwidth is {}; it must be positive",
@@ -107,7 +105,7 @@ Result<InstructionCost> EstimateInstruction(const Instruction& instruction,
   InstructionCost cost;
   ALPA_ASSIGN_OR_RETURN(FlopCount flops, CountFlops(instruction));
   cost.flops = flops.flops;
-  cost.bytes = BytesAccessed(instruction);
+  cost.bytes = fused.contains(&instruction) ? 0 : KernelBytes(instruction, fused);
   double compute_seconds = 0;
   if (cost.flops > 0) {
     const bool matmul = IsMatmul(instruction.opcode());
@@ -130,6 +128,7 @@ Result<InstructionCost> EstimateInstruction(const Instruction& instruction,
 Result<ComputationCost> EstimateComputation(const ir::Computation& computation,
                                             const DeviceThroughput& device,
                                             const Efficiency& efficiency) {
+  const FusedValues fused = FusionFor(device, computation);
   ComputationCost total;
   for (const auto& instruction : computation.instructions()) {
     const Opcode opcode = instruction->opcode();
@@ -140,7 +139,7 @@ Result<ComputationCost> EstimateComputation(const ir::Computation& computation,
       continue;
     }
     ALPA_ASSIGN_OR_RETURN(InstructionCost cost,
-                          EstimateInstruction(*instruction, device, efficiency));
+                          EstimateInstruction(*instruction, device, efficiency, fused));
     total.Add(cost);
   }
   return total;

@@ -10,9 +10,11 @@
 // arithmetic of a type the device lists no peak for (a compare's pred, integers, bf16 on a V100)
 // runs on the vector units at the f32 peak.
 //
-// No fusion is modelled: every elementwise instruction reads and writes memory, as the unfused
-// graph would. Real backends fuse chains of them, so for transformer steps the memory term is
-// pessimistic (gpt-1.3b on one V100: 4.2 s estimated, 79% of it memory-bound).
+// Kernels are those of kernel_fusion.h: a value fused into its readers moves no bytes (its flops
+// remain), and the kernel rooted at each other instruction reads each of its inputs once (a
+// slice only the part it keeps) and writes its result. Values are fused only on a device whose
+// compiler fuses (DeviceThroughput::fuses_kernels: the GPUs, which XLA compiles); on the others
+// (a CPU core under our runtime) every instruction is its own kernel.
 // Instructions that move no data (parameter, constant, tuple, get-tuple-element, bitcast, and
 // layout-free markers such as layer boundaries) cost 0. A computation's time is the sum over its
 // instructions in any order: one device runs one kernel at a time, and overlap is not modelled.
@@ -25,6 +27,7 @@
 #include <map>
 
 #include "cluster/device.h"
+#include "cost/kernel_fusion.h"
 #include "ir/computation.h"
 #include "ir/dtype.h"
 #include "support/status.h"
@@ -34,11 +37,16 @@ namespace alpa::cost {
 struct DeviceThroughput {
   std::map<ir::DType, double> peak_flops;  // per second; a dtype without an entry is an error
   double memory_bandwidth = 0;             // bytes per second
+  bool fuses_kernels = false;              // cluster::DeviceSpec::fuses_kernels
 };
 
 // A cluster device's figures for the roofline: its peaks for the dtypes the IR has (a "tf32" or
-// "f8" figure has no IR type and is left out) and its memory bandwidth.
+// "f8" figure has no IR type and is left out), its memory bandwidth and whether it fuses.
 DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device);
+
+// The values of `computation` kept inside kernels on `device`: FuseIntoReaders(computation) when
+// it fuses kernels, else none.
+FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation);
 
 struct Efficiency {
   // Large GEMMs and convolutions reach 70-80% of the datasheet peak in cuBLAS/cuDNN and oneDNN;
@@ -58,9 +66,12 @@ struct InstructionCost {
   bool compute_bound = false;  // the flops term is the larger one
 };
 
+// `fused`: the values of the instruction's computation kept inside kernels (FuseIntoReaders);
+// empty for one kernel per instruction.
 Result<InstructionCost> EstimateInstruction(const ir::Instruction& instruction,
                                             const DeviceThroughput& device,
-                                            const Efficiency& efficiency = {});
+                                            const Efficiency& efficiency = {},
+                                            const FusedValues& fused = {});
 
 struct ComputationCost {
   double seconds = 0;
@@ -73,7 +84,7 @@ struct ComputationCost {
 };
 
 // Sum over the instructions of `computation` (its own, not those of called computations, which
-// their calling instruction accounts for).
+// their calling instruction accounts for), fused when the device fuses kernels.
 Result<ComputationCost> EstimateComputation(const ir::Computation& computation,
                                             const DeviceThroughput& device,
                                             const Efficiency& efficiency = {});

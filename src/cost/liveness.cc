@@ -34,13 +34,14 @@ const BufferInterval& Liveness::BufferOf(const Instruction* instruction) const {
   return buffers[static_cast<size_t>(step)];
 }
 
-Liveness ComputeLiveness(const ir::Computation& computation, const BufferBytesFn& bytes) {
+Liveness ComputeLiveness(const ir::Computation& computation, const BufferBytesFn& bytes,
+                         const FusedValues& fused) {
   const std::vector<Instruction*> post_order = computation.MakePostOrder();
-  return ComputeLiveness(computation, {post_order.begin(), post_order.end()}, bytes);
+  return ComputeLiveness(computation, {post_order.begin(), post_order.end()}, bytes, fused);
 }
 
 Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const Instruction*> order,
-                         const BufferBytesFn& bytes) {
+                         const BufferBytesFn& bytes, const FusedValues& fused) {
   Liveness liveness;
   liveness.order = std::move(order);
   const int64_t steps = liveness.steps();
@@ -67,11 +68,13 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
       end[static_cast<size_t>(def)] = std::max(end[static_cast<size_t>(def)], t + 1);
     }
   }
-  // Broadcasts the fast kernels read in place are views of their operands, like the aliases.
+  // Broadcasts the fast kernels read in place are views of their operands, like the aliases; so
+  // are values computed inside their readers' kernels.
   const std::unordered_set<const Instruction*> read_in_place =
       ir::BroadcastsReadInPlace(computation);
   auto is_alias = [&](const Instruction* instruction) {
-    return IsAliasOpcode(instruction->opcode()) || read_in_place.contains(instruction);
+    return IsAliasOpcode(instruction->opcode()) || read_in_place.contains(instruction) ||
+           fused.contains(instruction);
   };
   if (const int64_t root = liveness.StepOf(computation.root()); root >= 0) {
     end[static_cast<size_t>(root)] = steps;  // the output outlives the program

@@ -14,7 +14,9 @@
 //   - the root lives to the end (it is the output): end = steps;
 //   - tuple, get-tuple-element, bitcast and opt-barrier allocate nothing (bytes 0): they alias
 //     their operands, which therefore live as long as any reader of the alias; so do the
-//     broadcasts the runtime reads in place (ir/broadcast_folding.h);
+//     broadcasts the runtime reads in place (ir/broadcast_folding.h), and, given a fusion
+//     (kernel_fusion.h), the values computed inside their readers' kernels: each reader's kernel
+//     reads their operands;
 //   - constants are buffers like any other;
 //   - buffers inside called computations (fusion temporaries, loop bodies) are not counted: a
 //     fusion's output is the only buffer it materializes.
@@ -29,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cost/kernel_fusion.h"
 #include "ir/computation.h"
 
 namespace alpa::cost {
@@ -44,7 +47,7 @@ struct BufferInterval {
   int64_t start = 0;   // first step it is live
   int64_t end = 0;     // one past the last step it is live
   int64_t bytes = 0;   // 0 for aliases
-  bool alias = false;  // a view of its operands' buffers (the rule above)
+  bool alias = false;  // a view of its operands' buffers or a fused value (the rules above)
 
   bool live_at(int64_t step) const { return start <= step && step < end; }
 };
@@ -65,14 +68,17 @@ struct Liveness {
   const BufferInterval& BufferOf(const ir::Instruction* instruction) const;
 };
 
-// Liveness over the post order (ir::Computation::MakePostOrder).
+// Liveness over the post order (ir::Computation::MakePostOrder). `fused`: the values kept inside
+// kernels (empty when every instruction is its own kernel).
 Liveness ComputeLiveness(const ir::Computation& computation,
-                         const BufferBytesFn& bytes = FullShapeBytes);
+                         const BufferBytesFn& bytes = FullShapeBytes,
+                         const FusedValues& fused = {});
 
 // Liveness over a given order: every instruction of `computation` exactly once, each after its
 // operands (checked).
 Liveness ComputeLiveness(const ir::Computation& computation,
-                         std::vector<const ir::Instruction*> order, const BufferBytesFn& bytes);
+                         std::vector<const ir::Instruction*> order, const BufferBytesFn& bytes,
+                         const FusedValues& fused = {});
 
 }  // namespace alpa::cost
 

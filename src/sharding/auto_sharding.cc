@@ -163,11 +163,13 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
         solution.Chosen(value.next).output[0], solution.Chosen(value.parameter).output[0],
         graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
   }
-  const cost::Liveness liveness =
-      cost::ComputeLiveness(computation, [&](const ir::Instruction& instruction) -> int64_t {
+  const cost::Liveness liveness = cost::ComputeLiveness(
+      computation,
+      [&](const ir::Instruction& instruction) -> int64_t {
         const int64_t node = graph.NodeOf(instruction);
         return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
-      });
+      },
+      solution.fused);
   estimate.peak_memory_bytes = liveness.peak_bytes;
   if (liveness.peak_step >= 0) {
     estimate.peak_instruction = liveness.order[static_cast<size_t>(liveness.peak_step)];
@@ -352,6 +354,8 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   context.options = options.strategy;
 
   ShardingSolution solution;
+  solution.fused = cost::FusionFor(context.device, computation);
+  context.fused = &solution.fused;
   Clock::time_point phase = Clock::now();
   ALPA_ASSIGN_OR_RETURN(const StrategyGenerator generate,
                         MakeGenerator(computation, mesh, options));
@@ -360,7 +364,8 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   solution.timings.generate_s = SecondsSince(phase);
   phase = Clock::now();
 
-  const cost::Liveness liveness = cost::ComputeLiveness(computation);
+  const cost::Liveness liveness =
+      cost::ComputeLiveness(computation, cost::FullShapeBytes, solution.fused);
   ALPA_ASSIGN_OR_RETURN(const std::vector<CarriedValue> carried,
                         CarriedValues(options.next_values, computation, solution.graph));
   const CostGraph cost_graph = BuildCostGraph(solution.graph, liveness, reshard_cost, carried);

@@ -80,11 +80,13 @@ CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liven
   cost_graph.nodes.reserve(graph.nodes.size());
   for (const StrategyNode& node : graph.nodes) {
     CostGraphNode& out = cost_graph.nodes.emplace_back();
+    const cost::BufferInterval& buffer = liveness.BufferOf(node.instruction);
     for (const Strategy& strategy : node.set.strategies) {
       out.seconds.push_back(strategy.compute_seconds + strategy.communication_seconds);
-      out.memory_bytes.push_back(strategy.memory_bytes);
+      // An alias or a fused value allocates nothing (its operands' intervals cover it), as in the
+      // liveness the chosen plan's peak is computed from.
+      out.memory_bytes.push_back(buffer.alias ? 0 : strategy.memory_bytes);
     }
-    const cost::BufferInterval& buffer = liveness.BufferOf(node.instruction);
     out.live = solver::Interval{buffer.start, buffer.end};
     if (node.set.follows_operand >= 0) {
       out.follows = graph.SourceOf(*node.instruction->operand(node.set.follows_operand), 0).node;

@@ -82,6 +82,8 @@ struct StrategyContext {
   const cluster::LogicalMesh* mesh = nullptr;
   cost::DeviceThroughput device;
   cost::Efficiency efficiency;
+  // The values kept inside kernels (cost/kernel_fusion.h); null: none.
+  const cost::FusedValues* fused = nullptr;
   // Prices collectives over mesh axes: the strategy's own (StepSeconds) and resharding.
   const ReshardCostModel* pricer = nullptr;
   StrategyOptions options;

@@ -48,6 +48,24 @@ TEST(ClusterJson, ReadsAHeterogeneousClusterWithRacks) {
   EXPECT_EQ(FirstDeviceOfHosts(*spec), (std::vector<int64_t>{0, 8, 16}));
 }
 
+// Devices fuse kernels unless the file says otherwise; the local CPU cores (our runtime) do not.
+TEST(ClusterJson, KernelFusionIsADeviceProperty) {
+  Result<ClusterSpec> spec = ParseClusterJson(kHeterogeneous, "c.json");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_TRUE(spec->hosts[0].device.fuses_kernels);
+  std::string text = kHeterogeneous;
+  const std::string bandwidth = "\"memory_bandwidth\": 9e11";
+  text.replace(text.find(bandwidth), bandwidth.size(), bandwidth + ", \"fuses_kernels\": false");
+  Result<ClusterSpec> unfused = ParseClusterJson(text, "c.json");
+  ASSERT_TRUE(unfused.ok()) << unfused.status().ToString();
+  EXPECT_FALSE(unfused->hosts[0].device.fuses_kernels);
+  EXPECT_TRUE(unfused->hosts[2].device.fuses_kernels);
+  Result<ClusterSpec> local = ParseClusterArgument("local:2");
+  ASSERT_TRUE(local.ok());
+  EXPECT_FALSE(local->hosts[0].device.fuses_kernels);
+  EXPECT_THAT(ClusterJson(*local), HasSubstr("\"fuses_kernels\": false"));
+}
+
 TEST(ClusterJson, RoundTrips) {
   for (const char* argument : {"p3.16xlarge:2", "v100-32gb:1x4", "dgx-h100:3", "local:3"}) {
     Result<ClusterSpec> spec = ParseClusterArgument(argument);
@@ -105,6 +123,9 @@ TEST(ClusterJson, ErrorsNameThePlace) {
               HasSubstr("c.json: hosts[1].device_type: 'B200' is not one of the device_types"));
   EXPECT_THAT(ErrorAfterEdit("\"memory_bytes\": 42949672960", "\"memory_bytes\": 0"),
               HasSubstr("c.json: device_types.A100-SXM4-40GB.memory_bytes: must be at least 1"));
+  EXPECT_THAT(ErrorAfterEdit("\"memory_bandwidth\": 9e11",
+                             "\"memory_bandwidth\": 9e11, \"fuses_kernels\": 1"),
+              HasSubstr("c.json: device_types.V100-SXM2-16GB.fuses_kernels: must be"));
   EXPECT_THAT(ErrorAfterEdit("\"hosts_per_rack\": 3", "\"hosts_per_rack\": 2"),
               HasSubstr("c.json: racks.hosts_per_rack: 2 does not divide the 3 hosts"));
   EXPECT_THAT(ErrorAfterEdit("\"inter_host\"", "\"inter_hosts\""),

@@ -141,10 +141,12 @@ TEST(PipeshardPlannerTest, InterleavedStagesShareTheirGroupsDevices) {
   for (size_t j = 0; j < 4; ++j) {
     const PlannedStage& stage = plan->stages[j];
     EXPECT_EQ(stage.devices, plan->stages[j % 2].devices) << "stage " << j;
-    EXPECT_EQ(stage.peak_memory_bytes, stage.static_bytes +
-                                           stage.micro_batches_in_flight * stage.activation_bytes +
-                                           stage.temporary_bytes)
-        << "stage " << j;
+    // The activation figure is the mean over the micro-batches in flight, rounded down.
+    const int64_t parts = stage.static_bytes +
+                          stage.micro_batches_in_flight * stage.activation_bytes +
+                          stage.temporary_bytes;
+    EXPECT_GE(stage.peak_memory_bytes, parts) << "stage " << j;
+    EXPECT_LT(stage.peak_memory_bytes, parts + stage.micro_batches_in_flight) << "stage " << j;
   }
   EXPECT_NE(plan->stages[0].devices, plan->stages[1].devices);
   EXPECT_THAT(EvaluateStages(table, cluster, *stages, pipeline::ScheduleKind::k1F1B, 4, 2)

@@ -126,6 +126,15 @@ TEST(AlpaCliMemory, FitsOneDeviceOfACluster) {
             h100["one_device"]["device_memory_bytes"].get<int64_t>() -
                 h100["memory"]["peak_bytes"].get<int64_t>());
 
+  // The V100s' compiler keeps elementwise chains inside kernels; the local CPU cores allocate
+  // every value (cost/kernel_fusion.h).
+  const nlohmann::json local =
+      RunJson({"inspect", "gpt-1.3b", "--memory", "--json", "--cluster", "local:1"});
+  EXPECT_EQ(local["memory"]["peak_bytes"],
+            RunJson({"inspect", "gpt-1.3b", "--memory", "--json"})["memory"]["peak_bytes"]);
+  EXPECT_LT(v100["memory"]["peak_bytes"].get<int64_t>(),
+            local["memory"]["peak_bytes"].get<int64_t>());
+
   RunResult text = RunAlpa({"inspect", "gpt-1.3b", "--memory", "--cluster", "p3.16xlarge"});
   ASSERT_EQ(text.exit_code, 0) << Describe(text);
   EXPECT_THAT(text.out, HasSubstr("one device    V100-SXM2-16GB of p3.16xlarge: "));

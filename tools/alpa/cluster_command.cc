@@ -77,9 +77,10 @@ std::string HostsTable(const ClusterSpec& spec) {
 
 std::string DevicesTable(const ClusterSpec& spec) {
   const std::vector<std::string> dtypes = Dtypes(spec);
-  std::vector<std::string> headers = {"device type", "memory", "memory bw"};
+  // kernels: how the cost model sees the device's compiler (cluster::DeviceSpec::fuses_kernels).
+  std::vector<std::string> headers = {"device type", "memory", "memory bw", "kernels"};
   std::vector<Table::Align> alignments = {Table::Align::kLeft, Table::Align::kRight,
-                                          Table::Align::kRight};
+                                          Table::Align::kRight, Table::Align::kLeft};
   for (const std::string& dtype : dtypes) {
     headers.push_back(dtype);
     alignments.push_back(Table::Align::kRight);
@@ -89,7 +90,8 @@ std::string DevicesTable(const ClusterSpec& spec) {
   for (const HostSpec& host : spec.hosts) {
     if (!seen.insert(host.device.name).second) continue;
     std::vector<std::string> row = {host.device.name, FormatBytes(host.device.memory_bytes),
-                                    Bandwidth(host.device.memory_bandwidth)};
+                                    Bandwidth(host.device.memory_bandwidth),
+                                    host.device.fuses_kernels ? "fused" : "one per op"};
     for (const std::string& dtype : dtypes) {
       const double flops = host.device.PeakFlops(dtype);
       row.push_back(flops > 0 ? Rate(flops, "FLOP/s") : "-");

@@ -6,6 +6,7 @@
 
 #include "cluster/presets.h"
 #include "cost/compute_cost.h"
+#include "cost/liveness.h"
 #include "hlo/printer.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
@@ -90,12 +91,21 @@ struct DeviceEstimate {
   bool Fits() const { return peak_memory_bytes <= device.memory_bytes; }
 };
 
-Result<DeviceEstimate> EstimateOnOneDevice(const std::string& argument, const ir::Module& module,
-                                           const ModuleSummary& summary) {
+// The first device type of the cluster `argument` names (a preset or a file).
+Result<cluster::DeviceSpec> FirstDevice(const std::string& argument) {
   ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec spec, cluster::ParseClusterArgument(argument));
-  DeviceEstimate estimate{argument, spec.hosts.front().device, {}, summary.memory.peak_bytes};
-  ALPA_ASSIGN_OR_RETURN(estimate.cost, cost::EstimateComputation(
-                                           *module.entry(), cost::ThroughputOf(estimate.device)));
+  return spec.hosts.front().device;
+}
+
+// The naive schedule's peak, with the device's fused values allocating nothing.
+Result<DeviceEstimate> EstimateOnOneDevice(const std::string& argument, const ir::Module& module) {
+  ALPA_ASSIGN_OR_RETURN(cluster::DeviceSpec device, FirstDevice(argument));
+  const cost::DeviceThroughput throughput = cost::ThroughputOf(device);
+  const ir::Computation& entry = *module.entry();
+  const cost::FusedValues fused = cost::FusionFor(throughput, entry);
+  DeviceEstimate estimate{
+      argument, device, {}, cost::ComputeLiveness(entry, cost::FullShapeBytes, fused).peak_bytes};
+  ALPA_ASSIGN_OR_RETURN(estimate.cost, cost::EstimateComputation(entry, throughput));
   return estimate;
 }
 
@@ -125,13 +135,18 @@ std::string EstimateText(const DeviceEstimate& estimate) {
 
 // `--memory`: the model's identity (a zoo model's config), then memory_report.h's breakdown.
 int RunMemory(const InspectOptions& options, const ModelArgument& model) {
-  const cost::MemoryModel memory = ModelMemory(model);
-  std::optional<DeviceFit> fit;
+  std::optional<cluster::DeviceSpec> device;
   if (!options.cluster.empty()) {
-    Result<DeviceFit> fitted = FitOnOneDevice(options.cluster, memory);
-    if (!fitted.ok()) return ReportError(fitted.status().WithContext("--cluster"));
-    fit = std::move(fitted).value();
+    Result<cluster::DeviceSpec> first = FirstDevice(options.cluster);
+    if (!first.ok()) return ReportError(first.status().WithContext("--cluster"));
+    device = std::move(first).value();
   }
+  const cost::FusedValues fused =
+      device ? cost::FusionFor(cost::ThroughputOf(*device), *model.module().entry())
+             : cost::FusedValues{};
+  const cost::MemoryModel memory = ModelMemory(model, fused);
+  std::optional<DeviceFit> fit;
+  if (device) fit = DeviceFit{options.cluster, *device, memory.liveness.peak_bytes};
   if (options.json) {
     nlohmann::ordered_json json;
     if (model.zoo) {
@@ -211,8 +226,7 @@ int RunInspect(const InspectOptions& options) {
   if (!summary.ok()) return ReportError(summary.status());
   std::optional<DeviceEstimate> estimate;
   if (!options.cluster.empty()) {
-    Result<DeviceEstimate> estimated =
-        EstimateOnOneDevice(options.cluster, model->module(), *summary);
+    Result<DeviceEstimate> estimated = EstimateOnOneDevice(options.cluster, model->module());
     if (!estimated.ok()) return ReportError(estimated.status().WithContext("--cluster"));
     estimate = std::move(estimated).value();
   }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "cluster/presets.h"
 #include "plan/layer_costs.h"
 #include "support/table.h"
 #include "support/units.h"
@@ -34,8 +33,9 @@ const ir::Instruction* PeakInstruction(const cost::MemoryModel& memory) {
 
 }  // namespace
 
-cost::MemoryModel ModelMemory(const ModelArgument& model) {
+cost::MemoryModel ModelMemory(const ModelArgument& model, const cost::FusedValues& fused) {
   cost::MemoryModelOptions options;
+  options.fused = &fused;
   if (model.zoo) {
     options.num_micro_batches = model.zoo->training.num_micro_batches;
     for (autodiff::StepParameter kind : StepLayout(*model.zoo)) {
@@ -43,11 +43,6 @@ cost::MemoryModel ModelMemory(const ModelArgument& model) {
     }
   }
   return cost::BuildMemoryModel(*model.module().entry(), options);
-}
-
-Result<DeviceFit> FitOnOneDevice(const std::string& argument, const cost::MemoryModel& memory) {
-  ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec spec, cluster::ParseClusterArgument(argument));
-  return DeviceFit{argument, spec.hosts.front().device, memory.liveness.peak_bytes};
 }
 
 std::string MemoryText(const cost::MemoryModel& memory) {

@@ -18,10 +18,11 @@
 
 namespace alpa::tools {
 
-// The memory model of `model`'s entry computation (naive post-order schedule, full shapes).
-cost::MemoryModel ModelMemory(const ModelArgument& model);
+// The memory model of `model`'s entry computation (naive post-order schedule, full shapes), with
+// the values a device's compiler keeps inside kernels (cost/kernel_fusion.h) allocating nothing.
+cost::MemoryModel ModelMemory(const ModelArgument& model, const cost::FusedValues& fused = {});
 
-// Whether the peak fits one device of a cluster.
+// Whether the peak fits one device of a cluster (its first device type).
 struct DeviceFit {
   std::string cluster;  // the --cluster argument
   cluster::DeviceSpec device;
@@ -29,9 +30,6 @@ struct DeviceFit {
 
   int64_t HeadroomBytes() const { return device.memory_bytes - required_bytes; }  // < 0: short
 };
-
-// On the first device type of the cluster `argument` names (a preset or a file).
-Result<DeviceFit> FitOnOneDevice(const std::string& argument, const cost::MemoryModel& memory);
 
 // The breakdown at the peak and the whole-step figures: text lines for people, the "memory"
 // object for --json.
