@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
@@ -86,6 +87,16 @@ struct CandidateStages {
   int64_t num_chunks = 1;
 };
 
+// `stages` (one chunk per device group, as the DP plans them) in `num_chunks` chunks per group,
+// for interleaved 1F1B. Group s keeps its configuration and its n_s layers, dealt out as chunks
+// of n_s / num_chunks layers (the first n_s % num_chunks of them one more); chunk c of group s is
+// virtual stage c·S + s, and the virtual stages take the layers in model order. The first chunk
+// of group 0 still starts at layer 0 and the last chunk of group S - 1 ends at the last layer,
+// so the embedding and the head stay on the groups the DP gave them. Nullopt with one group, or
+// when a group has fewer layers than chunks.
+std::optional<CandidateStages> InterleaveStages(const std::vector<StageChoice>& stages,
+                                                int64_t num_chunks);
+
 struct PipeshardOptions {
   int64_t num_micro_batches = 1;
   std::vector<pipeline::ScheduleKind> schedules = {pipeline::ScheduleKind::k1F1B,
@@ -100,7 +111,8 @@ struct PipeshardOptions {
   std::vector<CandidateStages> extra_candidates = {};
 };
 
-// The best plan of the DP's candidates and options.extra_candidates, by simulated step time;
+// The best plan of the DP's candidates (each also in 2 chunks, InterleaveStages, when interleaved
+// 1F1B is among the schedules) and options.extra_candidates, by simulated step time;
 // NOT_FOUND (with the smallest memory a single layer needs, or why) when no
 // combination of stages fits the cluster.
 Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,

@@ -70,11 +70,10 @@ TEST(PipeshardPlannerTest, WithOneMicroBatchThePlanBeatsEveryUniformGridPoint) {
 
 // The DP ranks plans by Alpa's formula, blind to the transfers between stages; the planner also
 // simulates the extra candidates it is given, so a plan the formula ranks low is still found.
-TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
-  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:2x1");
+// gpt-tiny's costs on two hosts of one V100, where both devices together compute 10x slower
+// than one: the DP's plans have two stages.
+LayerCostTable TwoStageCosts(const cluster::ClusterSpec& cluster) {
   LayerCostTable table = GptTinyCosts(cluster);
-  // Both devices together compute 10x slower, so the formula wants two stages; but every
-  // transfer between stages takes minutes, so one stage is far better.
   for (size_t c = 0; c < table.configs.size(); ++c) {
     if (table.configs[c].submesh.devices() != 2) continue;
     for (int64_t layer = 0; layer < table.num_layers; ++layer) {
@@ -83,6 +82,14 @@ TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
       cost.backward_s *= 10;
     }
   }
+  return table;
+}
+
+TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:2x1");
+  // The formula wants two stages; but every transfer between stages takes minutes, so one stage
+  // is far better.
+  LayerCostTable table = TwoStageCosts(cluster);
   for (int64_t& bytes : table.output_bytes) bytes = int64_t{1} << 40;
   PipeshardOptions options{.num_micro_batches = 4, .max_candidates = 1};
   Result<PipeshardPlan> formula_choice = PlanPipeshard(table, cluster, options);
@@ -159,6 +166,47 @@ TEST(PipeshardPlannerTest, InterleavedStagesShareTheirGroupsDevices) {
                   .status()
                   .message(),
               HasSubstr("stage 2 runs on the devices of stage 0"));
+}
+
+// Each device group keeps its configuration and its layer count, dealt out over its chunks.
+TEST(PipeshardPlannerTest, InterleaveStagesDealsEachGroupsLayersIntoChunks) {
+  const std::optional<CandidateStages> interleaved = InterleaveStages({{0, 2, 7}, {3, 9, 4}}, 2);
+  ASSERT_TRUE(interleaved.has_value());
+  EXPECT_EQ(interleaved->num_chunks, 2);
+  // Group 0 has 3 layers (chunks of 2 and 1), group 1 has 7 (4 and 3).
+  EXPECT_EQ(interleaved->stages,
+            (std::vector<StageChoice>{{0, 1, 7}, {2, 5, 4}, {6, 6, 7}, {7, 9, 4}}));
+  EXPECT_FALSE(InterleaveStages({{0, 9, 7}}, 2).has_value());             // one group
+  EXPECT_FALSE(InterleaveStages({{0, 0, 7}, {1, 9, 4}}, 2).has_value());  // a 1-layer group
+  EXPECT_FALSE(InterleaveStages({{0, 4, 7}, {5, 9, 4}}, 1).has_value());  // one chunk
+}
+
+// With interleaved 1F1B among the schedules, the DP's own plans are also tried in two chunks:
+// the planner is never slower than its 1F1B plan cut that way (no grid candidates here).
+TEST(PipeshardPlannerTest, TheDpsPlansAreAlsoTriedInterleaved) {
+  using pipeline::ScheduleKind;
+  // Free transfers: the chunks' extra crossings cost nothing, their smaller bubble pays.
+  cluster::ClusterSpec cluster = Cluster("p3.16xlarge:2x1");
+  cluster.inter_host.latency = 0;
+  LayerCostTable table = TwoStageCosts(cluster);
+  for (int64_t& bytes : table.output_bytes) bytes = 0;
+  Result<PipeshardPlan> plain =
+      PlanPipeshard(table, cluster, {.num_micro_batches = 4, .schedules = {ScheduleKind::k1F1B}});
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  std::vector<StageChoice> stages;
+  for (const PlannedStage& stage : plain->stages) stages.push_back(stage.choice);
+  const std::optional<CandidateStages> cut = InterleaveStages(stages, 2);
+  ASSERT_TRUE(cut.has_value()) << stages.size() << " stage(s)";
+  Result<PipeshardPlan> interleaved = EvaluateStages(
+      table, cluster, cut->stages, ScheduleKind::kInterleaved1F1B, 4, /*num_chunks=*/2);
+  ASSERT_TRUE(interleaved.ok()) << interleaved.status().ToString();
+  Result<PipeshardPlan> both = PlanPipeshard(
+      table, cluster,
+      {.num_micro_batches = 4, .schedules = {ScheduleKind::k1F1B, ScheduleKind::kInterleaved1F1B}});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  ASSERT_LT(interleaved->step_time_s, plain->step_time_s);  // the case is built so
+  EXPECT_LE(both->step_time_s, interleaved->step_time_s * (1 + 1e-12));
+  EXPECT_EQ(both->num_chunks, 2);
 }
 
 TEST(PipeshardPlannerTest, ManualStagesAreSimulated) {
