@@ -28,21 +28,6 @@ double WindowSize(const Instruction& instruction) {
   return size;
 }
 
-bool IsElementwiseArithmetic(Opcode opcode) {
-  if (ir::IsElementwiseUnary(opcode) || ir::IsElementwiseBinary(opcode)) return true;
-  switch (opcode) {
-    case Opcode::kCompare:
-    case Opcode::kSelect:
-    case Opcode::kClamp:
-    case Opcode::kConvert:
-    case Opcode::kReducePrecision:
-    case Opcode::kStochasticConvert:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string Where(const Instruction& instruction) {
   return fmt::format("instruction %{} in computation %{}", instruction.name(),
                      instruction.parent() != nullptr ? instruction.parent()->name() : "?");
@@ -134,7 +119,7 @@ class FlopCounter {
       return Count(*instruction.called_computation(i));
     };
 
-    if (IsElementwiseArithmetic(opcode)) {
+    if (ir::IsElementwiseArithmetic(opcode)) {
       add(LeafElements(instruction.shape()));
       return Status::Ok();
     }

@@ -12,12 +12,8 @@ using ir::Instruction;
 using ir::Opcode;
 
 bool IsLoopFusible(Opcode opcode) {
-  if (ir::IsElementwiseUnary(opcode) || ir::IsElementwiseBinary(opcode)) return true;
+  if (ir::IsElementwiseArithmetic(opcode)) return true;
   switch (opcode) {
-    case Opcode::kCompare:
-    case Opcode::kSelect:
-    case Opcode::kClamp:
-    case Opcode::kConvert:
     case Opcode::kBitcastConvert:
     case Opcode::kBroadcast:
     case Opcode::kIota:

@@ -3,8 +3,9 @@
 // memory, never read back from it, and never allocated.
 //
 // A value v is fused into its readers when
-//   - v is loop-fusible: elementwise arithmetic, compare, select, clamp, convert, bitcast-convert,
-//     broadcast, iota, reshape, transpose, slice, dynamic-slice, pad, concatenate or reverse;
+//   - v is loop-fusible: elementwise arithmetic (ir::IsElementwiseArithmetic: compare, select,
+//     clamp and convert included), bitcast-convert, broadcast, iota, reshape, transpose, slice,
+//     dynamic-slice, pad, concatenate or reverse;
 //   - v is not its computation's root and has at least one reader;
 //   - every reader can host it: a loop-fusible instruction, a reduce (XLA's input fusion), or a
 //     dynamic-update-slice; for reshape and transpose also a dot or convolution (layout

@@ -81,6 +81,21 @@ bool IsElementwiseBinary(Opcode opcode) {
   }
 }
 
+bool IsElementwiseArithmetic(Opcode opcode) {
+  if (IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode)) return true;
+  switch (opcode) {
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+    case Opcode::kConvert:
+    case Opcode::kReducePrecision:
+    case Opcode::kStochasticConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool IsCollective(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAllGather:

@@ -152,6 +152,9 @@ std::optional<Opcode> ParseOpcode(std::string_view text);
 bool IsElementwiseUnary(Opcode opcode);
 // Elementwise ops with two operands of the same shape (add, maximum, and, shift-left, ...).
 bool IsElementwiseBinary(Opcode opcode);
+// Elementwise arithmetic: the two above, and compare, select, clamp, convert, reduce-precision,
+// stochastic-convert (one value out per position, computed from the operands at that position).
+bool IsElementwiseArithmetic(Opcode opcode);
 // Cross-device collectives, including the async -start/-done halves.
 bool IsCollective(Opcode opcode);
 
