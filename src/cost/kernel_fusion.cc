@@ -30,10 +30,19 @@ bool IsLoopFusible(Opcode opcode) {
   }
 }
 
-// Too costly to recompute in every reader's kernel.
-bool IsExpensive(Opcode opcode) {
-  switch (opcode) {
+// Too costly to recompute in every reader's kernel: XLA's InstructionFusion::IsExpensive, less
+// what its GPU fusion passes count as cheap (GpuInstructionFusion::IsExpensive): divide, sqrt,
+// rsqrt and exp of f32 or f16, each one hardware instruction or close to it.
+bool IsExpensive(const Instruction& instruction) {
+  const ir::Shape& shape = instruction.shape();
+  const bool f32_or_f16 =
+      shape.IsArray() && (shape.dtype() == ir::DType::kF32 || shape.dtype() == ir::DType::kF16);
+  switch (instruction.opcode()) {
+    case Opcode::kDivide:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
     case Opcode::kExp:
+      return !f32_or_f16;
     case Opcode::kExpm1:
     case Opcode::kLog:
     case Opcode::kLog1p:
@@ -43,10 +52,7 @@ bool IsExpensive(Opcode opcode) {
     case Opcode::kSin:
     case Opcode::kCos:
     case Opcode::kTan:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
     case Opcode::kCbrt:
-    case Opcode::kDivide:
     case Opcode::kRemainder:
     case Opcode::kPower:
     case Opcode::kAtan2:
@@ -84,7 +90,7 @@ FusedValues FuseIntoReaders(const ir::Computation& computation) {
     auto it = readers.find(instruction.get());
     if (it == readers.end()) continue;
     const std::vector<const Instruction*>& list = it->second;
-    if (list.size() > 1 && IsExpensive(opcode)) continue;
+    if (list.size() > 1 && IsExpensive(*instruction)) continue;
     if (std::all_of(list.begin(), list.end(),
                     [&](const Instruction* reader) { return CanHost(*reader, opcode); })) {
       fused.insert(instruction.get());

@@ -11,8 +11,9 @@
 //     dynamic-update-slice; for reshape and transpose also a dot or convolution (layout
 //     assignment and XLA's TransposeFolding make them operand layouts of the library call);
 //   - it has a single reader, or it is cheap enough to recompute in each reader's kernel (XLA's
-//     duplication rule; exp, log, tanh, logistic, erf, the trigonometric functions, sqrt, rsqrt,
-//     cbrt, divide, remainder, power and atan2 are not).
+//     duplication rule, as its GPU fusion applies it: log, tanh, logistic, erf, expm1, log1p, the
+//     trigonometric functions, cbrt, remainder, power and atan2 are not; divide, sqrt, rsqrt and
+//     exp are not either unless they compute in f32 or f16).
 // Everything else is materialized: collectives, dots and convolutions, reductions, parameters,
 // constants, control flow, and values read by any of those.
 //

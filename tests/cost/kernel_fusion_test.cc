@@ -56,16 +56,26 @@ TEST(KernelFusionTest, ExpensiveValuesWithSeveralReadersAreMaterialized) {
 HloModule m
 ENTRY main {
   p = f32[1024] parameter(0)
+  q = f64[1024] parameter(1)
+  l = f32[1024] log(p)
   e = f32[1024] exponential(p)
+  d = f64[1024] exponential(q)
   n = f32[1024] negate(p)
-  a = f32[1024] add(e, n)
-  b = f32[1024] multiply(e, n)
-  ROOT t = (f32[1024], f32[1024]) tuple(a, b)
+  a = f32[1024] add(l, e)
+  b = f32[1024] multiply(l, e)
+  dc = f32[1024] convert(d)
+  c = f32[1024] add(dc, n)
+  ds = f64[1024] sqrt(d)
+  dsc = f32[1024] convert(ds)
+  s = f32[1024] subtract(n, dsc)
+  ROOT t = (f32[1024], f32[1024], f32[1024], f32[1024]) tuple(a, b, c, s)
 })");
   ASSERT_NE(module, nullptr);
-  // The negate is recomputed in both readers' kernels; the exponential is not, and a and b are
-  // read by the root tuple, which hosts nothing.
-  EXPECT_EQ(Names(FuseIntoReaders(*module->entry())), (std::set<std::string>{"n"}));
+  // The negate and the f32 exponential are recomputed in both readers' kernels (exp is cheap on
+  // a GPU in f32); the log and the f64 exponential are not. a, b, c and s are read by the root
+  // tuple, which hosts nothing.
+  EXPECT_EQ(Names(FuseIntoReaders(*module->entry())),
+            (std::set<std::string>{"e", "n", "dc", "ds", "dsc"}));
 }
 
 TEST(KernelFusionTest, TransposesFoldIntoDotsAndConvertsDoNot) {
