@@ -76,7 +76,7 @@ DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device) {
 }
 
 FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation) {
-  return device.fuses_kernels ? FuseIntoReaders(computation) : FusedValues{};
+  return device.fuses_kernels ? FuseIntoReaders(computation) : NoFusion();
 }
 
 void ComputationCost::Add(const InstructionCost& cost) {

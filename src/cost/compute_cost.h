@@ -71,7 +71,7 @@ struct InstructionCost {
 Result<InstructionCost> EstimateInstruction(const ir::Instruction& instruction,
                                             const DeviceThroughput& device,
                                             const Efficiency& efficiency = {},
-                                            const FusedValues& fused = {});
+                                            const FusedValues& fused = NoFusion());
 
 struct ComputationCost {
   double seconds = 0;

@@ -73,6 +73,11 @@ bool CanHost(const Instruction& reader, Opcode producer) {
 
 }  // namespace
 
+const FusedValues& NoFusion() {
+  static const FusedValues none;
+  return none;
+}
+
 FusedValues FuseIntoReaders(const ir::Computation& computation) {
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> readers;
   for (const auto& instruction : computation.instructions()) {

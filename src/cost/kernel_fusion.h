@@ -40,6 +40,9 @@ namespace alpa::cost {
 // Values computed inside their readers' kernels (none of them is materialized).
 using FusedValues = std::unordered_set<const ir::Instruction*>;
 
+// No value fused: every instruction is its own kernel (the default wherever a fusion is taken).
+const FusedValues& NoFusion();
+
 // The values of `computation` (its own instructions, not those of called computations) that a
 // fusing compiler keeps inside kernels, by the rules above.
 FusedValues FuseIntoReaders(const ir::Computation& computation);

@@ -72,13 +72,13 @@ struct Liveness {
 // kernels (empty when every instruction is its own kernel).
 Liveness ComputeLiveness(const ir::Computation& computation,
                          const BufferBytesFn& bytes = FullShapeBytes,
-                         const FusedValues& fused = {});
+                         const FusedValues& fused = NoFusion());
 
 // Liveness over a given order: every instruction of `computation` exactly once, each after its
 // operands (checked).
 Liveness ComputeLiveness(const ir::Computation& computation,
                          std::vector<const ir::Instruction*> order, const BufferBytesFn& bytes,
-                         const FusedValues& fused = {});
+                         const FusedValues& fused = NoFusion());
 
 }  // namespace alpa::cost
 

@@ -225,11 +225,9 @@ MemoryModel BuildMemoryModel(const ir::Computation& computation,
   ALPA_CHECK(options.num_micro_batches >= 1, "num_micro_batches is {}", options.num_micro_batches);
   MemoryModel model;
   model.num_micro_batches = options.num_micro_batches;
-  const FusedValues none;
-  const FusedValues& fused = options.fused != nullptr ? *options.fused : none;
   model.liveness = options.order.empty()
-                       ? ComputeLiveness(computation, options.bytes, fused)
-                       : ComputeLiveness(computation, options.order, options.bytes, fused);
+                       ? ComputeLiveness(computation, options.bytes, *options.fused)
+                       : ComputeLiveness(computation, options.order, options.bytes, *options.fused);
   const Graph graph(model.liveness);
   const std::vector<ParameterRole> roles =
       RolesByStep(computation, model.liveness, options.parameter_roles);

@@ -86,8 +86,8 @@ struct MemoryModelOptions {
   // The schedule; empty: the post order (as memory_usage.h).
   std::vector<const ir::Instruction*> order;
   BufferBytesFn bytes = FullShapeBytes;
-  // Values kept inside kernels (kernel_fusion.h); null: none.
-  const FusedValues* fused = nullptr;
+  // Values kept inside kernels (kernel_fusion.h); never null.
+  const FusedValues* fused = &NoFusion();
 };
 
 struct ValueInfo {

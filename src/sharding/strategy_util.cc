@@ -176,9 +176,9 @@ int64_t LeafBytes(const LeafSpecs& specs, const ir::Shape& shape,
 }
 
 Result<double> InstructionSeconds(const ir::Instruction& instruction, const StrategyContext& ctx) {
-  const cost::FusedValues none;
-  Result<cost::InstructionCost> cost = cost::EstimateInstruction(
-      instruction, ctx.device, ctx.efficiency, ctx.fused != nullptr ? *ctx.fused : none);
+  Result<cost::InstructionCost> cost =
+      cost::EstimateInstruction(instruction, ctx.device, ctx.efficiency,
+                                ctx.fused != nullptr ? *ctx.fused : cost::NoFusion());
   if (!cost.ok()) {
     return cost.status().WithContext(fmt::format("strategies of %{}", instruction.name()));
   }

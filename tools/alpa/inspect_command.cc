@@ -143,7 +143,7 @@ int RunMemory(const InspectOptions& options, const ModelArgument& model) {
   }
   const cost::FusedValues fused =
       device ? cost::FusionFor(cost::ThroughputOf(*device), *model.module().entry())
-             : cost::FusedValues{};
+             : cost::NoFusion();
   const cost::MemoryModel memory = ModelMemory(model, fused);
   std::optional<DeviceFit> fit;
   if (device) fit = DeviceFit{options.cluster, *device, memory.liveness.peak_bytes};

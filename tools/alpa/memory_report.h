@@ -20,7 +20,8 @@ namespace alpa::tools {
 
 // The memory model of `model`'s entry computation (naive post-order schedule, full shapes), with
 // the values a device's compiler keeps inside kernels (cost/kernel_fusion.h) allocating nothing.
-cost::MemoryModel ModelMemory(const ModelArgument& model, const cost::FusedValues& fused = {});
+cost::MemoryModel ModelMemory(const ModelArgument& model,
+                              const cost::FusedValues& fused = cost::NoFusion());
 
 // Whether the peak fits one device of a cluster (its first device type).
 struct DeviceFit {
