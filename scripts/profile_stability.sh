@@ -2,16 +2,23 @@
 # Profiles this machine twice in a row (`alpa profile --cluster local:N`) and compares the two
 # databases figure by figure: the relative difference of each measurement's median, over the
 # figures both runs kept (a flagged figure is never used, so it is listed, not compared), and of
-# the derived figures the cost model reads. Prints a summary and every figure that moved more
-# than 10%.
+# the derived figures the cost model reads where both runs have them. Prints a summary and every
+# figure that moved more than 10%. Run it on an otherwise idle machine: a build beside it is load
+# the profiles measure.
 #
-#   scripts/profile_stability.sh [DEVICES] [ALPA_BINARY]     (default: 2 devices, ./alpa)
+#   scripts/profile_stability.sh [DEVICES] [ALPA_BINARY] [KEEP_DIR]
+#       (default: 2 devices, ./alpa; KEEP_DIR, when given, keeps the two profiles there)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 devices="${1:-2}"
 alpa="${2:-./alpa}"
-work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
+if [[ -n "${3:-}" ]]; then
+  work="$3"
+  mkdir -p "${work}"
+else
+  work="$(mktemp -d)"
+  trap 'rm -rf "${work}"' EXIT
+fi
 
 for run in 1 2; do
   "${alpa}" profile --cluster "local:${devices}" -o "${work}/run${run}.json" >/dev/null
@@ -34,8 +41,9 @@ for m in first["measurements"]:
 def derived(database):
     d = database["derived"]
     figures = {f"peak_flops {k}": v for k, v in d["peak_flops"].items()}
-    figures["memory_bandwidth"] = d["memory_bandwidth"]
-    for kind, fit in d["collectives"].items():
+    if d["memory_bandwidth"] > 0:  # 0: the largest add was flagged, so there is none
+        figures["memory_bandwidth"] = d["memory_bandwidth"]
+    for kind, fit in d.get("collectives", {}).items():
         figures[f"{kind} latency_s"] = fit["latency_s"]
         figures[f"{kind} bandwidth"] = fit["bandwidth"]
     return figures
@@ -46,8 +54,11 @@ derived_rows = [(abs(d2[k] - v) / v, k) for k, v in d1.items() if k in d2 and v 
 rows.sort(reverse=True)
 derived_rows.sort(reverse=True)
 print(f"measurements kept by both runs: {len(rows)}; flagged in either: {len(flagged)}")
-print(f"largest difference of a kept measurement: {rows[0][0]:.1%} ({rows[0][1]})")
-print(f"largest difference of a derived figure: {derived_rows[0][0]:.1%} ({derived_rows[0][1]})")
+for label, found in (("a kept measurement", rows), ("a derived figure in both", derived_rows)):
+    if found:
+        print(f"largest difference of {label}: {found[0][0]:.1%} ({found[0][1]})")
+    else:
+        print(f"largest difference of {label}: none to compare")
 over = [r for r in rows + derived_rows if r[0] > 0.10]
 print(f"figures more than 10% apart: {len(over)}")
 for difference, name in over:

@@ -7,8 +7,6 @@
 namespace alpa::runtime {
 namespace {
 
-constexpr int64_t kStop = -1;  // the command kind that ends a helper
-
 // Runs `count` collectives of kind `kind` (an index into ProfiledCollectives()) on `elements`,
 // in `buffers` (grown to the largest command so far and reused), and sets `seconds` (may be null)
 // to the time from the barrier that starts them to the end of the last.
@@ -46,24 +44,6 @@ Status RunCollectives(Communicator& comm, DeviceGroup group, int64_t kind, int64
   return Status::Ok();
 }
 
-// A helper device: follows device 0's commands until told to stop or a collective fails (device
-// 0 then gets the same error from its own call).
-void Follow(Communicator& comm, DeviceGroup group) {
-  CollectiveTimer::Buffers buffers;
-  for (;;) {
-    int64_t command[3] = {kStop, 0, 0};
-    if (!comm.Broadcast(group, 0, {ir::DType::kS64, command, 3}).ok()) return;
-    if (command[0] == kStop) return;
-    if (!RunCollectives(comm, group, command[0], command[1], command[2], buffers, nullptr).ok()) {
-      return;
-    }
-  }
-}
-
-// Helpers wait for commands while device 0 calibrates and reports between figures; that is far
-// shorter than this, and a helper that stopped still ends device 0's call with an error.
-constexpr double kCommandTimeoutSeconds = 60;
-
 }  // namespace
 
 const std::vector<std::string>& ProfiledCollectives() {
@@ -74,19 +54,49 @@ const std::vector<std::string>& ProfiledCollectives() {
 
 int64_t CollectiveElements(int64_t bytes, int64_t devices) { return bytes / 4 / devices * devices; }
 
-CollectiveTimer::CollectiveTimer(int64_t devices)
-    : world_(devices, {.timeout_seconds = kCommandTimeoutSeconds}), group_(devices) {
+CollectiveTimer::CollectiveTimer(int64_t devices) : world_(devices), group_(devices) {
   ALPA_CHECK(devices >= 2, "timing collectives needs at least 2 devices, found {}", devices);
   std::iota(group_.begin(), group_.end(), 0);
   for (int64_t rank = 1; rank < devices; ++rank) {
-    helpers_.emplace_back([this, rank] { Follow(world_.device(rank), group_); });
+    helpers_.emplace_back([this, rank] { Follow(rank); });
   }
 }
 
 CollectiveTimer::~CollectiveTimer() {
-  int64_t command[3] = {kStop, 0, 0};
-  (void)world_.device(0).Broadcast(group_, 0, {ir::DType::kS64, command, 3});
+  Post({.kind = kStop});
   for (std::thread& helper : helpers_) helper.join();
+}
+
+void CollectiveTimer::Post(const Command& command) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    command_ = command;
+    ++commands_posted_;
+  }
+  posted_.notify_all();
+}
+
+void CollectiveTimer::Follow(int64_t rank) {
+  Communicator& comm = world_.device(rank);
+  Buffers buffers;
+  int64_t seen = 0;
+  for (;;) {
+    Command command;
+    {
+      // Device 0 posts the next command only after this helper took part in the last one (its
+      // barrier needs every device), so none is missed.
+      std::unique_lock<std::mutex> lock(mutex_);
+      posted_.wait(lock, [&] { return commands_posted_ > seen; });
+      command = command_;
+      seen = commands_posted_;
+    }
+    if (command.kind == kStop) return;
+    if (!RunCollectives(comm, group_, command.kind, command.elements, command.count, buffers,
+                        nullptr)
+             .ok()) {
+      return;
+    }
+  }
 }
 
 Result<double> CollectiveTimer::Time(std::string_view kind, int64_t elements, int64_t count) {
@@ -95,11 +105,10 @@ Result<double> CollectiveTimer::Time(std::string_view kind, int64_t elements, in
   if (index == static_cast<int64_t>(kinds.size())) {
     return InvalidArgument("'{}' is not a profiled collective", kind);
   }
-  Communicator& comm = world_.device(0);
-  int64_t command[3] = {index, elements, count};
-  ALPA_RETURN_IF_ERROR(comm.Broadcast(group_, 0, {ir::DType::kS64, command, 3}));
+  Post({.kind = index, .elements = elements, .count = count});
   double seconds = 0;
-  ALPA_RETURN_IF_ERROR(RunCollectives(comm, group_, index, elements, count, buffers_, &seconds));
+  ALPA_RETURN_IF_ERROR(
+      RunCollectives(world_.device(0), group_, index, elements, count, buffers_, &seconds));
   return seconds;
 }
 

@@ -2,16 +2,21 @@
 // threads over the in-process communicator, driven by the profiling thread.
 //
 // The calling thread is device 0 and keeps the clock; devices 1..N-1 are helper threads that wait
-// for device 0's commands. A command is one broadcast of (kind, elements, count); every device
-// then (re)sizes its buffers, meets the others at a barrier, and makes `count` back-to-back calls
-// of the collective over all N devices. Device 0 times the calls only: from the barrier to the end
-// of its last call, which ends once every device is done (in_process_communicator.h), so the
-// figure is the time of the slowest device, with no command or allocation inside it.
+// for device 0's commands. A command (kind, elements, count) is posted to a mailbox the helpers
+// sleep on, not sent through the communicator: the profiler measures other figures between two
+// collectives (profiler.h measures in rounds), for as long as those take, and a helper waiting in a
+// collective would time out or keep a core busy. Every device then (re)sizes its buffers, meets the
+// others at a barrier, and makes `count` back-to-back calls of the collective over all N devices.
+// Device 0 times the calls only: from the barrier to the end of its last call, which ends once
+// every device is done (in_process_communicator.h), so the figure is the time of the slowest
+// device, with no command or allocation inside it.
 #ifndef ALPA_RUNTIME_COLLECTIVE_PROFILER_H_
 #define ALPA_RUNTIME_COLLECTIVE_PROFILER_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -49,9 +54,26 @@ class CollectiveTimer {
   };
 
  private:
+  // What device 0 asks of every device.
+  struct Command {
+    int64_t kind = 0;  // an index into ProfiledCollectives(), or kStop
+    int64_t elements = 0;
+    int64_t count = 0;
+  };
+  static constexpr int64_t kStop = -1;
+
+  void Post(const Command& command);
+  // A helper device: runs each posted command until told to stop or a collective fails (device 0
+  // then gets the same error from its own call).
+  void Follow(int64_t rank);
+
   InProcessWorld world_;
   std::vector<int64_t> group_;
   Buffers buffers_;  // device 0's
+  std::mutex mutex_;
+  std::condition_variable posted_;
+  Command command_;              // the latest posted, guarded by mutex_
+  int64_t commands_posted_ = 0;  // guarded by mutex_
   std::vector<std::thread> helpers_;
 };
 

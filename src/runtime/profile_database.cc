@@ -15,6 +15,8 @@ namespace alpa::runtime {
 namespace {
 
 constexpr char kFormatName[] = "alpa-profile";
+constexpr char kUncertaintyDefinition[] =
+    "the larger side of the median's distribution-free 95% confidence interval, over the median";
 
 bool IsCollective(const std::string& kind) {
   const std::vector<std::string>& kinds = ProfiledCollectives();
@@ -40,11 +42,11 @@ Result<int64_t> IntegerField(const Json& object, const std::string& path, const 
 }
 
 Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
-  ALPA_RETURN_IF_ERROR(
-      CheckJsonObject(json, path,
-                      {"kind", "name", "dtype", "shape", "work", "unit", "median_s", "spread",
-                       "throughput", "runs", "iterations_per_run", "retries", "flagged"},
-                      "the profile"));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(
+      json, path,
+      {"kind", "name", "dtype", "shape", "work", "unit", "median_s", "spread", "uncertainty",
+       "throughput", "runs", "iterations_per_run", "retries", "flagged"},
+      "the profile"));
   Measurement m;
   ALPA_ASSIGN_OR_RETURN(m.kind, JsonString(json, path, "kind"));
   if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise" &&
@@ -75,6 +77,7 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
     return InvalidArgument("{}.median_s: must be a positive number, found {}", path, m.median_s);
   }
   ALPA_ASSIGN_OR_RETURN(m.spread, NonNegativeField(json, path, "spread"));
+  ALPA_ASSIGN_OR_RETURN(m.uncertainty, NonNegativeField(json, path, "uncertainty"));
   if (json.contains("throughput")) {
     ALPA_RETURN_IF_ERROR(JsonNumber(json, path, "throughput").status());
   }
@@ -105,9 +108,13 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
     return InvalidArgument("format: expected '{}', found '{}'", kFormatName, format);
   }
   ALPA_ASSIGN_OR_RETURN(int64_t version, IntegerField(json, "", "version", 0));
-  if (version < kOldestProfileFormatVersion || version > kProfileFormatVersion) {
-    return InvalidArgument("version: this build reads versions {} to {}, found {}; profile again",
-                           kOldestProfileFormatVersion, kProfileFormatVersion, version);
+  if (version != kProfileFormatVersion) {
+    return InvalidArgument(
+        "version: this build reads version {}, found {}; profile again{}", kProfileFormatVersion,
+        version,
+        version < kProfileFormatVersion
+            ? " (versions 1 and 2 measured each figure's runs back to back and flagged by spread)"
+            : "");
   }
   ProfileDatabase db;
   ALPA_ASSIGN_OR_RETURN(db.cluster, JsonString(json, "", "cluster"));
@@ -126,16 +133,17 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
   ALPA_ASSIGN_OR_RETURN(const Json* settings, JsonField(json, "", "settings"));
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
       *settings, "settings",
-      {"repeats", "max_relative_spread", "max_retries", "min_run_seconds", "spread"},
+      {"repeats", "max_uncertainty", "max_retries", "min_run_seconds", "spread", "uncertainty"},
       "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.settings.repeats, IntegerField(*settings, "settings", "repeats", 1));
-  ALPA_ASSIGN_OR_RETURN(db.settings.max_relative_spread,
-                        NonNegativeField(*settings, "settings", "max_relative_spread"));
+  ALPA_ASSIGN_OR_RETURN(db.settings.max_uncertainty,
+                        NonNegativeField(*settings, "settings", "max_uncertainty"));
   ALPA_ASSIGN_OR_RETURN(db.settings.max_retries,
                         IntegerField(*settings, "settings", "max_retries", 0));
   ALPA_ASSIGN_OR_RETURN(db.min_run_seconds,
                         NonNegativeField(*settings, "settings", "min_run_seconds"));
   ALPA_RETURN_IF_ERROR(JsonString(*settings, "settings", "spread").status());
+  ALPA_RETURN_IF_ERROR(JsonString(*settings, "settings", "uncertainty").status());
 
   ALPA_ASSIGN_OR_RETURN(const Json* measurements, JsonField(json, "", "measurements"));
   if (!measurements->is_array()) {
@@ -156,10 +164,6 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
   ALPA_RETURN_IF_ERROR(
       CheckJsonObject(*collectives, "collectives", {"measured", "reason", "kinds"}, "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.collectives_measured, JsonBool(*collectives, "collectives", "measured"));
-  if (db.collectives_measured && version < 2) {
-    return InvalidArgument("collectives.measured: version {} has no collective figures; found true",
-                           version);
-  }
   ALPA_ASSIGN_OR_RETURN(db.collectives_reason, JsonString(*collectives, "collectives", "reason"));
 
   // The derived figures must be what the measurements give.
@@ -246,17 +250,23 @@ void DeriveFigures(ProfileDatabase& database) {
   if (largest != nullptr && !largest->flagged && largest->median_s > 0) {
     database.memory_bandwidth = largest->Throughput();
   }
-  // Collectives: alpha from the smallest unflagged size, 1/beta from the largest (format above).
+  // Collectives: alpha from the smallest size, 1/beta from the largest (format above), and only
+  // when both are unflagged: a neighbouring size standing in for a flagged one would move alpha by
+  // its transfer time, or 1/beta by cache effects, so the fit would change with which figures a
+  // run happened to flag.
   database.collectives.clear();
   for (const std::string& kind : ProfiledCollectives()) {
     const Measurement* smallest = nullptr;
     const Measurement* biggest = nullptr;
     for (const Measurement& m : database.measurements) {
-      if (m.kind != kind || m.flagged || m.median_s <= 0) continue;
+      if (m.kind != kind) continue;
       if (smallest == nullptr || m.work < smallest->work) smallest = &m;
       if (biggest == nullptr || m.work > biggest->work) biggest = &m;
     }
-    if (smallest == nullptr) continue;
+    if (smallest == nullptr || smallest->flagged || biggest->flagged || smallest->median_s <= 0 ||
+        biggest->median_s <= 0) {
+      continue;
+    }
     CollectiveFit& fit = database.collectives[kind];
     fit.latency_s = smallest->median_s;
     const double transfer_s = biggest->median_s - fit.latency_s;
@@ -274,11 +284,10 @@ std::string ProfileJson(const ProfileDatabase& db) {
                      {"devices", db.devices},
                      {"threads_per_device", db.threads_per_device},
                      {"onednn_version", db.onednn_version}};
-  json["settings"] = {{"repeats", db.settings.repeats},
-                      {"max_relative_spread", db.settings.max_relative_spread},
-                      {"max_retries", db.settings.max_retries},
-                      {"min_run_seconds", db.min_run_seconds},
-                      {"spread", "(p90 - p10) / median"}};
+  json["settings"] = {
+      {"repeats", db.settings.repeats},         {"max_uncertainty", db.settings.max_uncertainty},
+      {"max_retries", db.settings.max_retries}, {"min_run_seconds", db.min_run_seconds},
+      {"spread", "(p90 - p10) / median"},       {"uncertainty", kUncertaintyDefinition}};
   Json measurements = Json::array();
   for (const Measurement& m : db.measurements) {
     measurements.push_back({{"kind", m.kind},
@@ -289,6 +298,7 @@ std::string ProfileJson(const ProfileDatabase& db) {
                             {"unit", m.unit},
                             {"median_s", m.median_s},
                             {"spread", m.spread},
+                            {"uncertainty", m.uncertainty},
                             {"throughput", m.Throughput()},
                             {"runs", m.runs},
                             {"iterations_per_run", m.iterations_per_run},

@@ -2,13 +2,14 @@
 // model uses it (ApplyProfile replaces a device's analytic peak FLOP/s and memory bandwidth with
 // the measured ones).
 //
-// Format, version 2 (version 1 files, from before collectives were measured, are still read: they
-// have no collective figures and "collectives.measured" false). Units: seconds, FLOPs, bytes,
-// FLOP/s, B/s; every field is written and read back as required:
+// Format, version 3: runs in rounds, flagged by the median's uncertainty (profiler.h). Versions 1
+// and 2 took each figure's runs back to back and flagged by spread; they are refused with a request
+// to profile again. Units: seconds, FLOPs, bytes, FLOP/s, B/s; every field is written and read
+// back as required:
 //
 //   {
 //     "format": "alpa-profile",
-//     "version": 2,
+//     "version": 3,
 //     "cluster": "local:2",                       the --cluster argument profiled
 //     "machine": {
 //       "hardware_threads": 2,                    std::thread::hardware_concurrency
@@ -16,13 +17,15 @@
 //       "threads_per_device": 1,                  OpenMP threads each kernel was given
 //       "onednn_version": "2.6.0"                 the oneDNN library the kernels ran on
 //     },
-//     "settings": {"repeats": 7, "max_relative_spread": 0.05, "max_retries": 3,
-//                  "min_run_seconds": 0.05, "spread": "(p90 - p10) / median"},
+//     "settings": {"repeats": 9, "max_uncertainty": 0.05, "max_retries": 2,
+//                  "min_run_seconds": 0.05, "spread": "(p90 - p10) / median",
+//                  "uncertainty": "the larger side of the median's ... interval, over the median"},
 //     "measurements": [
 //       {"kind": "matmul", "name": "matmul f32 1024^3", "dtype": "f32", "shape": [1, 1024, 1024,
-//        1024], "work": 2147483648, "unit": "FLOP", "median_s": 0.0105, "spread": 0.012,
-//        "throughput": 2.04e11, "runs": [0.0104, ...], "iterations_per_run": 5, "retries": 0,
-//        "flagged": false},
+//        1024], "work": 2147483648, "unit": "FLOP", "median_s": 0.0105, "spread": 0.12,
+//        "uncertainty": 0.021, "throughput": 2.04e11, "runs": [0.0104, ...],
+//        "iterations_per_run": 5, "retries": 0, "flagged": false},
+//                                                 runs: seconds per operation, one per round
 //       {"kind": "all-reduce", "name": "all-reduce f32 64 MiB x2", "dtype": "f32", "shape": [2,
 //        16777216], "work": 67108864, "unit": "B", ...},   work: the collective's size in bytes
 //       ...                                       shapes: see runtime::Measurement (profiler.h)
@@ -32,9 +35,11 @@
 //       "memory_bandwidth": 1.5e10,               elementwise throughput at the largest size,
 //                                                 0 when that one is flagged (smaller sizes fit
 //                                                 in caches, so none stands in for it)
-//       "collectives": {                          per collective kind with an unflagged figure
-//         "all-reduce": {"latency_s": 2.1e-5, "bandwidth": 3.2e9}, ...
-//       }                                         t(B) ~ latency_s + B / bandwidth (see below)
+//       "collectives": {                          per collective kind whose smallest and largest
+//         "all-reduce": {"latency_s": 2.1e-5,     sizes are both unflagged: latency_s the smallest
+//                        "bandwidth": 3.2e9}, ... size's time, bandwidth its largest's bytes over
+//       }                                         the difference of their times, so that
+//                                                 t(B) ~ latency_s + B / bandwidth
 //     },
 //     "collectives": {"measured": true, "reason": "", over all the devices, in-process; when
 //                     "kinds": ["all-reduce", "all-gather", "reduce-scatter", "all-to-all"]}
@@ -61,8 +66,7 @@
 
 namespace alpa::runtime {
 
-inline constexpr int64_t kProfileFormatVersion = 2;
-inline constexpr int64_t kOldestProfileFormatVersion = 1;
+inline constexpr int64_t kProfileFormatVersion = 3;
 inline constexpr char kCollectivesOneDevice[] = "not measured: one device has no peer";
 inline constexpr char kCollectivesNotRequested[] = "not measured: no sizes requested";
 

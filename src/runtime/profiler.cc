@@ -1,6 +1,7 @@
 #include "runtime/profiler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <thread>
 #include <utility>
 
@@ -26,11 +28,11 @@ double Now() {
 }
 
 // A buffer of `elements` values of `dtype`, every one 0.5 (small enough that no product or sum of
-// the profiled shapes overflows, in any of the dtypes).
-std::vector<uint64_t> FilledBuffer(ir::DType dtype, int64_t elements) {
+// the profiled shapes overflows, in any of the dtypes), shared by the sampler that reads it.
+std::shared_ptr<std::vector<uint64_t>> FilledBuffer(ir::DType dtype, int64_t elements) {
   const int64_t bytes = elements * ir::DTypeByteSize(dtype);
-  std::vector<uint64_t> buffer(static_cast<size_t>((bytes + 7) / 8));
-  auto* data = reinterpret_cast<unsigned char*>(buffer.data());
+  auto buffer = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>((bytes + 7) / 8));
+  auto* data = reinterpret_cast<unsigned char*>(buffer->data());
   switch (dtype) {
     case ir::DType::kF32:
       std::fill_n(reinterpret_cast<float*>(data), elements, 0.5f);
@@ -57,19 +59,20 @@ std::string BytesText(int64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// One figure to measure: its description and how to run it.
+// One figure to measure: its description and how to prepare its sampler.
 struct Plan {
   Measurement figure;
-  // Allocates the buffers, builds the sampler and measures into `figure`.
-  std::function<Status(const ProfileOptions&, Measurement&)> measure;
+  // Allocates the buffers and returns the warmed-up, calibrated sampler, which owns them (sets
+  // the figure's iterations_per_run).
+  std::function<Result<Sampler>(const ProfileOptions&, Measurement&)> prepare;
 };
 
-Status MeasureOperation(const std::function<Status()>& operation, const ProfileOptions& options,
-                        Measurement& figure) {
+Result<Sampler> OperationSampler(std::function<Status()> operation, const ProfileOptions& options,
+                                 Measurement& figure) {
   Result<Sampler> sampler =
-      MakeTimedSampler(operation, options.min_run_seconds, &figure.iterations_per_run);
+      MakeTimedSampler(std::move(operation), options.min_run_seconds, &figure.iterations_per_run);
   if (!sampler.ok()) return sampler.status().WithContext(figure.name);
-  return MeasureFigure(*sampler, options.measure, figure).WithContext(figure.name);
+  return sampler;
 }
 
 Plan MatMulPlan(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n) {
@@ -83,12 +86,14 @@ Plan MatMulPlan(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n)
   f.shape = {batch, m, k, n};
   f.work = 2.0 * static_cast<double>(batch) * m * k * n;
   f.unit = "FLOP";
-  plan.measure = [=](const ProfileOptions& options, Measurement& figure) {
-    std::vector<uint64_t> a = FilledBuffer(dtype, batch * m * k);
-    std::vector<uint64_t> b = FilledBuffer(dtype, batch * k * n);
-    std::vector<uint64_t> c = FilledBuffer(dtype, batch * m * n);
-    return MeasureOperation(
-        [&] { return kernels::BatchMatMul(dtype, batch, m, k, n, a.data(), b.data(), c.data()); },
+  plan.prepare = [=](const ProfileOptions& options, Measurement& figure) {
+    auto a = FilledBuffer(dtype, batch * m * k);
+    auto b = FilledBuffer(dtype, batch * k * n);
+    auto c = FilledBuffer(dtype, batch * m * n);
+    return OperationSampler(
+        [=] {
+          return kernels::BatchMatMul(dtype, batch, m, k, n, a->data(), b->data(), c->data());
+        },
         options, figure);
   };
   return plan;
@@ -105,7 +110,7 @@ Plan ConvolutionPlan(ir::DType dtype, const std::vector<int64_t>& s) {
   f.shape = s;
   f.work = 2.0 * static_cast<double>(batch) * out * h * w * in * kh * kw;
   f.unit = "FLOP";
-  plan.measure = [=](const ProfileOptions& options, Measurement& figure) {
+  plan.prepare = [=](const ProfileOptions& options, Measurement& figure) -> Result<Sampler> {
     kernels::ConvolutionParams params;
     params.batch = batch;
     params.input_features = in;
@@ -119,12 +124,12 @@ Plan ConvolutionPlan(ir::DType dtype, const std::vector<int64_t>& s) {
     params.lhs_dilation = {1, 1};
     params.rhs_dilation = {1, 1};
     ALPA_RETURN_IF_ERROR(kernels::ValidateConvolutionParams(params).WithContext(figure.name));
-    std::vector<uint64_t> input = FilledBuffer(dtype, batch * in * h * w);
-    std::vector<uint64_t> kernel = FilledBuffer(dtype, out * in * kh * kw);
-    std::vector<uint64_t> output = FilledBuffer(dtype, batch * out * h * w);
-    return MeasureOperation(
-        [&] {
-          return kernels::Convolution(dtype, params, input.data(), kernel.data(), output.data());
+    auto input = FilledBuffer(dtype, batch * in * h * w);
+    auto kernel = FilledBuffer(dtype, out * in * kh * kw);
+    auto output = FilledBuffer(dtype, batch * out * h * w);
+    return OperationSampler(
+        [=] {
+          return kernels::Convolution(dtype, params, input->data(), kernel->data(), output->data());
         },
         options, figure);
   };
@@ -141,13 +146,15 @@ Plan ElementwisePlan(int64_t array_bytes) {
   f.shape = {elements};
   f.work = 3.0 * static_cast<double>(elements) * 4;
   f.unit = "B";
-  plan.measure = [=](const ProfileOptions& options, Measurement& figure) {
-    std::vector<float> a(elements, 0.5f), b(elements, 0.25f), c(elements, 0.0f);
-    const float* pa = a.data();
-    const float* pb = b.data();
-    float* pc = c.data();
-    return MeasureOperation(
+  plan.prepare = [=](const ProfileOptions& options, Measurement& figure) {
+    auto a = std::make_shared<std::vector<float>>(elements, 0.5f);
+    auto b = std::make_shared<std::vector<float>>(elements, 0.25f);
+    auto c = std::make_shared<std::vector<float>>(elements, 0.0f);
+    return OperationSampler(
         [=] {
+          const float* pa = a->data();
+          const float* pb = b->data();
+          float* pc = c->data();
 #pragma omp parallel for schedule(static)
           for (int64_t i = 0; i < elements; ++i) pc[i] = pa[i] + pb[i];
           return Status::Ok();
@@ -158,7 +165,7 @@ Plan ElementwisePlan(int64_t array_bytes) {
 }
 
 // `timer` is shared by every collective plan and started by the first (its helper threads live
-// until the plans are gone).
+// until the last sampler is gone).
 Plan CollectivePlan(const std::string& kind, int64_t bytes, int64_t devices,
                     std::shared_ptr<std::unique_ptr<CollectiveTimer>> timer) {
   Plan plan;
@@ -170,14 +177,13 @@ Plan CollectivePlan(const std::string& kind, int64_t bytes, int64_t devices,
   f.shape = {devices, elements};
   f.work = 4.0 * static_cast<double>(elements);
   f.unit = "B";
-  plan.measure = [=](const ProfileOptions& options, Measurement& figure) {
+  plan.prepare = [=](const ProfileOptions& options, Measurement& figure) -> Result<Sampler> {
     if (*timer == nullptr) *timer = std::make_unique<CollectiveTimer>(devices);
-    CollectiveTimer* running = timer->get();
     Result<Sampler> sampler =
-        MakeBatchSampler([=](int64_t count) { return running->Time(kind, elements, count); },
+        MakeBatchSampler([=](int64_t count) { return (*timer)->Time(kind, elements, count); },
                          options.min_run_seconds, &figure.iterations_per_run);
     if (!sampler.ok()) return sampler.status().WithContext(figure.name);
-    return MeasureFigure(*sampler, options.measure, figure).WithContext(figure.name);
+    return sampler;
   };
   return plan;
 }
@@ -239,6 +245,16 @@ std::string OneDnnVersion() {
   return fmt::format("{}.{}.{}", version->major, version->minor, version->patch);
 }
 
+// "a, b, c and 4 more": the names of figures[i] for i in `which`, the first few of them.
+std::string FigureNames(const std::vector<Measurement>& figures, const std::vector<size_t>& which) {
+  constexpr size_t kShown = 4;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < which.size() && k < kShown; ++k) names.push_back(figures[which[k]].name);
+  std::string text = fmt::format("{}", fmt::join(names, ", "));
+  if (which.size() > kShown) text += fmt::format(" and {} more", which.size() - kShown);
+  return text;
+}
+
 }  // namespace
 
 double Quantile(std::vector<double> values, double q) {
@@ -260,39 +276,83 @@ double RelativeSpread(const std::vector<double>& values) {
   return (Quantile(values, 0.9) - Quantile(values, 0.1)) / median;
 }
 
-Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure) {
+double MedianUncertainty(std::vector<double> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  if (n < 2) return 0;
+  std::sort(values.begin(), values.end());
+  const double median = Median(values);
+  if (median <= 0) return 0;
+  // P(B < k) for B ~ Binomial(n, 1/2): the chance that fewer than k runs fall below the median.
+  auto below = [n](int64_t k) {
+    double sum = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(j + 1.0) - std::lgamma(n - j + 1.0) -
+                      static_cast<double>(n) * std::log(2.0));
+    }
+    return sum;
+  };
+  int64_t rank = 1;  // 1-based; the interval is [x(rank), x(n + 1 - rank)]
+  while (rank + 1 <= (n + 1) / 2 && below(rank + 1) <= 0.025) ++rank;
+  const double low = values[rank - 1];
+  const double high = values[n - rank];
+  return std::max(median - low, high - median) / median;
+}
+
+Status MeasureFigures(const std::vector<Sampler>& samplers, const MeasureSettings& settings,
+                      std::vector<Measurement>& figures,
+                      const std::function<void(const std::string&)>& progress) {
   if (settings.repeats < 1) return InvalidArgument("repeats must be at least 1");
   if (settings.max_retries < 0) return InvalidArgument("max_retries must be at least 0");
-  bool have_best = false;
-  std::vector<double> best_runs;
-  double best_spread = 0;
-  for (int64_t attempt = 0; attempt <= settings.max_retries; ++attempt) {
-    std::vector<double> runs;
-    runs.reserve(settings.repeats);
-    for (int64_t i = 0; i < settings.repeats; ++i) {
-      Result<double> seconds = sample();
-      if (!seconds.ok()) return seconds.status();
-      runs.push_back(*seconds);
+  ALPA_CHECK(samplers.size() == figures.size(), "{} samplers for {} figures", samplers.size(),
+             figures.size());
+  std::vector<std::vector<double>> runs(figures.size());
+  std::vector<size_t> pending(figures.size());  // the figures the next pass measures
+  std::iota(pending.begin(), pending.end(), size_t{0});
+  const double start = Now();
+  for (int64_t pass = 0; pass <= settings.max_retries && !pending.empty(); ++pass) {
+    if (progress && pass > 0) {
+      progress(fmt::format(
+          "measuring {} figure(s) again, their medians uncertain by more than {:.1f}% (pass {} of "
+          "at most {}): {}",
+          pending.size(), settings.max_uncertainty * 100, pass + 1, settings.max_retries + 1,
+          FigureNames(figures, pending)));
     }
-    const double spread = RelativeSpread(runs);
-    if (!have_best || spread < best_spread) {
-      have_best = true;
-      best_runs = runs;
-      best_spread = spread;
+    const double pass_start = Now();
+    for (int64_t round = 1; round <= settings.repeats; ++round) {
+      for (size_t i : pending) {
+        Result<double> seconds = samplers[i]();
+        if (!seconds.ok()) return seconds.status().WithContext(figures[i].name);
+        runs[i].push_back(*seconds);
+      }
+      if (progress) {
+        const double per_round = (Now() - pass_start) / static_cast<double>(round);
+        progress(fmt::format("round {}/{} of {} figure(s): {:.0f} s in all, about {:.0f} s to go",
+                             round, settings.repeats, pending.size(), Now() - start,
+                             per_round * static_cast<double>(settings.repeats - round)));
+      }
     }
-    figure.retries = attempt;
-    if (spread <= settings.max_relative_spread) {
-      // Within the limit: this attempt is the figure.
-      best_runs = std::move(runs);
-      best_spread = spread;
-      break;
+    std::vector<size_t> uncertain;
+    for (size_t i : pending) {
+      figures[i].retries = pass;
+      if (MedianUncertainty(runs[i]) > settings.max_uncertainty) uncertain.push_back(i);
     }
+    pending = std::move(uncertain);
   }
-  figure.runs = best_runs;
-  figure.median_s = Median(best_runs);
-  figure.spread = best_spread;
-  figure.flagged = best_spread > settings.max_relative_spread;
+  for (size_t i = 0; i < figures.size(); ++i) {
+    figures[i].median_s = Median(runs[i]);
+    figures[i].spread = RelativeSpread(runs[i]);
+    figures[i].uncertainty = MedianUncertainty(runs[i]);
+    figures[i].flagged = figures[i].uncertainty > settings.max_uncertainty;
+    figures[i].runs = std::move(runs[i]);
+  }
   return Status::Ok();
+}
+
+Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure) {
+  std::vector<Measurement> figures = {std::move(figure)};
+  const Status status = MeasureFigures({sample}, settings, figures, nullptr);
+  figure = std::move(figures[0]);
+  return status;
 }
 
 Result<Sampler> MakeBatchSampler(BatchTimer timer, double min_run_seconds,
@@ -382,29 +442,25 @@ Result<ProfileDatabase> RunProfile(const ProfileOptions& options) {
   database.settings = options.measure;
   database.min_run_seconds = options.min_run_seconds;
 
+  // Every figure's sampler is prepared (buffers allocated, warmed up, calibrated) before the
+  // rounds start, and all of them live until the rounds end.
   const int saved_threads = omp_get_max_threads();
   omp_set_num_threads(static_cast<int>(database.threads_per_device));
-  for (size_t i = 0; i < plans.size(); ++i) {
-    Measurement figure = plans[i].figure;
-    Status measured = plans[i].measure(options, figure);
-    if (!measured.ok()) {
-      omp_set_num_threads(saved_threads);
-      return measured;
-    }
-    if (options.progress) {
-      std::string line = fmt::format("[{}/{}] {}: {} ± {:.1f}%", i + 1, plans.size(), figure.name,
-                                     FormatThroughput(figure), figure.spread * 100);
-      if (figure.flagged) {
-        line += fmt::format("  FLAGGED: spread above {:.1f}% after {} re-measurements; not used",
-                            options.measure.max_relative_spread * 100, figure.retries);
-      } else if (figure.retries > 0) {
-        line += fmt::format("  (re-measured {}x)", figure.retries);
+  Status measured = [&]() -> Status {
+    std::vector<Sampler> samplers;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      if (options.progress && i % 10 == 0) {
+        options.progress(fmt::format("preparing figures {} to {} of {}", i + 1,
+                                     std::min(i + 10, plans.size()), plans.size()));
       }
-      options.progress(line);
+      Measurement& figure = database.measurements.emplace_back(plans[i].figure);
+      ALPA_ASSIGN_OR_RETURN(Sampler sampler, plans[i].prepare(options, figure));
+      samplers.push_back(std::move(sampler));
     }
-    database.measurements.push_back(std::move(figure));
-  }
+    return MeasureFigures(samplers, options.measure, database.measurements, options.progress);
+  }();
   omp_set_num_threads(saved_threads);
+  ALPA_RETURN_IF_ERROR(measured);
   database.collectives_measured = options.devices >= 2 && !options.collective_bytes.empty();
   database.collectives_reason = database.collectives_measured ? ""
                                 : options.devices < 2         ? kCollectivesOneDevice

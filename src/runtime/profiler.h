@@ -12,19 +12,33 @@
 // (memory bandwidth, the last-level cache) between devices is not in the figures. Collectives do
 // run on all N devices at once (one thread each), as the runtime runs them.
 //
-// How a figure is measured (MeasureFigure). A sampler yields the seconds one operation took in one
-// timed run. The real sampler (MakeTimedSampler) first warms up (the first call JIT-compiles the
-// oneDNN primitive and faults the buffers in), then calibrates: a run repeats the operation as many
-// times as it takes to last at least `min_run_seconds`, so fast kernels are not timed at the
-// clock's resolution; it reports elapsed / iterations, timed with std::chrono::steady_clock.
-// Collectives use the same calibration over a timer of back-to-back calls (MakeBatchSampler). A
-// figure takes `repeats` runs; its time is their median and its spread is
-//     spread = (p90 - p10) / median
-// (percentiles with linear interpolation between order statistics; for 7 runs this is close to
-// (max - min) / median but ignores part of a single outlier). When the spread is above
-// `max_relative_spread`, the figure is measured again from scratch, up to `max_retries` times; if
-// every attempt is too wide, the attempt with the smallest spread is kept and flagged. A flagged
-// figure is recorded (so the reader sees it) but never used in the derived figures.
+// How a figure is measured. A sampler yields the seconds one operation took in one timed run. The
+// real sampler (MakeTimedSampler) first warms up (the first call JIT-compiles the oneDNN primitive
+// and faults the buffers in), then calibrates: a run repeats the operation as many times as it
+// takes to last at least `min_run_seconds`, so fast kernels are not timed at the clock's
+// resolution; it reports elapsed / iterations, timed with std::chrono::steady_clock. Collectives
+// use the same calibration over a timer of back-to-back calls (MakeBatchSampler).
+//
+// Rounds (MeasureFigures). The figures are measured together: every sampler is prepared first,
+// then each round takes one run of every figure, so a figure's runs are spread over the whole
+// profile instead of bunched into a fraction of a second. A shared machine drifts: on the
+// project's 2-core machines, a block of figures measured back to back came out 15 to 35% slower
+// than in the next profile, each with a spread under 5% (docs/cost-model.md). Bunched runs
+// measure the machine of that second; runs in rounds measure it over the profile, and their median
+// passes over a slow spell shorter than half of it. All buffers are alive at once (about 1.5 GiB
+// with the default shapes on 2 devices).
+//
+// What is recorded. A figure's time is the median of its runs; with them come
+//     spread      = (p90 - p10) / median   how much the machine varied over the profile
+//                   (percentiles with linear interpolation between order statistics)
+//     uncertainty = how far the true median may lie from the measured one, relative to it: the
+//                   larger side of the median's 95% confidence interval (MedianUncertainty)
+// Runs in rounds include the machine's drift, so their spread is wide on a shared machine (10 to
+// 25% on the project's) even when the median is well determined; the uncertainty is what says
+// whether it is. A figure whose uncertainty is above `max_uncertainty` after the first `repeats`
+// rounds gets `repeats` more, in rounds among such figures only, up to `max_retries` times; if it
+// is still too uncertain it is kept but flagged. A flagged figure is recorded (so the reader sees
+// it) but never used in the derived figures.
 #ifndef ALPA_RUNTIME_PROFILER_H_
 #define ALPA_RUNTIME_PROFILER_H_
 
@@ -53,12 +67,13 @@ struct Measurement {
   // algorithm bandwidth.
   double work = 0;
   std::string unit;                // "FLOP" or "B"
-  double median_s = 0;             // seconds per operation, median of the kept attempt's runs
-  double spread = 0;               // (p90 - p10) / median of the kept attempt's runs
-  std::vector<double> runs;        // seconds per operation of each run of the kept attempt
+  double median_s = 0;             // seconds per operation, median of the runs
+  double spread = 0;               // (p90 - p10) / median of the runs
+  double uncertainty = 0;          // MedianUncertainty of the runs
+  std::vector<double> runs;        // seconds per operation of each run, one per round, in order
   int64_t iterations_per_run = 1;  // operations per timed run (calibrated)
-  int64_t retries = 0;             // re-measurements made because the spread was too wide
-  bool flagged = false;            // spread still too wide after max_retries: not used
+  int64_t retries = 0;             // passes of more rounds made because it was too uncertain
+  bool flagged = false;            // still too uncertain after max_retries passes: not used
 
   // work / median_s: FLOP/s or B/s.
   double Throughput() const { return median_s > 0 ? work / median_s : 0; }
@@ -71,20 +86,32 @@ double Median(std::vector<double> values);
 double Quantile(std::vector<double> values, double q);
 // (p90 - p10) / median; 0 for fewer than two values or a zero median.
 double RelativeSpread(const std::vector<double>& values);
+// How far the true median of the distribution the values were drawn from may lie from their
+// median, relative to it: max(median - x(l), x(n+1-l) - median) / median, where [x(l), x(n+1-l)]
+// (the values sorted, 1-based) is the distribution-free 95% confidence interval of the median: l
+// is the largest rank with P(Binomial(n, 1/2) < l) <= 2.5%, since each value falls below the true
+// median with probability 1/2. With fewer than 6 values no rank qualifies and the interval is
+// [min, max], which covers less (75% for 3 values). 0 for fewer than two values or a zero median.
+double MedianUncertainty(std::vector<double> values);
 
 // Yields the seconds per operation of one timed run (or an error from the kernel).
 using Sampler = std::function<Result<double>()>;
 
 struct MeasureSettings {
-  int64_t repeats = 7;                // timed runs per attempt (at least 1)
-  double max_relative_spread = 0.05;  // an attempt with a wider spread is re-measured
-  int64_t max_retries = 3;            // re-measurements before the figure is flagged
+  int64_t repeats = 9;            // rounds per pass: timed runs of each figure (at least 1)
+  double max_uncertainty = 0.05;  // a figure whose median is less certain gets another pass
+  int64_t max_retries = 2;        // further passes before such a figure is flagged
 
   friend bool operator==(const MeasureSettings&, const MeasureSettings&) = default;
 };
 
-// Runs the retry loop on `sample` and fills median_s, spread, runs, retries and flagged of
-// `figure` (the rest is left as given). Errors of the sampler are returned.
+// Measures figures[i] with samplers[i], in rounds with re-measurement (the header comment), and
+// fills each figure's median_s, spread, runs, retries and flagged (the rest is left as given).
+// `progress` (may be null) gets a line per round. A sampler's error is returned, naming its figure.
+Status MeasureFigures(const std::vector<Sampler>& samplers, const MeasureSettings& settings,
+                      std::vector<Measurement>& figures,
+                      const std::function<void(const std::string&)>& progress);
+// MeasureFigures of one figure.
 Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure);
 
 // Seconds that `count` operations back to back took (or an error from one of them).
@@ -123,8 +150,8 @@ struct ProfileOptions {
   // when there are at least 2 devices.
   std::vector<int64_t> collective_bytes = {int64_t{4} << 10, int64_t{64} << 10, int64_t{1} << 20,
                                            int64_t{16} << 20, int64_t{64} << 20};
-  // Called with one line per figure as it completes ("[3/24] matmul f32 1024^3: 75.1 GFLOP/s ±
-  // 2.1%"); null for quiet.
+  // Called with a line as the samplers are prepared and after each round ("round 3/7 of 50
+  // figure(s): 21 s in all, about 28 s to go"); null for quiet.
   std::function<void(const std::string&)> progress;
 };
 

@@ -32,6 +32,7 @@ Measurement Figure(const std::string& kind, const std::string& name, const std::
   m.median_s = median_s;
   m.runs = {median_s * 0.99, median_s, median_s * 1.01};
   m.spread = flagged ? 0.3 : 0.016;
+  m.uncertainty = flagged ? 0.2 : 0.01;
   m.iterations_per_run = 4;
   m.retries = flagged ? 3 : 0;
   m.flagged = flagged;
@@ -62,6 +63,10 @@ ProfileDatabase Sample() {
       // all-gather: one size only, so 1/beta = B / t.
       Figure("all-gather", "all-gather f32 1 MiB x2", "f32", 1 << 20, 1e-3),
       Figure("reduce-scatter", "reduce-scatter f32 1 MiB x2", "f32", 1 << 20, 1e-3, true),
+      // all-to-all: the smallest size is flagged, so no fit (1 MiB does not stand in for it).
+      Figure("all-to-all", "all-to-all f32 4 KiB x2", "f32", 4096, 20e-6, true),
+      Figure("all-to-all", "all-to-all f32 1 MiB x2", "f32", 1 << 20, 1e-3),
+      Figure("all-to-all", "all-to-all f32 64 MiB x2", "f32", 1 << 26, 20.02e-3),
   };
   db.collectives_measured = true;
   db.collectives_reason = "";
@@ -76,8 +81,10 @@ TEST(ProfileDatabaseTest, DerivedFiguresUseUnflaggedFiguresOnly) {
   EXPECT_DOUBLE_EQ(db.peak_flops.at("f64"), 40e9);
   EXPECT_EQ(db.peak_flops.count("bf16"), 0u);
   EXPECT_DOUBLE_EQ(db.memory_bandwidth, 12e9);  // the largest size, not the cached one
-  // Collectives: the flagged middle size is skipped; reduce-scatter has only a flagged figure.
+  // Collectives: the flagged middle size is skipped; reduce-scatter has only a flagged figure and
+  // all-to-all a flagged smallest one.
   ASSERT_EQ(db.collectives.size(), 2u);
+  EXPECT_EQ(db.collectives.count("all-to-all"), 0u);
   EXPECT_DOUBLE_EQ(db.collectives.at("all-reduce").latency_s, 20e-6);
   EXPECT_NEAR(db.collectives.at("all-reduce").bandwidth, (1 << 26) / 20e-3, 1);
   EXPECT_DOUBLE_EQ(db.collectives.at("all-gather").latency_s, 1e-3);
@@ -139,7 +146,13 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
   EXPECT_THAT(syntax.status().message(), HasSubstr("malformed JSON"));
 
   EXPECT_THAT(ErrorAfter([](auto& j) { j["version"] = 99; }),
-              HasSubstr("p.json: version: this build reads versions 1 to 2, found 99"));
+              HasSubstr("p.json: version: this build reads version 3, found 99; profile again"));
+  // Versions 1 and 2 flagged figures by the spread of runs taken back to back.
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["version"] = 2; }),
+              HasSubstr("found 2; profile again (versions 1 and 2 measured each figure's runs "
+                        "back to back and flagged by spread)"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][1].erase("uncertainty"); }),
+              HasSubstr("p.json: measurements[1]: missing key 'uncertainty'"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["format"] = "other"; }), HasSubstr("p.json: format:"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][2]["median_s"] = -1; }),
               HasSubstr("p.json: measurements[2].median_s: must be a positive number"));
@@ -168,6 +181,8 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
               HasSubstr("derived.peak_flops.f32"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][12]["flagged"] = false; }),
               HasSubstr("derived.collectives: missing key 'reduce-scatter'"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][13]["flagged"] = false; }),
+              HasSubstr("derived.collectives: missing key 'all-to-all'"));
   EXPECT_THAT(
       ErrorAfter([](auto& j) { j["derived"]["collectives"]["all-reduce"]["latency_s"] = 1; }),
       HasSubstr("derived.collectives.all-reduce: not what the measurements give"));
@@ -176,33 +191,6 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][8]["kind"] = "all-sum"; }),
               HasSubstr("measurements[8].kind: expected 'matmul', 'convolution', 'elementwise' or "
                         "a collective (all-reduce, all-gather, reduce-scatter, all-to-all)"));
-}
-
-// A version 1 file (written before collectives were measured) still loads, with none.
-TEST(ProfileDatabaseTest, ReadsVersionOneFiles) {
-  nlohmann::ordered_json json = nlohmann::ordered_json::parse(ProfileJson(Sample()));
-  json["version"] = 1;
-  nlohmann::ordered_json kept = nlohmann::ordered_json::array();
-  for (const auto& m : json["measurements"]) {
-    if (m["unit"] == "FLOP" || m["kind"] == "elementwise") kept.push_back(m);
-  }
-  json["measurements"] = kept;
-  json["derived"].erase("collectives");
-  json["collectives"] = {{"measured", false},
-                         {"reason", "not measured: no communicator yet"},
-                         {"kinds", {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"}}};
-  Result<ProfileDatabase> db = ParseProfileJson(json.dump(), "v1.json");
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  EXPECT_FALSE(db->collectives_measured);
-  EXPECT_EQ(db->collectives_reason, "not measured: no communicator yet");
-  EXPECT_TRUE(db->collectives.empty());
-  EXPECT_DOUBLE_EQ(db->peak_flops.at("f32"), 200e9);
-
-  json["collectives"]["measured"] = true;
-  db = ParseProfileJson(json.dump(), "v1.json");
-  ASSERT_FALSE(db.ok());
-  EXPECT_THAT(db.status().message(),
-              HasSubstr("collectives.measured: version 1 has no collective figures"));
 }
 
 TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {

@@ -1,4 +1,4 @@
-// The profiler's statistics and retry loop on injected timings (no real timing is asserted: a
+// The profiler's statistics, rounds and passes on injected timings (no real timing is asserted: a
 // loaded CI machine makes any such assertion flaky), and one quick real profile checked for shape
 // only.
 #include "runtime/profiler.h"
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "runtime/collective_profiler.h"
@@ -40,7 +41,48 @@ TEST(ProfilerStatsTest, MedianAndQuantiles) {
   EXPECT_NEAR(RelativeSpread({1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0}), 0.4, 1e-12);
 }
 
-TEST(ProfilerStatsTest, TightFigureIsKeptAtOnce) {
+// The confidence interval's ranks, worked by hand from Binomial(n, 1/2):
+//   n = 5: P(B < 1) = 1/32 > 2.5%, so no rank qualifies: [min, max].
+//   n = 9: P(B < 2) = 10/512 = 1.95% <= 2.5% < P(B < 3) = 46/512: [x(2), x(8)].
+//   n = 15: P(B < 4) = 576/32768 = 1.76% <= 2.5% < P(B < 5) = 1941/32768: [x(4), x(12)].
+TEST(ProfilerStatsTest, MedianUncertaintyIsTheConfidenceIntervalOfTheMedian) {
+  EXPECT_DOUBLE_EQ(MedianUncertainty({1, 2, 3, 4, 9}), 6.0 / 3.0);              // [1, 9] around 3
+  EXPECT_DOUBLE_EQ(MedianUncertainty({9, 1, 8, 2, 7, 3, 6, 4, 5}), 3.0 / 5.0);  // [2, 8] around 5
+  // One wild run in nine moves neither end of the interval.
+  EXPECT_DOUBLE_EQ(MedianUncertainty({10, 10, 10, 10, 10, 10, 10, 11, 100}), 0.1);
+  std::vector<double> fifteen;
+  for (int i = 1; i <= 15; ++i) fifteen.push_back(i);
+  EXPECT_DOUBLE_EQ(MedianUncertainty(fifteen), 4.0 / 8.0);  // [4, 12] around 8
+  EXPECT_DOUBLE_EQ(MedianUncertainty({2, 2, 2}), 0);
+  EXPECT_DOUBLE_EQ(MedianUncertainty({2}), 0);
+}
+
+// A sampler that returns `base` and appends `name` to `order` on each call.
+Sampler Logged(const std::string& name, double base, std::vector<std::string>* order) {
+  return [=]() -> Result<double> {
+    order->push_back(name);
+    return base;
+  };
+}
+
+TEST(ProfilerStatsTest, FiguresAreMeasuredInRounds) {
+  std::vector<std::string> order;
+  std::vector<Measurement> figures(3);
+  std::vector<std::string> progress;
+  ASSERT_TRUE(
+      MeasureFigures({Logged("a", 1, &order), Logged("b", 2, &order), Logged("c", 3, &order)},
+                     MeasureSettings{2, 0.05, 3}, figures,
+                     [&](const std::string& line) { progress.push_back(line); })
+          .ok());
+  EXPECT_THAT(order, ::testing::ElementsAre("a", "b", "c", "a", "b", "c"));
+  EXPECT_DOUBLE_EQ(figures[1].median_s, 2);
+  EXPECT_EQ(figures[2].runs.size(), 2u);
+  EXPECT_EQ(figures[0].retries, 0);
+  ASSERT_EQ(progress.size(), 2u);
+  EXPECT_THAT(progress[1], ::testing::StartsWith("round 2/2 of 3 figure(s): "));
+}
+
+TEST(ProfilerStatsTest, CertainFigureIsKeptAfterOnePass) {
   size_t calls = 0;
   Measurement m;
   m.work = 100;
@@ -52,34 +94,44 @@ TEST(ProfilerStatsTest, TightFigureIsKeptAtOnce) {
   EXPECT_FALSE(m.flagged);
   EXPECT_EQ(m.runs.size(), 5u);
   EXPECT_NEAR(m.spread, RelativeSpread({1.00, 1.01, 0.99, 1.00, 1.02}), 1e-15);
+  EXPECT_NEAR(m.uncertainty, 0.02, 1e-12);  // [0.99, 1.02] around 1.00
   EXPECT_DOUBLE_EQ(m.Throughput(), 100);
 }
 
-TEST(ProfilerStatsTest, WideFigureIsRemeasuredThenKept) {
-  size_t calls = 0;
-  Measurement m;
-  MeasureSettings settings{3, 0.05, 3};
-  // First attempt is wide (spread 1.2), the second is tight: it is the figure.
-  ASSERT_TRUE(MeasureFigure(Scripted({1.0, 2.0, 0.5, 2.0, 2.01, 1.99}, &calls), settings, m).ok());
-  EXPECT_EQ(calls, 6u);
-  EXPECT_EQ(m.retries, 1);
-  EXPECT_FALSE(m.flagged);
-  EXPECT_DOUBLE_EQ(m.median_s, 2.0);
-  EXPECT_THAT(m.runs, ::testing::ElementsAre(2.0, 2.01, 1.99));
+// Only the uncertain figure gets more passes, and its runs accumulate: after 3 and 6 runs the
+// interval is [min, max], which the 1.2 keeps wide; after 9 it is [x(2), x(8)] = [1.01, 1.03]
+// around 1.02, and the figure is kept.
+TEST(ProfilerStatsTest, UncertainFigureGetsMorePassesOfRounds) {
+  size_t wide_calls = 0;
+  std::vector<std::string> order;
+  std::vector<Measurement> figures(2);
+  ASSERT_TRUE(
+      MeasureFigures({Scripted({1.0, 1.2, 1.02, 1.02, 1.03, 1.01, 1.02, 1.02, 1.03}, &wide_calls),
+                      Logged("tight", 2, &order)},
+                     MeasureSettings{3, 0.05, 3}, figures, nullptr)
+          .ok());
+  EXPECT_EQ(wide_calls, 9u);
+  EXPECT_EQ(order.size(), 3u);
+  EXPECT_EQ(figures[0].retries, 2);
+  EXPECT_FALSE(figures[0].flagged);
+  EXPECT_EQ(figures[0].runs.size(), 9u);
+  EXPECT_DOUBLE_EQ(figures[0].median_s, 1.02);
+  EXPECT_NEAR(figures[0].uncertainty, 0.01 / 1.02, 1e-12);
+  EXPECT_EQ(figures[1].retries, 0);
 }
 
-TEST(ProfilerStatsTest, AlwaysWideFigureIsFlaggedKeepingTheTightestAttempt) {
+TEST(ProfilerStatsTest, AlwaysUncertainFigureIsFlaggedWithAllItsRuns) {
   size_t calls = 0;
   Measurement m;
   MeasureSettings settings{3, 0.05, 2};
-  // Three attempts (1 + 2 retries), all too wide; the second is the least wide.
+  // Three passes (1 + 2 retries), all wide: every run is kept.
   ASSERT_TRUE(MeasureFigure(Scripted({1, 2, 3, 1.0, 1.2, 1.1, 1, 5, 3}, &calls), settings, m).ok());
   EXPECT_EQ(calls, 9u);
   EXPECT_EQ(m.retries, 2);
   EXPECT_TRUE(m.flagged);
-  EXPECT_DOUBLE_EQ(m.median_s, 1.1);
-  EXPECT_GT(m.spread, 0.05);
-  EXPECT_NEAR(m.spread, RelativeSpread({1.0, 1.2, 1.1}), 1e-15);
+  EXPECT_EQ(m.runs.size(), 9u);
+  EXPECT_DOUBLE_EQ(m.median_s, 1.2);
+  EXPECT_GT(m.uncertainty, 0.05);
 }
 
 TEST(ProfilerStatsTest, NoRetriesFlagsAtOnce) {
@@ -94,9 +146,11 @@ TEST(ProfilerStatsTest, NoRetriesFlagsAtOnce) {
 TEST(ProfilerStatsTest, SamplerErrorsAndBadSettingsAreReturned) {
   size_t calls = 0;
   Measurement m;
+  m.name = "matmul f32 64^3";
   Status status = MeasureFigure(Scripted({1}, &calls), MeasureSettings{3, 0.05, 0}, m);
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), ::testing::HasSubstr("sampler called 2 times"));
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("matmul f32 64^3"));
   EXPECT_FALSE(MeasureFigure(Scripted({1}, &calls), MeasureSettings{0, 0.05, 0}, m).ok());
   EXPECT_FALSE(MeasureFigure(Scripted({1}, &calls), MeasureSettings{1, 0.05, -1}, m).ok());
 }
@@ -140,7 +194,8 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
     EXPECT_TRUE(names.insert(m.name).second) << m.name;
     EXPECT_GT(m.median_s, 0) << m.name;
     EXPECT_GE(m.spread, 0) << m.name;
-    EXPECT_EQ(m.runs.size(), 3u) << m.name;
+    EXPECT_DOUBLE_EQ(m.uncertainty, MedianUncertainty(m.runs)) << m.name;
+    EXPECT_EQ(m.runs.size(), 3u * (1 + m.retries)) << m.name;
     EXPECT_GT(m.work, 0) << m.name;
   }
   EXPECT_TRUE(names.count("all-reduce f32 4 KiB x2"));
@@ -154,11 +209,11 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   EXPECT_FALSE(db->onednn_version.empty());
   EXPECT_TRUE(db->collectives_measured);
   EXPECT_EQ(db->collectives_reason, "");
-  ASSERT_EQ(lines.size(), db->measurements.size());
-  EXPECT_THAT(lines[0], ::testing::StartsWith("[1/25] matmul f32 64^3: "));
-  EXPECT_THAT(lines[0], ::testing::HasSubstr("FLOP/s ± "));
-  EXPECT_THAT(lines.back(), ::testing::StartsWith("[25/25] all-to-all f32 256 KiB x2: "));
-  EXPECT_THAT(lines.back(), ::testing::HasSubstr("B/s ± "));
+  // Progress: the samplers prepared ten at a time, then one line per round.
+  ASSERT_GE(lines.size(), 3u + 3);
+  EXPECT_EQ(lines[0], "preparing figures 1 to 10 of 25");
+  EXPECT_EQ(lines[2], "preparing figures 21 to 25 of 25");
+  EXPECT_THAT(lines[3], ::testing::StartsWith("round 1/3 of 25 figure(s): "));
 }
 
 TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "tests/tools/alpa_runner.h"
@@ -24,12 +25,13 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   EXPECT_THAT(r.out, HasSubstr("all-reduce f32 4 KiB x2"));
   // Which kinds have a fit depends on which figures a loaded machine flagged.
   EXPECT_THAT(r.out, ::testing::ContainsRegex("collectives +([a-z-]+: latency |none)"));
-  EXPECT_THAT(r.err, HasSubstr("[1/25] matmul f32 64^3: "));
-  EXPECT_THAT(r.err, HasSubstr("[25/25] all-to-all f32 256 KiB x2: "));
+  EXPECT_THAT(r.out, HasSubstr("median ±"));
+  EXPECT_THAT(r.err, HasSubstr("preparing figures 1 to 10 of 25"));
+  EXPECT_THAT(r.err, HasSubstr("round 3/3 of 25 figure(s): "));
 
   nlohmann::json json = nlohmann::json::parse(ReadFile(path));
   EXPECT_EQ(json["format"], "alpa-profile");
-  EXPECT_EQ(json["version"], 2);
+  EXPECT_EQ(json["version"], 3);
   EXPECT_EQ(json["cluster"], "local:2");
   EXPECT_EQ(json["machine"]["devices"], 2);
   ASSERT_EQ(json["measurements"].size(), 25u);
@@ -37,17 +39,23 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
     ASSERT_TRUE(m["spread"].is_number()) << m.dump();
     EXPECT_GE(m["spread"].get<double>(), 0) << m.dump();
     EXPECT_GT(m["median_s"].get<double>(), 0) << m.dump();
-    EXPECT_EQ(m["runs"].size(), 3u) << m.dump();
+    ASSERT_TRUE(m["uncertainty"].is_number()) << m.dump();
+    EXPECT_EQ(m["runs"].size(), 3 * (1 + m["retries"].get<size_t>())) << m.dump();
     EXPECT_TRUE(m["flagged"].is_boolean()) << m.dump();
   }
   EXPECT_EQ(json["collectives"]["measured"], true);
   EXPECT_EQ(json["collectives"]["reason"], "");
   EXPECT_TRUE(json["derived"]["peak_flops"].is_object());
+  // A kind has a fit exactly when both of its sizes (4 and 256 KiB) are unflagged.
+  std::map<std::string, int> unflagged_sizes;
   for (const auto& m : json["measurements"]) {
-    if (m["unit"] != "B" || m["kind"] == "elementwise" || m["flagged"]) continue;
-    EXPECT_TRUE(
-        json["derived"]["collectives"][m["kind"].get<std::string>()]["bandwidth"].is_number())
-        << m.dump();
+    if (m["unit"] != "B" || m["kind"] == "elementwise") continue;
+    unflagged_sizes[m["kind"].get<std::string>()] += m["flagged"] ? 0 : 1;
+  }
+  ASSERT_EQ(unflagged_sizes.size(), 4u);
+  const nlohmann::json fits = json["derived"].value("collectives", nlohmann::json::object());
+  for (const auto& [kind, count] : unflagged_sizes) {
+    EXPECT_EQ(fits.contains(kind), count == 2) << kind;
   }
 
   RunResult quiet = RunAlpa(
@@ -56,7 +64,8 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   EXPECT_EQ(quiet.err, "");
   nlohmann::json again = nlohmann::json::parse(ReadFile(path));
   EXPECT_EQ(again["settings"]["repeats"], 2);
-  EXPECT_EQ(again["measurements"][0]["runs"].size(), 2u);
+  EXPECT_EQ(again["measurements"][0]["runs"].size(),
+            2 * (1 + again["measurements"][0]["retries"].get<size_t>()));
   EXPECT_EQ(again["collectives"]["reason"], "not measured: one device has no peer");
   EXPECT_THAT(quiet.out, HasSubstr("collectives not measured: one device has no peer"));
 }

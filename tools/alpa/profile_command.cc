@@ -41,15 +41,16 @@ Status CheckWritable(const std::string& path) {
 }
 
 std::string FiguresTable(const runtime::ProfileDatabase& db) {
-  Table table({"figure", "dtype", "shape", "throughput", "spread", "runs", "flagged"},
-              {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight,
-               Table::Align::kRight, Table::Align::kRight, Table::Align::kLeft});
+  Table table(
+      {"figure", "dtype", "shape", "throughput", "median ±", "spread", "runs", "flagged"},
+      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight,
+       Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kLeft});
   for (const runtime::Measurement& m : db.measurements) {
-    std::string flag = m.flagged ? "FLAGGED (not used)" : "";
-    if (!m.flagged && m.retries > 0) flag = fmt::format("re-measured {}x", m.retries);
     table.AddRow({m.name, m.dtype, fmt::format("{}", fmt::join(m.shape, "x")),
-                  runtime::FormatThroughput(m), fmt::format("{:.1f}%", m.spread * 100),
-                  fmt::format("{}x{}", m.runs.size(), m.iterations_per_run), flag});
+                  runtime::FormatThroughput(m), fmt::format("{:.1f}%", m.uncertainty * 100),
+                  fmt::format("{:.1f}%", m.spread * 100),
+                  fmt::format("{}x{}", m.runs.size(), m.iterations_per_run),
+                  m.flagged ? "FLAGGED (not used)" : ""});
   }
   return table.Render();
 }
@@ -68,16 +69,20 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
       ->required();
   command
       ->add_option("--repeats", options.repeats,
-                   "Timed runs per figure (default 7, 3 with --quick)")
+                   "Rounds per pass: timed runs of each figure (default 9, 3 with --quick)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   command->add_flag("--quick", options.quick,
                     "Small shapes, few repeats: a check that runs in about a second, not a "
                     "profile to plan with");
   command->add_flag("--quiet", options.quiet, "No progress lines on stderr");
   command->footer(
-      "Each figure is the median of repeated timed runs; its spread is (p90 - p10) / median. A "
-      "figure whose spread is above 5% is re-measured (up to 3 times) and then kept but flagged: "
-      "flagged figures are never used in the derived figures. With N >= 2 devices, all-reduce, "
+      "Each figure is the median of timed runs taken in rounds (one run of every figure per "
+      "round, so each figure's runs span the whole profile and a slow spell of a shared machine "
+      "moves few of them). Per figure it records the spread, (p90 - p10) / median, and the "
+      "median's uncertainty: the larger side of its 95% confidence interval, over the median. A "
+      "figure whose median is uncertain by more than 5% gets another pass of rounds (at most 2 "
+      "more) and is then kept but flagged: flagged figures are never used in the derived figures. "
+      "With N >= 2 devices, all-reduce, "
       "all-gather, reduce-scatter and all-to-all over all N devices (f32, 4 KiB to 64 MiB; 4 and "
       "256 KiB with --quick) run over the in-process communicator, one thread per device; their "
       "throughput is the algorithm bandwidth (size / time), and each kind's latency (smallest "
@@ -126,9 +131,11 @@ int RunProfile(const ProfileCommandOptions& options) {
                                       : "none (all flagged)");
   int64_t flagged = 0;
   for (const runtime::Measurement& m : db->measurements) flagged += m.flagged ? 1 : 0;
-  fmt::print("flagged     {} of {} figures (spread above {:.1f}% after {} re-measurements)\n",
-             flagged, db->measurements.size(), db->settings.max_relative_spread * 100,
-             db->settings.max_retries);
+  fmt::print(
+      "flagged     {} of {} figures (median uncertain by more than {:.1f}% after {} more "
+      "passes)\n",
+      flagged, db->measurements.size(), db->settings.max_uncertainty * 100,
+      db->settings.max_retries);
   if (!db->collectives_measured) {
     fmt::print("collectives {}\n", db->collectives_reason);
     return kExitOk;
