@@ -31,7 +31,8 @@
 //       ...                                       shapes: see runtime::Measurement (profiler.h)
 //     ],
 //     "derived": {                                what ApplyProfile uses; unflagged figures only
-//       "peak_flops": {"f32": 2.04e11, ...},      best matmul throughput per dtype
+//       "peak_flops": {"f32": 2.04e11, ...},      best matmul throughput per dtype, when that
+//                                                 figure is unflagged (no slower size stands in)
 //       "memory_bandwidth": 1.5e10,               elementwise throughput at the largest size,
 //                                                 0 when that one is flagged (smaller sizes fit
 //                                                 in caches, so none stands in for it)
@@ -47,9 +48,10 @@
 //
 // "throughput" is work / median_s, written for readers and ignored on load. "derived" is
 // recomputed on load from the measurements and must agree with what the file says (within
-// rounding), so a hand-edited figure cannot silently disagree with its source. A dtype with no
-// unflagged matmul figure has no derived peak; "memory_bandwidth" is 0 when no elementwise figure
-// is unflagged.
+// rounding), so a hand-edited figure cannot silently disagree with its source. Every derived
+// figure comes from definite measurements (the best matmul, the largest add, a collective's
+// smallest and largest sizes) and is left out when one of those is flagged, so what a profile
+// derives does not depend on which other figures it happened to flag.
 #ifndef ALPA_RUNTIME_PROFILE_DATABASE_H_
 #define ALPA_RUNTIME_PROFILE_DATABASE_H_
 

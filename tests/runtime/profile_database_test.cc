@@ -48,14 +48,14 @@ ProfileDatabase Sample() {
   db.onednn_version = "2.6.0";
   db.min_run_seconds = 0.05;
   db.measurements = {
-      Figure("matmul", "matmul f32 512^3", "f32", 2.0e9, 0.02),         // 100 GFLOP/s
-      Figure("matmul", "matmul f32 1024^3", "f32", 2.0e9, 0.01),        // 200 GFLOP/s
-      Figure("matmul", "matmul f32 2048^3", "f32", 4.0e9, 0.01, true),  // 400, flagged
-      Figure("matmul", "matmul f64 512^3", "f64", 2.0e9, 0.05),         // 40 GFLOP/s
-      Figure("matmul", "matmul bf16 512^3", "bf16", 2.0e9, 0.1, true),  // only flagged
-      Figure("convolution", "conv f32", "f32", 1.0e9, 0.001),           // 1 TFLOP/s: not a matmul
-      Figure("elementwise", "add f32 1 MiB", "f32", 3.0e6, 1e-4),       // 30 GB/s (cache)
-      Figure("elementwise", "add f32 64 MiB", "f32", 1.2e8, 1e-2),      // 12 GB/s
+      Figure("matmul", "matmul f32 512^3", "f32", 2.0e9, 0.02),          // 100 GFLOP/s
+      Figure("matmul", "matmul f32 1024^3", "f32", 2.0e9, 0.01),         // 200 GFLOP/s
+      Figure("matmul", "matmul f32 2048^3", "f32", 4.0e9, 0.025, true),  // 160, flagged
+      Figure("matmul", "matmul f64 512^3", "f64", 2.0e9, 0.05),          // 40 GFLOP/s
+      Figure("matmul", "matmul bf16 512^3", "bf16", 2.0e9, 0.1, true),   // only flagged
+      Figure("convolution", "conv f32", "f32", 1.0e9, 0.001),            // 1 TFLOP/s: not a matmul
+      Figure("elementwise", "add f32 1 MiB", "f32", 3.0e6, 1e-4),        // 30 GB/s (cache)
+      Figure("elementwise", "add f32 64 MiB", "f32", 1.2e8, 1e-2),       // 12 GB/s
       // all-reduce: 4 KiB in 20 us, 64 MiB in 20 ms + 20 us: alpha 20 us, 1/beta 3.3554432 GB/s.
       Figure("all-reduce", "all-reduce f32 4 KiB x2", "f32", 4096, 20e-6),
       Figure("all-reduce", "all-reduce f32 1 MiB x2", "f32", 1 << 20, 1e-3, true),
@@ -67,6 +67,9 @@ ProfileDatabase Sample() {
       Figure("all-to-all", "all-to-all f32 4 KiB x2", "f32", 4096, 20e-6, true),
       Figure("all-to-all", "all-to-all f32 1 MiB x2", "f32", 1 << 20, 1e-3),
       Figure("all-to-all", "all-to-all f32 64 MiB x2", "f32", 1 << 26, 20.02e-3),
+      // f16: the best size is flagged, so no peak (512^3 does not stand in for it).
+      Figure("matmul", "matmul f16 512^3", "f16", 2.0e9, 0.04),          // 50 GFLOP/s
+      Figure("matmul", "matmul f16 1024^3", "f16", 2.0e9, 0.025, true),  // 80, flagged
   };
   db.collectives_measured = true;
   db.collectives_reason = "";
@@ -79,7 +82,8 @@ TEST(ProfileDatabaseTest, DerivedFiguresUseUnflaggedFiguresOnly) {
   EXPECT_EQ(db.peak_flops.size(), 2u);
   EXPECT_DOUBLE_EQ(db.peak_flops.at("f32"), 200e9);
   EXPECT_DOUBLE_EQ(db.peak_flops.at("f64"), 40e9);
-  EXPECT_EQ(db.peak_flops.count("bf16"), 0u);
+  EXPECT_EQ(db.peak_flops.count("bf16"), 0u);   // only flagged figures
+  EXPECT_EQ(db.peak_flops.count("f16"), 0u);    // its best figure is flagged
   EXPECT_DOUBLE_EQ(db.memory_bandwidth, 12e9);  // the largest size, not the cached one
   // Collectives: the flagged middle size is skipped; reduce-scatter has only a flagged figure and
   // all-to-all a flagged smallest one.
@@ -177,8 +181,10 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][1]["name"] = "matmul f32 512^3"; }),
               HasSubstr("measurements[1].name: 'matmul f32 512^3' appears twice"));
   // Unflagging a figure by hand changes what the measurements give: the derived part disagrees.
-  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][2]["flagged"] = false; }),
-              HasSubstr("derived.peak_flops.f32"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][17]["flagged"] = false; }),
+              HasSubstr("derived.peak_flops: missing key 'f16'"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][1]["flagged"] = true; }),
+              HasSubstr("derived.peak_flops.f32: 2e+11 is not what the measurements give (0)"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][12]["flagged"] = false; }),
               HasSubstr("derived.collectives: missing key 'reduce-scatter'"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][13]["flagged"] = false; }),

@@ -125,10 +125,10 @@ int RunProfile(const ProfileCommandOptions& options) {
   for (const auto& [dtype, flops] : db->peak_flops) {
     peaks += fmt::format("{}{} {:.1f} GFLOP/s", peaks.empty() ? "" : ", ", dtype, flops / 1e9);
   }
-  fmt::print("derived     peak matmul: {}\n", peaks.empty() ? "none (all flagged)" : peaks);
+  fmt::print("derived     peak matmul: {}\n", peaks.empty() ? "none (best sizes flagged)" : peaks);
   fmt::print("            memory bandwidth: {}\n",
              db->memory_bandwidth > 0 ? fmt::format("{:.2f} GB/s", db->memory_bandwidth / 1e9)
-                                      : "none (all flagged)");
+                                      : "none (the largest add is flagged)");
   int64_t flagged = 0;
   for (const runtime::Measurement& m : db->measurements) flagged += m.flagged ? 1 : 0;
   fmt::print(
@@ -148,7 +148,8 @@ int RunProfile(const ProfileCommandOptions& options) {
         prefix, kind, fit.latency_s * 1e6, fit.bandwidth / 1e9);
     prefix = "";
   }
-  if (db->collectives.empty()) fmt::print("collectives none (all flagged)\n");
+  if (db->collectives.empty())
+    fmt::print("collectives none (each kind's smallest or largest size is flagged)\n");
   return kExitOk;
 }
 
