@@ -22,11 +22,11 @@
 // Rounds (MeasureFigures). The figures are measured together: every sampler is prepared first,
 // then each round takes one run of every figure, so a figure's runs are spread over the whole
 // profile instead of bunched into a fraction of a second. A shared machine drifts: on the
-// project's 2-core machines, a block of figures measured back to back came out 15 to 35% slower
+// project's 2-core machines, a block of figures measured back to back came out 13 to 38% slower
 // than in the next profile, each with a spread under 5% (docs/cost-model.md). Bunched runs
 // measure the machine of that second; runs in rounds measure it over the profile, and their median
-// passes over a slow spell shorter than half of it. All buffers are alive at once (about 1.5 GiB
-// with the default shapes on 2 devices).
+// passes over a slow spell shorter than half of it. All buffers are alive at once (a peak resident
+// size of 1.8 GB with the default shapes on 2 devices).
 //
 // What is recorded. A figure's time is the median of its runs; with them come
 //     spread      = (p90 - p10) / median   how much the machine varied over the profile

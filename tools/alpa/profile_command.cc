@@ -81,12 +81,14 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
       "moves few of them). Per figure it records the spread, (p90 - p10) / median, and the "
       "median's uncertainty: the larger side of its 95% confidence interval, over the median. A "
       "figure whose median is uncertain by more than 5% gets another pass of rounds (at most 2 "
-      "more) and is then kept but flagged: flagged figures are never used in the derived figures. "
+      "more); if it stays so, it is kept but flagged, and flagged figures are never used. "
       "With N >= 2 devices, all-reduce, "
       "all-gather, reduce-scatter and all-to-all over all N devices (f32, 4 KiB to 64 MiB; 4 and "
       "256 KiB with --quick) run over the in-process communicator, one thread per device; their "
-      "throughput is the algorithm bandwidth (size / time), and each kind's latency (smallest "
-      "size) and bandwidth (largest) are derived. The file format is documented in "
+      "throughput is the algorithm bandwidth (size / time). Derived, each only when the figures "
+      "it comes from are kept: a dtype's peak (its best matmul), the memory bandwidth (the "
+      "largest add), each collective kind's latency (smallest size) and bandwidth (largest). A "
+      "full profile takes about 2 minutes on 2 cores. The file format is documented in "
       "src/runtime/profile_database.h. Exit codes: 0 success, 2 bad input.");
   return command;
 }
