@@ -135,7 +135,7 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
       *settings, "settings",
       {"repeats", "max_uncertainty", "max_retries", "min_run_seconds", "spread", "uncertainty"},
       "the profile"));
-  ALPA_ASSIGN_OR_RETURN(db.settings.repeats, IntegerField(*settings, "settings", "repeats", 1));
+  ALPA_ASSIGN_OR_RETURN(db.settings.repeats, IntegerField(*settings, "settings", "repeats", 2));
   ALPA_ASSIGN_OR_RETURN(db.settings.max_uncertainty,
                         NonNegativeField(*settings, "settings", "max_uncertainty"));
   ALPA_ASSIGN_OR_RETURN(db.settings.max_retries,

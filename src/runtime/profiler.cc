@@ -301,7 +301,8 @@ double MedianUncertainty(std::vector<double> values) {
 Status MeasureFigures(const std::vector<Sampler>& samplers, const MeasureSettings& settings,
                       std::vector<Measurement>& figures,
                       const std::function<void(const std::string&)>& progress) {
-  if (settings.repeats < 1) return InvalidArgument("repeats must be at least 1");
+  // One run says nothing of how certain its median is.
+  if (settings.repeats < 2) return InvalidArgument("repeats must be at least 2");
   if (settings.max_retries < 0) return InvalidArgument("max_retries must be at least 0");
   ALPA_CHECK(samplers.size() == figures.size(), "{} samplers for {} figures", samplers.size(),
              figures.size());
@@ -424,8 +425,8 @@ Result<ProfileDatabase> RunProfile(const ProfileOptions& options) {
     return InvalidArgument("profile: the number of devices must be at least 1, found {}",
                            options.devices);
   }
-  if (options.measure.repeats < 1) {
-    return InvalidArgument("profile: repeats must be at least 1, found {}",
+  if (options.measure.repeats < 2) {
+    return InvalidArgument("profile: repeats must be at least 2, found {}",
                            options.measure.repeats);
   }
   Status status;

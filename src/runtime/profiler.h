@@ -98,7 +98,7 @@ double MedianUncertainty(std::vector<double> values);
 using Sampler = std::function<Result<double>()>;
 
 struct MeasureSettings {
-  int64_t repeats = 9;            // rounds per pass: timed runs of each figure (at least 1)
+  int64_t repeats = 9;            // rounds per pass: timed runs of each figure (at least 2)
   double max_uncertainty = 0.05;  // a figure whose median is less certain gets another pass
   int64_t max_retries = 2;        // further passes before such a figure is flagged
 

@@ -172,6 +172,8 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
               HasSubstr("p.json: machine.speed: unknown key"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["machine"]["devices"] = 0; }),
               HasSubstr("machine.devices: must be at least 1"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["settings"]["repeats"] = 1; }),
+              HasSubstr("settings.repeats: must be at least 2"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j.erase("collectives"); }),
               HasSubstr("p.json: missing key 'collectives'"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["derived"]["peak_flops"]["f32"] = 1e15; }),

@@ -151,8 +151,10 @@ TEST(ProfilerStatsTest, SamplerErrorsAndBadSettingsAreReturned) {
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), ::testing::HasSubstr("sampler called 2 times"));
   EXPECT_THAT(status.message(), ::testing::HasSubstr("matmul f32 64^3"));
-  EXPECT_FALSE(MeasureFigure(Scripted({1}, &calls), MeasureSettings{0, 0.05, 0}, m).ok());
-  EXPECT_FALSE(MeasureFigure(Scripted({1}, &calls), MeasureSettings{1, 0.05, -1}, m).ok());
+  // A single run per pass gives no uncertainty: at least 2.
+  Status one_run = MeasureFigure(Scripted({1}, &calls), MeasureSettings{1, 0.05, 0}, m);
+  EXPECT_THAT(one_run.message(), ::testing::HasSubstr("repeats must be at least 2"));
+  EXPECT_FALSE(MeasureFigure(Scripted({1}, &calls), MeasureSettings{2, 0.05, -1}, m).ok());
 }
 
 TEST(ProfilerStatsTest, TimedSamplerCalibratesAndPropagatesErrors) {

@@ -119,7 +119,7 @@ TEST_F(AlpaCliTest, ProfileBadInput) {
   EXPECT_EQ(no_output.exit_code, 2) << Describe(no_output);
 
   RunResult repeats =
-      RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--repeats", "0"});
+      RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--repeats", "1"});
   EXPECT_EQ(repeats.exit_code, 2) << Describe(repeats);
 }
 

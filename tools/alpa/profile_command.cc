@@ -70,7 +70,7 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
   command
       ->add_option("--repeats", options.repeats,
                    "Rounds per pass: timed runs of each figure (default 9, 3 with --quick)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+      ->check(CLI::Range(int64_t{2}, int64_t{1000}));
   command->add_flag("--quick", options.quick,
                     "Small shapes, few repeats: a check that runs in about a second, not a "
                     "profile to plan with");
