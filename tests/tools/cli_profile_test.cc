@@ -98,6 +98,20 @@ TEST_F(AlpaCliTest, ProfileReplacesTheAnalyticFigures) {
                  "--profile");
 }
 
+// --compare prints what moved since an earlier profile of the same --cluster (which figures did
+// depends on the machine's load, so only the report's shape is asserted).
+TEST_F(AlpaCliTest, ProfileComparesWithAnEarlierOne) {
+  const std::string earlier = TestdataPath("profiles/local-2.json");
+  const std::string path = (dir_ / "prof.json").string();
+  RunResult r = RunAlpa(
+      {"profile", "--cluster", "local:2", "-o", path, "--quick", "--quiet", "--compare", earlier});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("compared    with " + earlier + ": "));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("[0-9]+ figures kept by both, [0-9]+ not compared"));
+  EXPECT_THAT(r.out, HasSubstr("            largest difference: "));
+  EXPECT_THAT(r.out, HasSubstr("            more than 10% apart: "));
+}
+
 TEST_F(AlpaCliTest, ProfileBadInput) {
   const std::string path = (dir_ / "prof.json").string();
   RunResult preset = RunAlpa({"profile", "--cluster", "p3.16xlarge:2", "-o", path, "--quick"});
@@ -121,6 +135,15 @@ TEST_F(AlpaCliTest, ProfileBadInput) {
   RunResult repeats =
       RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--repeats", "1"});
   EXPECT_EQ(repeats.exit_code, 2) << Describe(repeats);
+
+  // --compare is read before measuring: a missing file or one of another --cluster costs nothing.
+  ExpectBadInput(RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--compare",
+                          dir_.string() + "/none.json"}),
+                 "--compare: " + dir_.string() + "/none.json");
+  ExpectBadInput(RunAlpa({"profile", "--cluster", "local:4", "-o", path, "--quick", "--compare",
+                          TestdataPath("profiles/local-2.json")}),
+                 "it measured local:2 as 2 devices, this profile is of local:4");
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 }  // namespace

@@ -4,11 +4,15 @@
 #include <fmt/ranges.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
+#include <vector>
 
 #include "cluster/cluster_spec.h"
 #include "cluster/presets.h"
+#include "runtime/profile_comparison.h"
 #include "runtime/profile_database.h"
 #include "runtime/profiler.h"
 #include "support/table.h"
@@ -16,6 +20,10 @@
 
 namespace alpa::tools {
 namespace {
+
+// Two profiles of one machine further apart than this on a figure: the machine changed between
+// them (issue 4 asks that two consecutive profiles agree within 10%).
+constexpr double kMovedLimit = 0.10;
 
 // Fails unless `path` can be written: its folder exists and is writable, and the path is not a
 // folder or a read-only file. Checked before measuring, so a typo costs nothing.
@@ -55,6 +63,70 @@ std::string FiguresTable(const runtime::ProfileDatabase& db) {
   return table.Render();
 }
 
+void PrintDerivedFigures(const runtime::ProfileDatabase& db) {
+  std::string peaks;
+  for (const auto& [dtype, flops] : db.peak_flops) {
+    peaks += fmt::format("{}{} {:.1f} GFLOP/s", peaks.empty() ? "" : ", ", dtype, flops / 1e9);
+  }
+  fmt::print("derived     peak matmul: {}\n", peaks.empty() ? "none (best sizes flagged)" : peaks);
+  fmt::print("            memory bandwidth: {}\n",
+             db.memory_bandwidth > 0 ? fmt::format("{:.2f} GB/s", db.memory_bandwidth / 1e9)
+                                     : "none (the largest add is flagged)");
+  int64_t flagged = 0;
+  for (const runtime::Measurement& m : db.measurements) flagged += m.flagged ? 1 : 0;
+  fmt::print(
+      "flagged     {} of {} figures (median uncertain by more than {:.1f}% after up to {} "
+      "further pass(es))\n",
+      flagged, db.measurements.size(), db.settings.max_uncertainty * 100, db.settings.max_retries);
+  if (!db.collectives_measured) {
+    fmt::print("collectives {}\n", db.collectives_reason);
+    return;
+  }
+  std::string prefix = "collectives";
+  for (const auto& [kind, fit] : db.collectives) {
+    fmt::print(
+        "{:<11} {}: latency {:.1f} us, bandwidth {:.2f} GB/s (t = latency + bytes / "
+        "bandwidth)\n",
+        prefix, kind, fit.latency_s * 1e6, fit.bandwidth / 1e9);
+    prefix = "";
+  }
+  if (db.collectives.empty()) {
+    fmt::print("collectives none (each kind's smallest or largest size is flagged)\n");
+  }
+}
+
+// "13.5% matmul bf16 512^3".
+std::string ChangeText(const runtime::FigureChange& change) {
+  return fmt::format("{:.1f}% {}", change.relative * 100, change.name);
+}
+
+// The change of `changes` that moved most, or "none to compare".
+std::string LargestText(const std::vector<runtime::FigureChange>& changes) {
+  if (changes.empty()) return "none to compare";
+  return ChangeText(
+      *std::max_element(changes.begin(), changes.end(),
+                        [](const auto& a, const auto& b) { return a.relative < b.relative; }));
+}
+
+// What moved since the profile at `path`: a profile pins its figures down within itself, and only
+// a comparison shows that the machine's speed changed between two.
+void PrintComparison(const std::string& path, const runtime::ProfileDatabase& before,
+                     const runtime::ProfileDatabase& after) {
+  const runtime::ProfileComparison comparison = runtime::CompareProfiles(before, after);
+  fmt::print(
+      "\ncompared    with {}: {} figures kept by both, {} not compared (flagged in either)\n", path,
+      comparison.measurements.size(), comparison.not_compared.size());
+  fmt::print("            largest difference: {}; of a derived figure: {}\n",
+             LargestText(comparison.measurements), LargestText(comparison.derived));
+  std::vector<runtime::FigureChange> all = comparison.measurements;
+  all.insert(all.end(), comparison.derived.begin(), comparison.derived.end());
+  const std::vector<runtime::FigureChange> apart = runtime::MovedMoreThan(all, kMovedLimit);
+  fmt::print("            more than {:.0f}% apart: {}\n", kMovedLimit * 100, apart.size());
+  for (const runtime::FigureChange& change : apart) {
+    fmt::print("              {}\n", ChangeText(change));
+  }
+}
+
 }  // namespace
 
 CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
@@ -75,6 +147,9 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
                     "Small shapes, few repeats: a check that runs in about a second, not a "
                     "profile to plan with");
   command->add_flag("--quiet", options.quiet, "No progress lines on stderr");
+  command->add_option("--compare", options.compare,
+                      "A profile of this machine taken before (same --cluster): print how far "
+                      "each figure both kept moved, and those more than 10% apart");
   command->footer(
       "Each figure is the median of timed runs taken in rounds (one run of every figure per "
       "round, so each figure's runs span the whole profile and a slow spell of a shared machine "
@@ -103,6 +178,18 @@ int RunProfile(const ProfileCommandOptions& options) {
   if (!spec.ok()) return ReportError(spec.status().WithContext("--cluster"));
   Status writable = CheckWritable(options.output);
   if (!writable.ok()) return ReportError(writable);
+  std::optional<runtime::ProfileDatabase> previous;
+  if (!options.compare.empty()) {
+    Result<runtime::ProfileDatabase> loaded = runtime::LoadProfile(options.compare);
+    if (!loaded.ok()) return ReportError(loaded.status().WithContext("--compare"));
+    if (loaded->devices != cluster::TotalDevices(*spec)) {
+      return ReportError(InvalidArgument(
+          "--compare {}: it measured {} as {} devices, this profile is of {}; compare profiles of "
+          "the same --cluster",
+          options.compare, loaded->cluster, loaded->devices, options.cluster));
+    }
+    previous = std::move(*loaded);
+  }
 
   runtime::ProfileOptions profile =
       options.quick ? runtime::QuickProfileOptions() : runtime::ProfileOptions();
@@ -123,35 +210,8 @@ int RunProfile(const ProfileCommandOptions& options) {
              db->devices, db->threads_per_device, db->onednn_version);
   fmt::print("written to  {}\n\n", options.output);
   fmt::print("{}\n", FiguresTable(*db));
-  std::string peaks;
-  for (const auto& [dtype, flops] : db->peak_flops) {
-    peaks += fmt::format("{}{} {:.1f} GFLOP/s", peaks.empty() ? "" : ", ", dtype, flops / 1e9);
-  }
-  fmt::print("derived     peak matmul: {}\n", peaks.empty() ? "none (best sizes flagged)" : peaks);
-  fmt::print("            memory bandwidth: {}\n",
-             db->memory_bandwidth > 0 ? fmt::format("{:.2f} GB/s", db->memory_bandwidth / 1e9)
-                                      : "none (the largest add is flagged)");
-  int64_t flagged = 0;
-  for (const runtime::Measurement& m : db->measurements) flagged += m.flagged ? 1 : 0;
-  fmt::print(
-      "flagged     {} of {} figures (median uncertain by more than {:.1f}% after {} more "
-      "passes)\n",
-      flagged, db->measurements.size(), db->settings.max_uncertainty * 100,
-      db->settings.max_retries);
-  if (!db->collectives_measured) {
-    fmt::print("collectives {}\n", db->collectives_reason);
-    return kExitOk;
-  }
-  std::string prefix = "collectives";
-  for (const auto& [kind, fit] : db->collectives) {
-    fmt::print(
-        "{:<11} {}: latency {:.1f} us, bandwidth {:.2f} GB/s (t = latency + bytes / "
-        "bandwidth)\n",
-        prefix, kind, fit.latency_s * 1e6, fit.bandwidth / 1e9);
-    prefix = "";
-  }
-  if (db->collectives.empty())
-    fmt::print("collectives none (each kind's smallest or largest size is flagged)\n");
+  PrintDerivedFigures(*db);
+  if (previous.has_value()) PrintComparison(options.compare, *previous, *db);
   return kExitOk;
 }
 

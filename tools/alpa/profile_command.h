@@ -1,8 +1,9 @@
-// `alpa profile --cluster local[:N] -o FILE [--repeats R] [--quick] [--quiet]`: measures this
-// machine (matmul and convolution FLOP/s per dtype, elementwise bandwidth, collectives among the N
-// devices over the in-process communicator; runtime/profiler.h),
-// writes the profile database (runtime/profile_database.h) to FILE and prints a table of the
-// figures. Progress goes to stderr, one line per figure, unless --quiet.
+// `alpa profile --cluster local[:N] -o FILE [--repeats R] [--quick] [--quiet] [--compare PREV]`:
+// measures this machine (matmul and convolution FLOP/s per dtype, elementwise bandwidth,
+// collectives among the N devices over the in-process communicator; runtime/profiler.h), writes
+// the profile database (runtime/profile_database.h) to FILE and prints a table of the figures and
+// what is derived from them; with --compare, also how far each figure moved since the profile
+// PREV (runtime/profile_comparison.h). Progress goes to stderr, a line per round, unless --quiet.
 #ifndef ALPA_TOOLS_ALPA_PROFILE_COMMAND_H_
 #define ALPA_TOOLS_ALPA_PROFILE_COMMAND_H_
 
@@ -18,9 +19,10 @@ namespace alpa::tools {
 struct ProfileCommandOptions {
   std::string cluster = "local";
   std::string output;
-  int64_t repeats = 0;  // 0: the default (7, or 3 with --quick)
+  int64_t repeats = 0;  // 0: the default (9, or 3 with --quick)
   bool quick = false;
   bool quiet = false;
+  std::string compare;  // a previous profile to compare with; empty: none
 };
 
 // Adds `profile`; returns it.
