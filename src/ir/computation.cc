@@ -66,7 +66,6 @@ std::vector<Instruction*> Computation::MakePostOrder() const {
       stack.pop_back();
     }
   };
-  if (root_ != nullptr) visit(root_);
   for (const auto& instruction : instructions_) visit(instruction.get());
   return order;
 }

@@ -39,8 +39,15 @@ class Computation {
   int64_t parameter_count() const { return static_cast<int64_t>(parameters().size()); }
   ProgramShape ComputeProgramShape() const;
 
-  // Every instruction after its operands and control predecessors: depth-first post-order from
-  // the root, then the instructions the root does not reach, each in text order. Deterministic.
+  // Every instruction after its operands and control predecessors, as close to text order as
+  // that allows: each instruction in text order, preceded by those of its operands (depth-first)
+  // not yet placed. For a computation whose text order has operands first (every dump, and
+  // every module our builders and passes emit) this is the text order itself. It is the schedule
+  // the cost model prices and the runtime executes: the program's order, as XLA's schedulers
+  // keep it where memory does not argue otherwise. A depth-first order from the root instead
+  // hoists each rematerialized forward instruction to the start of the backward pass, which
+  // keeps the recomputed values live across it (on GPT-3 6.7B with 4 layers on 8 V100s: 12.5
+  // GiB per device against 4.95). Deterministic.
   std::vector<Instruction*> MakePostOrder() const;
 
   // Removes the instructions whose value nothing uses: those the root does not reach through

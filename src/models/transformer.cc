@@ -41,17 +41,25 @@ Instruction* TransformerEmitter::Full(double value, std::vector<int64_t> dims) {
   return b_.Broadcast(b_.ConstantScalar(dtype_, value), std::move(dims), {});
 }
 
+Instruction* TransformerEmitter::ReduceLastDim(Instruction* x, ir::Opcode opcode) {
+  if (x == nullptr) return nullptr;
+  const ir::DType dtype = x->shape().dtype();
+  const int64_t last = x->shape().rank() - 1;
+  const double init = opcode == ir::Opcode::kAdd ? 0.0 : -std::numeric_limits<double>::infinity();
+  return b_.Reduce(x, b_.ConstantScalar(dtype, init), {last},
+                   b_.module_builder().ScalarReducer(opcode, dtype));
+}
+
+Instruction* TransformerEmitter::BroadcastLastDim(Instruction* reduced, std::vector<int64_t> dims) {
+  if (reduced == nullptr) return nullptr;
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d + 1 < static_cast<int64_t>(dims.size()); ++d) kept.push_back(d);
+  return b_.Broadcast(reduced, std::move(dims), kept);
+}
+
 Instruction* TransformerEmitter::ReduceLast(Instruction* x, ir::Opcode opcode) {
   if (x == nullptr) return nullptr;
-  const std::vector<int64_t> dims = x->shape().dims();
-  const ir::DType dtype = x->shape().dtype();
-  const int64_t last = static_cast<int64_t>(dims.size()) - 1;
-  const double init = opcode == ir::Opcode::kAdd ? 0.0 : -std::numeric_limits<double>::infinity();
-  Instruction* reduced = b_.Reduce(x, b_.ConstantScalar(dtype, init), {last},
-                                   b_.module_builder().ScalarReducer(opcode, dtype));
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < last; ++d) kept.push_back(d);
-  return b_.Broadcast(reduced, dims, kept);
+  return BroadcastLastDim(ReduceLastDim(x, opcode), x->shape().dims());
 }
 
 Instruction* TransformerEmitter::Apply(const Dense& dense, Instruction* x) {
@@ -150,8 +158,11 @@ Instruction* TransformerEmitter::CrossEntropy(Instruction* logits, Instruction* 
   if (logits->shape().dtype() != ir::DType::kF64) logits = b_.Convert(logits, kF32);
   const ir::DType dtype = logits->shape().dtype();
   Instruction* shifted = b_.Subtract(logits, ReduceLast(logits, ir::Opcode::kMaximum));
-  Instruction* log_probs =
-      b_.Subtract(shifted, b_.Log(ReduceLast(b_.Exp(shifted), ir::Opcode::kAdd)));
+  // The log of the sum over the vocabulary is taken before the broadcast back to [B, S, V], as
+  // jax.nn.log_softmax does (its sum keeps a dim of 1): a log over [B, S, V] is V times the work,
+  // and a log is too expensive for XLA to recompute in each reader, so it would be written out.
+  Instruction* log_sum = b_.Log(ReduceLastDim(b_.Exp(shifted), ir::Opcode::kAdd));
+  Instruction* log_probs = b_.Subtract(shifted, BroadcastLastDim(log_sum, dims));
   // One-hot of the labels: iota over the vocab dim == label.
   Instruction* one_hot =
       b_.Compare(b_.Iota(ir::Shape::Array(ir::DType::kS32, dims), 2),

@@ -130,8 +130,8 @@ ENTRY main {
 }
 
 TEST(LivenessTest, DeadValueLivesOneStepAndARootTupleKeepsItsElements) {
-  // Post order: p, a, b, t (root), then the unreached d. The root tuple keeps a and b to the end
-  // (5); d (f32[64] = 256 bytes) nobody reads lives [4, 5) only.
+  // Text order: p, a, b, d, t (root). The root tuple keeps a and b to the end (5); d (f32[64] =
+  // 256 bytes), which nobody reads, lives [3, 4) only.
   auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
@@ -145,9 +145,9 @@ ENTRY main {
   const Liveness liveness = ComputeLiveness(*module->entry());
   ExpectBuffers(
       liveness,
-      {{"p", 0, 5, 16}, {"a", 1, 5, 16}, {"b", 2, 5, 16}, {"t", 3, 5, 0}, {"d", 4, 5, 256}});
+      {{"p", 0, 5, 16}, {"a", 1, 5, 16}, {"b", 2, 5, 16}, {"d", 3, 4, 256}, {"t", 4, 5, 0}});
   EXPECT_EQ(liveness.peak_bytes, 16 * 3 + 256);
-  EXPECT_EQ(liveness.peak_step, 4);
+  EXPECT_EQ(liveness.peak_step, 3);
 }
 
 TEST(LivenessTest, GivenOrderAndBytesFunction) {

@@ -141,11 +141,12 @@ ParameterRole RoleOf(autodiff::StepParameter kind) {
   return ParameterRole::kOther;
 }
 
-// `batch` is the loss's (one micro-batch's); 0 keeps the zoo's.
+// `batch` is the loss's (one micro-batch's); 0 keeps the zoo's, as does `layers` 0.
 ZooStep BuildZooStep(const std::string& name, int64_t batch, bool remat = false,
-                     int64_t micro_batches = 1) {
+                     int64_t micro_batches = 1, int64_t layers = 0) {
   models::ZooOverrides overrides;
   if (batch > 0) overrides.batch = batch;
+  if (layers > 0) overrides.layers = layers;
   Result<models::ZooModel> zoo = models::BuildZooModel(name, overrides);
   EXPECT_TRUE(zoo.ok()) << zoo.status().message();
   autodiff::TrainStepOptions training = zoo->training;
@@ -210,6 +211,21 @@ TEST(MemoryModelTest, RematSavesOnlyWhatCrossesLayers) {
   // own).
   EXPECT_EQ(remat.model.SavedActivationBytesPerMicroBatch(1, 2), 8 * 16 * 32 * 4);
   EXPECT_LT(remat.model.liveness.peak_bytes, plain.model.liveness.peak_bytes);
+}
+
+// The schedule (the program's order) recomputes each layer just before its backward pass, so the
+// working values at the peak are one layer's whatever the depth; only the saved layer inputs
+// grow. (A depth-first order from the root recomputed every layer at the start of the backward
+// pass and kept all of it live.)
+TEST(MemoryModelTest, RematRecomputesOneLayerAtATime) {
+  const ZooStep two = BuildZooStep("gpt-tiny", 512, /*remat=*/true, 1, /*layers=*/2);
+  const ZooStep eight = BuildZooStep("gpt-tiny", 512, /*remat=*/true, 1, /*layers=*/8);
+  EXPECT_EQ(eight.model.at_peak[MemoryCategory::kTemporaries],
+            two.model.at_peak[MemoryCategory::kTemporaries]);
+  EXPECT_EQ(eight.model.at_peak[MemoryCategory::kSavedActivations],
+            4 * two.model.at_peak[MemoryCategory::kSavedActivations]);
+  EXPECT_EQ(eight.model.values[static_cast<size_t>(eight.model.liveness.peak_step)].pass,
+            Pass::kBackward);
 }
 
 TEST(MemoryModelTest, MicroBatchesDivideTheActivations) {

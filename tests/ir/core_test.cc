@@ -69,10 +69,28 @@ TEST(ComputationTest, ParametersAndPostOrder) {
   c.set_root(c.AddInstruction(std::move(add)));
   EXPECT_EQ(c.parameters(), (std::vector<Instruction*>{p0, p1}));
   EXPECT_EQ(c.ComputeProgramShape().ToString(), "(f32[], f32[])->f32[]");
-  std::vector<Instruction*> order = c.MakePostOrder();
-  ASSERT_EQ(order.size(), 3u);
-  EXPECT_EQ(order[0], p0);
-  EXPECT_EQ(order[2], c.root());
+  // Text order, which has operands first here.
+  EXPECT_EQ(c.MakePostOrder(), (std::vector<Instruction*>{p1, p0, c.root()}));
+}
+
+// An instruction whose operands come later in the text is preceded by them, in operand order.
+TEST(ComputationTest, PostOrderPlacesOperandsFirst) {
+  Computation c("c");
+  auto p0 = std::make_unique<Instruction>("p0", Opcode::kParameter, Shape::Scalar(DType::kF32));
+  auto p1 = std::make_unique<Instruction>("p1", Opcode::kParameter, Shape::Scalar(DType::kF32));
+  p1->mutable_attributes().parameter_number = 1;
+  auto add = std::make_unique<Instruction>("add", Opcode::kAdd, Shape::Scalar(DType::kF32));
+  add->AppendOperand(p0.get());
+  add->AppendOperand(p1.get());
+  auto negate =
+      std::make_unique<Instruction>("negate", Opcode::kNegate, Shape::Scalar(DType::kF32));
+  negate->AppendOperand(p1.get());
+  Instruction* add_ptr = c.AddInstruction(std::move(add));
+  Instruction* p1_ptr = c.AddInstruction(std::move(p1));
+  Instruction* negate_ptr = c.AddInstruction(std::move(negate));
+  Instruction* p0_ptr = c.AddInstruction(std::move(p0));
+  c.set_root(negate_ptr);
+  EXPECT_EQ(c.MakePostOrder(), (std::vector<Instruction*>{p0_ptr, p1_ptr, add_ptr, negate_ptr}));
 }
 
 TEST(ModuleTest, ComputationPostOrderPutsCalleesFirst) {

@@ -82,6 +82,22 @@ TEST(GptTest, LossAtInitIsNearLogVocab) {
   EXPECT_NEAR(loss->GetDouble(0), expected, 0.2 * expected);
 }
 
+// The cross-entropy's log of the sum over the vocabulary is taken per position, [B, S], as
+// jax.nn.log_softmax does, not on its broadcast to [B, S, V] (V times the work, and a value too
+// expensive to fuse).
+TEST(GptTest, LogSoftmaxTakesTheLogPerPosition) {
+  const GptConfig config;
+  Result<Model> model = BuildGpt(config);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  int64_t logs = 0;
+  for (const ir::Instruction* instruction : model->loss->entry()->MakePostOrder()) {
+    if (instruction->opcode() != ir::Opcode::kLog) continue;
+    ++logs;
+    EXPECT_EQ(instruction->shape().dims(), (std::vector<int64_t>{config.batch, config.seq}));
+  }
+  EXPECT_EQ(logs, 1);
+}
+
 // The gradient of the whole model (every rule it uses: gather, dots with batch dims, the masked
 // softmax, LayerNorm, gelu, the one-hot cross-entropy) against central differences in f64, at
 // a few elements of every weight; the GPT and BERT's unmasked encoder.
