@@ -4,7 +4,8 @@
 # four (dp, op) meshes (../shared/reference/seed-calibration.md, measured by an independent team;
 # its step times and peak memory are quoted below; its "GB" is alpa.util's GB, 2^30 bytes, which
 # Alpa's benchmark divides by). The estimates come from the datasheet figures
-# of the v100-32gb preset, not fitted to this point. Prints a Markdown table (docs/cost-model.md).
+# of the v100-32gb preset, not fitted to this point. Prints a Markdown table (docs/cost-model.md):
+# the plan our solver finds on each mesh, then the plan that was measured (pinned, below).
 #
 #   scripts/v100_calibration.sh [ALPA_BINARY]
 set -euo pipefail
@@ -14,18 +15,27 @@ alpa="${1:-./alpa}"
 # mesh, measured step time (s), measured peak memory per GPU (GiB)
 measured=("1,8 0.565 6.478" "2,4 0.485 5.098" "4,2 0.457 5.449" "8,1 0.445 6.924")
 
-echo "| (dp,op) | estimated step (s) | measured step (s) | estimated / measured | estimated peak (GiB) | measured peak (GiB) | estimated / measured |"
-echo "|---|---|---|---|---|---|---|"
-for row in "${measured[@]}"; do
-  read -r mesh step memory <<<"${row}"
+# One table row: plan_row LABEL MESH STEP MEMORY [PLAN FLAGS...], the estimate beside the
+# measurement.
+plan_row() {
+  local label="$1" mesh="$2" step="$3" memory="$4"
+  shift 4
   "${alpa}" plan gpt-6.7b --layers 4 --batch 32 --cluster v100-32gb:1x8 --mesh "${mesh}" \
-    --batch-axis 0 --json |
+    --batch-axis 0 --json "$@" |
     python3 -c "
 import json, sys
 estimate = json.load(sys.stdin)['estimate']
 step, memory = estimate['step_time_s'], estimate['peak_memory_bytes'] / 2**30
-print(f'| ({sys.argv[1]}) | {step:.3f} | {sys.argv[2]} | {step / float(sys.argv[2]):.2f} | '
-      f'{memory:.2f} | {sys.argv[3]} | {memory / float(sys.argv[3]):.2f} |')" "${mesh}" "${step}" "${memory}"
+label, measured_step, measured_memory = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+print(f'| {label} | {step:.3f} | {measured_step} | {step / measured_step:.2f} | '
+      f'{memory:.2f} | {measured_memory} | {memory / measured_memory:.2f} |')" "${label}" "${step}" "${memory}"
+}
+
+echo "| (dp,op) | estimated step (s) | measured step (s) | estimated / measured | estimated peak (GiB) | measured peak (GiB) | estimated / measured |"
+echo "|---|---|---|---|---|---|---|"
+for row in "${measured[@]}"; do
+  read -r mesh step memory <<<"${row}"
+  plan_row "(${mesh})" "${mesh}" "${step}" "${memory}"
 done
 
 # Alpa's plans for these meshes were Megatron-LM's on the op axis and data parallelism on the dp
@@ -59,12 +69,6 @@ for line in open(sys.argv[1]):
         pins[dot.group(1)] = by_shape[shape]
 json.dump(pins, sys.stdout)
 PY
-  "${alpa}" plan gpt-6.7b --layers 4 --batch 32 --cluster v100-32gb:1x8 --mesh "${mesh}" \
-    --batch-axis 0 --shardings "${work}/megatron.json" --json |
-    python3 -c "
-import json, sys
-estimate = json.load(sys.stdin)['estimate']
-step, memory = estimate['step_time_s'], estimate['peak_memory_bytes'] / 2**30
-print(f'| ({sys.argv[1]}) Megatron + data parallel, pinned | {step:.3f} | {sys.argv[2]} | '
-      f'{step / float(sys.argv[2]):.2f} | {memory:.2f} | {sys.argv[3]} | {memory / float(sys.argv[3]):.2f} |')" "${mesh}" "${step}" "${memory}"
+  plan_row "(${mesh}) Megatron + data parallel, pinned" "${mesh}" "${step}" "${memory}" \
+    --shardings "${work}/megatron.json"
 done
