@@ -43,11 +43,11 @@ class Computation {
   // that allows: each instruction in text order, preceded by those of its operands (depth-first)
   // not yet placed. For a computation whose text order has operands first (every dump, and
   // every module our builders and passes emit) this is the text order itself. It is the schedule
-  // the cost model prices and the runtime executes: the program's order, as XLA's schedulers
-  // keep it where memory does not argue otherwise. A depth-first order from the root instead
-  // hoists each rematerialized forward instruction to the start of the backward pass, which
-  // keeps the recomputed values live across it (on GPT-3 6.7B with 4 layers on 8 V100s: 12.5
-  // GiB per device against 4.95). Deterministic.
+  // the cost model prices and the runtime executes: the program's order, which XLA's list
+  // scheduler also follows where memory does not argue otherwise. A depth-first order from the
+  // root instead hoists each rematerialized forward instruction to the start of the backward
+  // pass, which keeps the recomputed values live across it (Megatron's plan of GPT-3 6.7B, 4
+  // layers, on 8 V100s: 12.5 GiB per device against 4.95; docs/cost-model.md). Deterministic.
   std::vector<Instruction*> MakePostOrder() const;
 
   // Removes the instructions whose value nothing uses: those the root does not reach through
