@@ -27,7 +27,7 @@ struct ProfileComparison {
   // Derived figures both profiles have, in a fixed order: peaks by dtype, memory bandwidth,
   // collective fits by kind.
   std::vector<FigureChange> derived;
-  // Measurements flagged in either profile, or in only one of them: not compared.
+  // Measurements of `after` flagged in either profile, or absent from `before`: not compared.
   std::vector<std::string> not_compared;
 };
 

@@ -114,8 +114,9 @@ void PrintComparison(const std::string& path, const runtime::ProfileDatabase& be
                      const runtime::ProfileDatabase& after) {
   const runtime::ProfileComparison comparison = runtime::CompareProfiles(before, after);
   fmt::print(
-      "\ncompared    with {}: {} figures kept by both, {} not compared (flagged in either)\n", path,
-      comparison.measurements.size(), comparison.not_compared.size());
+      "\ncompared    with {}: {} figures kept by both, {} not compared (flagged, or not in the "
+      "earlier one)\n",
+      path, comparison.measurements.size(), comparison.not_compared.size());
   fmt::print("            largest difference: {}; of a derived figure: {}\n",
              LargestText(comparison.measurements), LargestText(comparison.derived));
   std::vector<runtime::FigureChange> all = comparison.measurements;
