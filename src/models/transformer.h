@@ -75,10 +75,6 @@ class TransformerEmitter {
   ir::Instruction* Full(double value, std::vector<int64_t> dims);
   // Sum (kAdd) or max (kMaximum) over the last dimension, broadcast back to x's dims.
   ir::Instruction* ReduceLast(ir::Instruction* x, ir::Opcode opcode);
-  // The same without the broadcast: x's dims less the last.
-  ir::Instruction* ReduceLastDim(ir::Instruction* x, ir::Opcode opcode);
-  // `reduced` (dims less the last) broadcast along a new last dimension to `dims`.
-  ir::Instruction* BroadcastLastDim(ir::Instruction* reduced, std::vector<int64_t> dims);
   ir::Instruction* Apply(const Dense& dense, ir::Instruction* x);
   ir::Instruction* LayerNorm(const LayerNormWeights& ln, ir::Instruction* x);
   ir::Instruction* Gelu(ir::Instruction* x);
@@ -91,6 +87,10 @@ class TransformerEmitter {
   ir::Instruction* CrossEntropy(ir::Instruction* logits, ir::Instruction* labels);
 
  private:
+  // ReduceLast without the broadcast: x's dims less the last.
+  ir::Instruction* ReduceLastDim(ir::Instruction* x, ir::Opcode opcode);
+  // `reduced` (dims less the last) broadcast along a new last dimension to `dims`.
+  ir::Instruction* BroadcastLastDim(ir::Instruction* reduced, std::vector<int64_t> dims);
   // Part `part` (0: q, 1: k, 2: v) of qkv [B, S, 3H], as heads [B, nh, S, d].
   ir::Instruction* Heads(ir::Instruction* qkv, int64_t part);
 

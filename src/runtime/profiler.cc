@@ -349,13 +349,6 @@ Status MeasureFigures(const std::vector<Sampler>& samplers, const MeasureSetting
   return Status::Ok();
 }
 
-Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure) {
-  std::vector<Measurement> figures = {std::move(figure)};
-  const Status status = MeasureFigures({sample}, settings, figures, nullptr);
-  figure = std::move(figures[0]);
-  return status;
-}
-
 Result<Sampler> MakeBatchSampler(BatchTimer timer, double min_run_seconds,
                                  int64_t* iterations_per_run) {
   // Warm-up: JIT compilation, page faults, caches.

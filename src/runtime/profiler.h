@@ -111,8 +111,6 @@ struct MeasureSettings {
 Status MeasureFigures(const std::vector<Sampler>& samplers, const MeasureSettings& settings,
                       std::vector<Measurement>& figures,
                       const std::function<void(const std::string&)>& progress);
-// MeasureFigures of one figure.
-Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure);
 
 // Seconds that `count` operations back to back took (or an error from one of them).
 using BatchTimer = std::function<Result<double>(int64_t count)>;

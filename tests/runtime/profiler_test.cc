@@ -24,6 +24,14 @@ Sampler Scripted(std::vector<double> times, size_t* calls) {
   };
 }
 
+// MeasureFigures of one figure.
+Status MeasureFigure(const Sampler& sample, const MeasureSettings& settings, Measurement& figure) {
+  std::vector<Measurement> figures = {std::move(figure)};
+  const Status status = MeasureFigures({sample}, settings, figures, nullptr);
+  figure = std::move(figures[0]);
+  return status;
+}
+
 TEST(ProfilerStatsTest, MedianAndQuantiles) {
   EXPECT_DOUBLE_EQ(Median({3, 1, 2}), 2);
   EXPECT_DOUBLE_EQ(Median({4, 1, 2, 3}), 2.5);
