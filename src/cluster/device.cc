@@ -65,8 +65,9 @@ DeviceSpec H100Sxm80GB() {
 
 // An analytic estimate, used until a profile is applied (runtime::ApplyProfile): one x86-64 core
 // at about 2.5 GHz with two 256-bit FMA units does 2 units x 8 f32 lanes x 2 FLOP x 2.5e9 =
-// 80 GFLOP/s f32 and half of that in f64. f16 and bf16 are computed in f32 by the CPU kernels
-// (oneDNN converts), so they get the f32 figure. Memory bandwidth: about 10 GB/s per core (a
+// 80 GFLOP/s f32 and half of that in f64. f16 and bf16 get the f32 figure: the CPU kernels widen
+// them to f32 unless the core has 16-bit units (bf16 on AVX512-BF16 or AMX runs at about twice
+// the f32 rate), which only a profile can tell. Memory bandwidth: about 10 GB/s per core (a
 // socket's ~100 GB/s shared by ~10 cores).
 DeviceSpec CpuCoreEstimate(int64_t memory_bytes) {
   DeviceSpec device;

@@ -104,21 +104,25 @@ Status ValidateCall(const ConvolutionParams& params, const void* input, const vo
 // f32 through oneDNN, or the direct loop where oneDNN rejects the problem.
 Status F32Convolution(const ConvolutionParams& params, const float* input, const float* kernel,
                       float* output) {
-  Status status = internal::OneDnnConvolutionF32(params, input, kernel, output);
+  Status status = internal::OneDnnConvolution(ir::DType::kF32, params, input, kernel, output);
   if (status.code() == StatusCode::kUnimplemented) {
     return internal::DirectConvolution(ir::DType::kF32, params, input, kernel, output);
   }
   return status;
 }
 
+// f16/bf16 through oneDNN's 16-bit kernel where this CPU has one; elsewhere widened to f32 in
+// per-thread scratch and rounded once (as HalfMatMul in matmul.cc).
 template <typename T>
-Status WidenedConvolution(const ConvolutionParams& params, const Counts& counts, const void* input,
-                          const void* kernel, void* output) {
-  std::vector<float> input32 = internal::WidenToF32<T>(input, counts.input);
-  std::vector<float> kernel32 = internal::WidenToF32<T>(kernel, counts.kernel);
-  std::vector<float> output32(static_cast<size_t>(counts.output));
-  ALPA_RETURN_IF_ERROR(F32Convolution(params, input32.data(), kernel32.data(), output32.data()));
-  internal::NarrowFromF32<T>(output32, output);
+Status HalfConvolution(ir::DType dtype, const ConvolutionParams& params, const Counts& counts,
+                       const void* input, const void* kernel, void* output) {
+  Status status = internal::OneDnnConvolution(dtype, params, input, kernel, output);
+  if (status.code() != StatusCode::kUnimplemented) return status;
+  const float* input32 = internal::WidenToF32<T>(0, input, counts.input);
+  const float* kernel32 = internal::WidenToF32<T>(1, kernel, counts.kernel);
+  float* output32 = internal::ThreadF32Scratch(2, counts.output);
+  ALPA_RETURN_IF_ERROR(F32Convolution(params, input32, kernel32, output32));
+  internal::NarrowFromF32<T>(output32, counts.output, output);
   return Status::Ok();
 }
 
@@ -207,9 +211,9 @@ Status Convolution(ir::DType dtype, const ConvolutionParams& params, const void*
       return F32Convolution(params, static_cast<const float*>(input),
                             static_cast<const float*>(kernel), static_cast<float*>(output));
     case ir::DType::kF16:
-      return WidenedConvolution<Eigen::half>(params, counts, input, kernel, output);
+      return HalfConvolution<Eigen::half>(dtype, params, counts, input, kernel, output);
     case ir::DType::kBF16:
-      return WidenedConvolution<Eigen::bfloat16>(params, counts, input, kernel, output);
+      return HalfConvolution<Eigen::bfloat16>(dtype, params, counts, input, kernel, output);
     default:
       return Internal("convolution: no oneDNN path for {}", ir::DTypeName(dtype));
   }

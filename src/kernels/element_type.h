@@ -1,5 +1,5 @@
 // Internal to the kernels layer: the C++ storage type of each supported dtype, the type a
-// reduction accumulates in, and f16/bf16 <-> f32 conversion for the oneDNN f32 paths.
+// reduction accumulates in, and f16/bf16 <-> f32 conversion for the f32 paths.
 #ifndef ALPA_KERNELS_ELEMENT_TYPE_H_
 #define ALPA_KERNELS_ELEMENT_TYPE_H_
 
@@ -75,20 +75,32 @@ Status VisitKernelDType(ir::DType dtype, const char* what, Fn&& fn) {
       unsupported);
 }
 
-// f16/bf16 buffer of `count` elements widened to f32.
+// This thread's f32 buffer number `slot` (0 to 2: two operands and a result), holding at least
+// `count` values. The buffers only grow and live as long as the thread, like a kernel workspace:
+// a 16-bit kernel called again with sizes it has seen allocates, and page-faults, nothing. (With a
+// fresh buffer per call, the widened f16 matmuls of bench/kernels_bench.cc ran 2.3 to 8.9 times
+// slower on this VM, and as erratically as its page faults.)
+inline float* ThreadF32Scratch(int slot, int64_t count) {
+  thread_local std::vector<float> buffers[3];
+  std::vector<float>& buffer = buffers[slot];
+  if (buffer.size() < static_cast<size_t>(count)) buffer.resize(static_cast<size_t>(count));
+  return buffer.data();
+}
+
+// f16/bf16 buffer of `count` elements widened to f32 into this thread's scratch `slot`.
 template <typename T>
-std::vector<float> WidenToF32(const void* data, int64_t count) {
+const float* WidenToF32(int slot, const void* data, int64_t count) {
   const T* in = static_cast<const T*>(data);
-  std::vector<float> out(static_cast<size_t>(count));
+  float* out = ThreadF32Scratch(slot, count);
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
   return out;
 }
 
-// f32 buffer rounded (to nearest even) into f16/bf16.
+// `count` f32 values rounded (to nearest even) into f16/bf16.
 template <typename T>
-void NarrowFromF32(const std::vector<float>& values, void* data) {
+void NarrowFromF32(const float* values, int64_t count, void* data) {
   T* out = static_cast<T*>(data);
-  for (size_t i = 0; i < values.size(); ++i) out[i] = static_cast<T>(values[i]);
+  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(values[i]);
 }
 
 }  // namespace alpa::kernels::internal

@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -77,13 +78,27 @@ PrimitiveCache& Cache() {
 
 enum PrimitiveKind : int64_t { kMatMul = 0, kConvolution = 1 };
 
-// Row-major (dense, last dimension fastest) f32 memory descriptor for `dims`.
-dnnl::memory::desc RowMajor(const Dims& dims) {
+// oneDNN's name for the floating types it may run; nothing for the others.
+std::optional<dnnl::memory::data_type> OneDnnType(ir::DType dtype) {
+  switch (dtype) {
+    case ir::DType::kF32:
+      return dnnl::memory::data_type::f32;
+    case ir::DType::kF16:
+      return dnnl::memory::data_type::f16;
+    case ir::DType::kBF16:
+      return dnnl::memory::data_type::bf16;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Row-major (dense, last dimension fastest) memory descriptor for `dims` of `type`.
+dnnl::memory::desc RowMajor(const Dims& dims, dnnl::memory::data_type type) {
   Dims strides(dims.size(), 1);
   for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) {
     strides[i] = strides[i + 1] * dims[i + 1];
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
 }
 
 dnnl::primitive_attr UserScratchpad() {
@@ -124,26 +139,31 @@ Status Execute(const CachedPrimitive& cached, const std::vector<Arg>& buffers) {
 
 }  // namespace
 
-Status OneDnnMatMulF32(int64_t batch, int64_t m, int64_t k, int64_t n, const float* a,
-                       const float* b, float* c) {
-  const dnnl::memory::desc a_md = RowMajor({batch, m, k});
-  const dnnl::memory::desc b_md = RowMajor({batch, k, n});
-  const dnnl::memory::desc c_md = RowMajor({batch, m, n});
+Status OneDnnMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n, const void* a,
+                    const void* b, void* c) {
+  const std::optional<dnnl::memory::data_type> type = OneDnnType(dtype);
+  if (!type) return Unimplemented("oneDNN has no {} matmul", ir::DTypeName(dtype));
+  const dnnl::memory::desc a_md = RowMajor({batch, m, k}, *type);
+  const dnnl::memory::desc b_md = RowMajor({batch, k, n}, *type);
+  const dnnl::memory::desc c_md = RowMajor({batch, m, n}, *type);
   std::shared_ptr<const CachedPrimitive> cached =
-      Cache().GetOrCreate({kMatMul, batch, m, k, n}, [&] {
+      Cache().GetOrCreate({kMatMul, static_cast<int64_t>(dtype), batch, m, k, n}, [&] {
         dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpad(),
                                         Engine());
         return CachedPrimitive{dnnl::matmul(pd), pd.scratchpad_desc()};
       });
   if (cached == nullptr) {
-    return Unimplemented("oneDNN has no matmul for {}x{}x{}x{}", batch, m, k, n);
+    return Unimplemented("oneDNN has no {} matmul for {}x{}x{}x{} on this CPU",
+                         ir::DTypeName(dtype), batch, m, k, n);
   }
   return Execute(*cached,
                  {{DNNL_ARG_SRC, a_md, a}, {DNNL_ARG_WEIGHTS, b_md, b}, {DNNL_ARG_DST, c_md, c}});
 }
 
-Status OneDnnConvolutionF32(const ConvolutionParams& params, const float* input,
-                            const float* kernel, float* output) {
+Status OneDnnConvolution(ir::DType dtype, const ConvolutionParams& params, const void* input,
+                         const void* kernel, void* output) {
+  const std::optional<dnnl::memory::data_type> type = OneDnnType(dtype);
+  if (!type) return Unimplemented("oneDNN has no {} convolution", ir::DTypeName(dtype));
   const int64_t groups = params.feature_group_count;
   Dims src_dims = {params.batch, params.input_features};
   Dims dst_dims = {params.batch, params.output_features};
@@ -160,11 +180,11 @@ Status OneDnnConvolutionF32(const ConvolutionParams& params, const float* input,
     pad_l.push_back(params.pad_low[d]);
     pad_r.push_back(params.pad_high[d]);
   }
-  const dnnl::memory::desc src_md = RowMajor(src_dims);
-  const dnnl::memory::desc weight_md = RowMajor(weight_dims);
-  const dnnl::memory::desc dst_md = RowMajor(dst_dims);
+  const dnnl::memory::desc src_md = RowMajor(src_dims, *type);
+  const dnnl::memory::desc weight_md = RowMajor(weight_dims, *type);
+  const dnnl::memory::desc dst_md = RowMajor(dst_dims, *type);
 
-  std::vector<int64_t> key = {kConvolution, groups};
+  std::vector<int64_t> key = {kConvolution, static_cast<int64_t>(dtype), groups};
   for (const Dims* dims :
        {&src_dims, &weight_dims, &dst_dims, &strides, &dilates, &pad_l, &pad_r}) {
     key.push_back(static_cast<int64_t>(dims->size()));
@@ -177,7 +197,10 @@ Status OneDnnConvolutionF32(const ConvolutionParams& params, const float* input,
     dnnl::convolution_forward::primitive_desc pd(desc, UserScratchpad(), Engine());
     return CachedPrimitive{dnnl::convolution_forward(pd), pd.scratchpad_desc()};
   });
-  if (cached == nullptr) return Unimplemented("oneDNN has no convolution for this problem");
+  if (cached == nullptr) {
+    return Unimplemented("oneDNN has no {} convolution for this problem on this CPU",
+                         ir::DTypeName(dtype));
+  }
   return Execute(*cached, {{DNNL_ARG_SRC, src_md, input},
                            {DNNL_ARG_WEIGHTS, weight_md, kernel},
                            {DNNL_ARG_DST, dst_md, output}});

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <limits>
 #include <thread>
+#include <tuple>
 #include <vector>
 
+#include "kernels/element_type.h"
 #include "kernels/onednn.h"
 #include "test_util.h"
 
@@ -105,6 +107,45 @@ TEST(BatchMatMulTest, HalfTypesRoundOnceFromF32) {
   }
 }
 
+// oneDNN's own f16/bf16 matmul either runs a shape exactly (small integers: every partial sum is
+// exact) or declines it because this CPU has no such kernel; it never fails otherwise.
+template <typename T>
+void ExpectOneDnnHalfExactOrDeclined(DType dtype) {
+  for (const auto& [m, k, n] : {std::tuple{5, 11, 13}, {64, 256, 64}, {1, 300, 7}}) {
+    const auto a = RandomBuffer<T>(m * k, m), b = RandomBuffer<T>(k * n, n);
+    std::vector<T> c(static_cast<size_t>(m * n));
+    const Status status = internal::OneDnnMatMul(dtype, 1, m, k, n, a.data(), b.data(), c.data());
+    if (status.code() == StatusCode::kUnimplemented) continue;
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    EXPECT_EQ(c, NaiveMatMul(1, m, k, n, a, b))
+        << ir::DTypeName(dtype) << " " << m << "x" << k << "x" << n;
+  }
+}
+
+TEST(BatchMatMulTest, OneDnnHalfKernelsAreExactOrDecline) {
+  ExpectOneDnnHalfExactOrDeclined<Eigen::half>(DType::kF16);
+  ExpectOneDnnHalfExactOrDeclined<Eigen::bfloat16>(DType::kBF16);
+  EXPECT_EQ(internal::OneDnnMatMul(DType::kF64, 1, 1, 1, 1, nullptr, nullptr, nullptr).code(),
+            StatusCode::kUnimplemented);
+}
+
+TEST(BatchMatMulTest, WideningScratchGrowsOnlyAndIsPerThread) {
+  // A smaller request reuses the buffer (no allocation per call); a larger one grows it.
+  float* big = internal::ThreadF32Scratch(0, 1000);
+  EXPECT_EQ(internal::ThreadF32Scratch(0, 10), big);
+  EXPECT_NE(internal::ThreadF32Scratch(1, 10), big);
+  float* other_thread = nullptr;
+  std::thread([&] { other_thread = internal::ThreadF32Scratch(0, 10); }).join();
+  EXPECT_NE(other_thread, big);
+  // A widened f16 call after a larger one writes only its own result.
+  const auto a = RandomBuffer<Eigen::half>(3 * 4, 1), b = RandomBuffer<Eigen::half>(4 * 2, 2);
+  std::vector<Eigen::half> c(3 * 2 + 1, Eigen::half(9.0f));
+  ASSERT_TRUE(BatchMatMul(DType::kF16, 1, 3, 4, 2, a.data(), b.data(), c.data()).ok());
+  EXPECT_EQ(static_cast<float>(c.back()), 9.0f);
+  c.pop_back();
+  EXPECT_EQ(c, NaiveMatMul(1, 3, 4, 2, a, b));
+}
+
 TEST(BatchMatMulTest, HalfTypesAccumulateInF32) {
   // 1 + 2048 * 2^-11 = 2 in f32. Accumulating in f16 would stick at 1 (1 + 2^-11 rounds to 1).
   const int64_t k = 2049;
@@ -197,7 +238,7 @@ TEST(BatchMatMulTest, PrimitiveIsCreatedOncePerShape) {
   ASSERT_TRUE(BatchMatMul(DType::kF32, 1, 5, 11, 1, a.data(), b.data(), c.data()).ok());
   EXPECT_EQ(internal::OneDnnCacheSize(), cached + 1);
   // The primitive runs the shape itself (no silent fallback to the loop).
-  EXPECT_TRUE(internal::OneDnnMatMulF32(1, 5, 11, 13, a.data(), b.data(), c.data()).ok());
+  EXPECT_TRUE(internal::OneDnnMatMul(DType::kF32, 1, 5, 11, 13, a.data(), b.data(), c.data()).ok());
 }
 
 TEST(BatchMatMulTest, ConcurrentCallsFromSeveralThreadsAgree) {
