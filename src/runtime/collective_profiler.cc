@@ -52,6 +52,11 @@ const std::vector<std::string>& ProfiledCollectives() {
   return kinds;
 }
 
+bool IsProfiledCollective(std::string_view kind) {
+  const std::vector<std::string>& kinds = ProfiledCollectives();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
 int64_t CollectiveElements(int64_t bytes, int64_t devices) { return bytes / 4 / devices * devices; }
 
 CollectiveTimer::CollectiveTimer(int64_t devices) : world_(devices), group_(devices) {

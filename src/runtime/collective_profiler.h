@@ -29,6 +29,8 @@ namespace alpa::runtime {
 
 // The collectives the profiler measures, in the cost model's spelling.
 const std::vector<std::string>& ProfiledCollectives();  // all-reduce, all-gather, ...
+// Whether `kind` is one of them.
+bool IsProfiledCollective(std::string_view kind);
 
 // Elements of f32 a collective of `bytes` uses over `devices`: bytes / 4 rounded down to a
 // multiple of `devices`, so that reduce-scatter and all-to-all split it evenly. `bytes` is the

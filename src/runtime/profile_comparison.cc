@@ -5,29 +5,40 @@
 #include <map>
 #include <utility>
 
+#include "runtime/collective_profiler.h"
+#include "runtime/core_round_trip.h"
+#include "runtime/profiler.h"
+
 namespace alpa::runtime {
 namespace {
 
-FigureChange Change(std::string name, double before, double after) {
+FigureChange Change(std::string name, double before, double after, bool collective) {
   return {.name = std::move(name),
           .before = before,
           .after = after,
-          .relative = std::fabs(after - before) / before};
+          .relative = std::fabs(after - before) / before,
+          .collective = collective};
 }
 
-// The derived figures of `database` by name, in the order CompareProfiles reports them; absent
-// ones (a flagged source) are left out.
-std::vector<std::pair<std::string, double>> DerivedFigures(const ProfileDatabase& database) {
-  std::vector<std::pair<std::string, double>> figures;
+struct DerivedFigure {
+  std::string name;
+  double value = 0;
+  bool collective = false;
+};
+
+// The derived figures of `database`, in the order CompareProfiles reports them; absent ones (a
+// flagged source) are left out.
+std::vector<DerivedFigure> DerivedFigures(const ProfileDatabase& database) {
+  std::vector<DerivedFigure> figures;
   for (const auto& [dtype, flops] : database.peak_flops) {
-    figures.emplace_back("peak_flops " + dtype, flops);
+    figures.push_back({"peak_flops " + dtype, flops, false});
   }
   if (database.memory_bandwidth > 0) {
-    figures.emplace_back("memory_bandwidth", database.memory_bandwidth);
+    figures.push_back({"memory_bandwidth", database.memory_bandwidth, false});
   }
   for (const auto& [kind, fit] : database.collectives) {
-    figures.emplace_back(kind + " latency_s", fit.latency_s);
-    figures.emplace_back(kind + " bandwidth", fit.bandwidth);
+    figures.push_back({kind + " latency_s", fit.latency_s, true});
+    figures.push_back({kind + " bandwidth", fit.bandwidth, true});
   }
   return figures;
 }
@@ -44,14 +55,25 @@ ProfileComparison CompareProfiles(const ProfileDatabase& before, const ProfileDa
       comparison.not_compared.push_back(m.name);
       continue;
     }
-    comparison.measurements.push_back(Change(m.name, it->second->median_s, m.median_s));
+    comparison.measurements.push_back(
+        Change(m.name, it->second->median_s, m.median_s, IsProfiledCollective(m.kind)));
   }
   std::map<std::string, double> earlier_derived;
-  for (const auto& [name, value] : DerivedFigures(before)) earlier_derived[name] = value;
-  for (const auto& [name, value] : DerivedFigures(after)) {
-    auto it = earlier_derived.find(name);
+  for (const DerivedFigure& figure : DerivedFigures(before)) {
+    earlier_derived[figure.name] = figure.value;
+  }
+  for (const DerivedFigure& figure : DerivedFigures(after)) {
+    auto it = earlier_derived.find(figure.name);
     if (it != earlier_derived.end() && it->second > 0) {
-      comparison.derived.push_back(Change(name, it->second, value));
+      comparison.derived.push_back(
+          Change(figure.name, it->second, figure.value, figure.collective));
+    }
+  }
+  if (!before.core_round_trips_s.empty() && !after.core_round_trips_s.empty()) {
+    const double then = Median(before.core_round_trips_s), now = Median(after.core_round_trips_s);
+    if (then > 0) {
+      comparison.core_round_trip = Change("core round trip", then, now, false);
+      comparison.cores_placed_differently = CoresPlacedDifferently(then, now);
     }
   }
   return comparison;

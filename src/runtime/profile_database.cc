@@ -18,11 +18,6 @@ constexpr char kFormatName[] = "alpa-profile";
 constexpr char kUncertaintyDefinition[] =
     "the larger side of the median's distribution-free 95% confidence interval, over the median";
 
-bool IsCollective(const std::string& kind) {
-  const std::vector<std::string>& kinds = ProfiledCollectives();
-  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-}
-
 Result<double> NonNegativeField(const Json& object, const std::string& path,
                                 const std::string& key) {
   ALPA_ASSIGN_OR_RETURN(double value, JsonNumber(object, path, key));
@@ -41,6 +36,24 @@ Result<int64_t> IntegerField(const Json& object, const std::string& path, const 
   return integer;
 }
 
+// A non-empty list of non-negative numbers (seconds).
+Result<std::vector<double>> SecondsList(const Json& object, const std::string& path,
+                                        const std::string& key) {
+  ALPA_ASSIGN_OR_RETURN(const Json* list, JsonField(object, path, key));
+  if (!list->is_array() || list->empty()) {
+    return InvalidArgument("{}: must be a non-empty list of seconds", JsonPath(path, key));
+  }
+  std::vector<double> seconds;
+  for (size_t i = 0; i < list->size(); ++i) {
+    if (!(*list)[i].is_number() || (*list)[i].get<double>() < 0) {
+      return InvalidArgument("{}[{}]: must be a non-negative number, found {}", JsonPath(path, key),
+                             i, (*list)[i].dump());
+    }
+    seconds.push_back((*list)[i].get<double>());
+  }
+  return seconds;
+}
+
 Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
       json, path,
@@ -50,7 +63,7 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   Measurement m;
   ALPA_ASSIGN_OR_RETURN(m.kind, JsonString(json, path, "kind"));
   if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise" &&
-      !IsCollective(m.kind)) {
+      !IsProfiledCollective(m.kind)) {
     return InvalidArgument(
         "{}.kind: expected 'matmul', 'convolution', 'elementwise' or a collective ({}), found "
         "'{}'",
@@ -81,17 +94,7 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   if (json.contains("throughput")) {
     ALPA_RETURN_IF_ERROR(JsonNumber(json, path, "throughput").status());
   }
-  ALPA_ASSIGN_OR_RETURN(const Json* runs, JsonField(json, path, "runs"));
-  if (!runs->is_array() || runs->empty()) {
-    return InvalidArgument("{}.runs: must be a non-empty list of seconds", path);
-  }
-  for (size_t i = 0; i < runs->size(); ++i) {
-    if (!(*runs)[i].is_number() || (*runs)[i].get<double>() < 0) {
-      return InvalidArgument("{}.runs[{}]: must be a non-negative number, found {}", path, i,
-                             (*runs)[i].dump());
-    }
-    m.runs.push_back((*runs)[i].get<double>());
-  }
+  ALPA_ASSIGN_OR_RETURN(m.runs, SecondsList(json, path, "runs"));
   ALPA_ASSIGN_OR_RETURN(m.iterations_per_run, IntegerField(json, path, "iterations_per_run", 1));
   ALPA_ASSIGN_OR_RETURN(m.retries, IntegerField(json, path, "retries", 0));
   ALPA_ASSIGN_OR_RETURN(m.flagged, JsonBool(json, path, "flagged"));
@@ -121,7 +124,8 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
 
   ALPA_ASSIGN_OR_RETURN(const Json* machine, JsonField(json, "", "machine"));
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
-      *machine, "machine", {"hardware_threads", "devices", "threads_per_device", "onednn_version"},
+      *machine, "machine",
+      {"hardware_threads", "devices", "threads_per_device", "onednn_version", "core_round_trip_s"},
       "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.hardware_threads,
                         IntegerField(*machine, "machine", "hardware_threads", 1));
@@ -129,6 +133,10 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
   ALPA_ASSIGN_OR_RETURN(db.threads_per_device,
                         IntegerField(*machine, "machine", "threads_per_device", 1));
   ALPA_ASSIGN_OR_RETURN(db.onednn_version, JsonString(*machine, "machine", "onednn_version"));
+  if (machine->contains("core_round_trip_s")) {
+    ALPA_ASSIGN_OR_RETURN(db.core_round_trips_s,
+                          SecondsList(*machine, "machine", "core_round_trip_s"));
+  }
 
   ALPA_ASSIGN_OR_RETURN(const Json* settings, JsonField(json, "", "settings"));
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
@@ -290,6 +298,7 @@ std::string ProfileJson(const ProfileDatabase& db) {
                      {"devices", db.devices},
                      {"threads_per_device", db.threads_per_device},
                      {"onednn_version", db.onednn_version}};
+  if (!db.core_round_trips_s.empty()) json["machine"]["core_round_trip_s"] = db.core_round_trips_s;
   json["settings"] = {
       {"repeats", db.settings.repeats},         {"max_uncertainty", db.settings.max_uncertainty},
       {"max_retries", db.settings.max_retries}, {"min_run_seconds", db.min_run_seconds},

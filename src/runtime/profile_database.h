@@ -15,8 +15,10 @@
 //       "hardware_threads": 2,                    std::thread::hardware_concurrency
 //       "devices": 2,                             devices sharing the machine (local:N)
 //       "threads_per_device": 1,                  OpenMP threads each kernel was given
-//       "onednn_version": "2.6.0"                 the oneDNN library the kernels ran on
-//     },
+//       "onednn_version": "2.6.0",                the oneDNN library the kernels ran on
+//       "core_round_trip_s": [4.8e-7, ...]        seconds per round trip of a cache line between
+//     },                                          two cores (core_round_trip.h), one per round it
+//                                                 was taken in; only with 2 devices or more
 //     "settings": {"repeats": 9, "max_uncertainty": 0.05, "max_retries": 2,
 //                  "min_run_seconds": 0.05, "spread": "(p90 - p10) / median",
 //                  "uncertainty": "the larger side of the median's ... interval, over the median"},
@@ -85,6 +87,10 @@ struct ProfileDatabase {
   int64_t devices = 1;
   int64_t threads_per_device = 1;
   std::string onednn_version;
+  // Seconds per core round trip (core_round_trip.h), one per round it was taken in (every round
+  // of the first pass, and of later ones while its median is uncertain), in order; empty when
+  // not measured (one device, or one core).
+  std::vector<double> core_round_trips_s;
   MeasureSettings settings;
   double min_run_seconds = 0;
   std::vector<Measurement> measurements;

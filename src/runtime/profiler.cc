@@ -18,6 +18,7 @@
 #include "kernels/convolution.h"
 #include "kernels/matmul.h"
 #include "runtime/collective_profiler.h"
+#include "runtime/core_round_trip.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -188,6 +189,22 @@ Plan CollectivePlan(const std::string& kind, int64_t bytes, int64_t devices,
   return plan;
 }
 
+constexpr char kCoreRoundTripKind[] = "core-round-trip";
+
+// The cores' round trip (core_round_trip.h), measured in the rounds like a figure.
+Plan CoreRoundTripPlan() {
+  Plan plan;
+  plan.figure.kind = kCoreRoundTripKind;
+  plan.figure.name = "core round trip";
+  plan.figure.work = 1;
+  plan.figure.unit = "round trip";
+  plan.prepare = [](const ProfileOptions& options, Measurement& figure) {
+    return MakeBatchSampler(TimeCoreRoundTrips, options.min_run_seconds,
+                            &figure.iterations_per_run);
+  };
+  return plan;
+}
+
 std::vector<Plan> Plans(const ProfileOptions& options, Status& status) {
   std::vector<Plan> plans;
   std::vector<ir::DType> dtypes;
@@ -236,6 +253,7 @@ std::vector<Plan> Plans(const ProfileOptions& options, Status& status) {
         plans.push_back(CollectivePlan(kind, bytes, options.devices, timer));
       }
     }
+    if (CanTimeCoreRoundTrips()) plans.push_back(CoreRoundTripPlan());
   }
   return plans;
 }
@@ -451,7 +469,17 @@ Result<ProfileDatabase> RunProfile(const ProfileOptions& options) {
       ALPA_ASSIGN_OR_RETURN(Sampler sampler, plans[i].prepare(options, figure));
       samplers.push_back(std::move(sampler));
     }
-    return MeasureFigures(samplers, options.measure, database.measurements, options.progress);
+    ALPA_RETURN_IF_ERROR(
+        MeasureFigures(samplers, options.measure, database.measurements, options.progress));
+    // The core round trip was measured like a figure, to be taken in the same rounds as the
+    // collectives it explains; it is a fact about the machine, not a figure the cost model uses.
+    auto probe = std::find_if(database.measurements.begin(), database.measurements.end(),
+                              [](const Measurement& m) { return m.kind == kCoreRoundTripKind; });
+    if (probe != database.measurements.end()) {
+      database.core_round_trips_s = std::move(probe->runs);
+      database.measurements.erase(probe);
+    }
+    return Status::Ok();
   }();
   omp_set_num_threads(saved_threads);
   ALPA_RETURN_IF_ERROR(measured);

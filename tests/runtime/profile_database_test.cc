@@ -46,6 +46,7 @@ ProfileDatabase Sample() {
   db.devices = 2;
   db.threads_per_device = 1;
   db.onednn_version = "2.6.0";
+  db.core_round_trips_s = {480e-9, 470e-9, 495e-9};
   db.min_run_seconds = 0.05;
   db.measurements = {
       Figure("matmul", "matmul f32 512^3", "f32", 2.0e9, 0.02),          // 100 GFLOP/s
@@ -115,6 +116,19 @@ TEST(ProfileDatabaseTest, JsonRoundTrips) {
   EXPECT_DOUBLE_EQ(json["derived"]["peak_flops"]["f32"].get<double>(), 200e9);
 }
 
+TEST(ProfileDatabaseTest, CoreRoundTripsAreOptional) {
+  // Written only when taken (two devices or more), and a file without them loads.
+  ProfileDatabase db = Sample();
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(ProfileJson(db))["machine"]["core_round_trip_s"][1],
+                   470e-9);
+  db.core_round_trips_s.clear();
+  const std::string text = ProfileJson(db);
+  EXPECT_FALSE(nlohmann::json::parse(text)["machine"].contains("core_round_trip_s"));
+  Result<ProfileDatabase> back = ParseProfileJson(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, db);
+}
+
 TEST(ProfileDatabaseTest, SaveAndLoad) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("alpa_profile_test_" + std::to_string(getpid()) + ".json"))
@@ -170,6 +184,11 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
               HasSubstr("measurements[0].kind:"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["machine"]["speed"] = 1; }),
               HasSubstr("p.json: machine.speed: unknown key"));
+  EXPECT_THAT(
+      ErrorAfter([](auto& j) { j["machine"]["core_round_trip_s"] = nlohmann::json::array(); }),
+      HasSubstr("p.json: machine.core_round_trip_s: must be a non-empty list of seconds"));
+  EXPECT_THAT(ErrorAfter([](auto& j) { j["machine"]["core_round_trip_s"][0] = -1; }),
+              HasSubstr("machine.core_round_trip_s[0]: must be a non-negative number, found -1"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["machine"]["devices"] = 0; }),
               HasSubstr("machine.devices: must be at least 1"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["settings"]["repeats"] = 1; }),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/collective_profiler.h"
+#include "runtime/core_round_trip.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -219,11 +220,16 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   EXPECT_FALSE(db->onednn_version.empty());
   EXPECT_TRUE(db->collectives_measured);
   EXPECT_EQ(db->collectives_reason, "");
+  // The cores' round trip is taken in the rounds too, and kept apart from the figures.
+  const int64_t probe = CanTimeCoreRoundTrips() ? 1 : 0;
+  EXPECT_EQ(db->core_round_trips_s.empty(), probe == 0);
+  for (double seconds : db->core_round_trips_s) EXPECT_GT(seconds, 0);
   // Progress: the samplers prepared ten at a time, then one line per round.
+  const std::string total = std::to_string(25 + probe);
   ASSERT_GE(lines.size(), 3u + 3);
-  EXPECT_EQ(lines[0], "preparing figures 1 to 10 of 25");
-  EXPECT_EQ(lines[2], "preparing figures 21 to 25 of 25");
-  EXPECT_THAT(lines[3], ::testing::StartsWith("round 1/3 of 25 figure(s): "));
+  EXPECT_EQ(lines[0], "preparing figures 1 to 10 of " + total);
+  EXPECT_EQ(lines[2], "preparing figures 21 to " + total + " of " + total);
+  EXPECT_THAT(lines[3], ::testing::StartsWith("round 1/3 of " + total + " figure(s): "));
 }
 
 TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {
@@ -238,6 +244,7 @@ TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {
   EXPECT_FALSE(db->collectives_measured);
   EXPECT_EQ(db->collectives_reason, kCollectivesOneDevice);
   EXPECT_TRUE(db->collectives.empty());
+  EXPECT_TRUE(db->core_round_trips_s.empty());  // nothing for it to explain
 }
 
 TEST(CollectiveTimerTest, TimesEveryKindAndSplitsSizesEvenly) {

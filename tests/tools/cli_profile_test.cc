@@ -14,6 +14,7 @@ namespace alpa::tools::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   const std::string path = (dir_ / "prof.json").string();
@@ -26,14 +27,19 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   // Which kinds have a fit depends on which figures a loaded machine flagged.
   EXPECT_THAT(r.out, ::testing::ContainsRegex("collectives +([a-z-]+: latency |none)"));
   EXPECT_THAT(r.out, HasSubstr("median ±"));
-  EXPECT_THAT(r.err, HasSubstr("preparing figures 1 to 10 of 25"));
-  EXPECT_THAT(r.err, HasSubstr("round 3/3 of 25 figure(s): "));
+  // 25 figures and, in the same rounds, the cores' round trip (CI machines have two cores).
+  EXPECT_THAT(r.err, HasSubstr("preparing figures 1 to 10 of 26"));
+  EXPECT_THAT(r.err, HasSubstr("round 3/3 of 26 figure(s): "));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("cores +round trip between two cores: [0-9]+ ns"));
 
   nlohmann::json json = nlohmann::json::parse(ReadFile(path));
   EXPECT_EQ(json["format"], "alpa-profile");
   EXPECT_EQ(json["version"], 3);
   EXPECT_EQ(json["cluster"], "local:2");
   EXPECT_EQ(json["machine"]["devices"], 2);
+  // One per round: 3, or 6 when its median was uncertain after the first pass.
+  const size_t round_trips = json["machine"]["core_round_trip_s"].size();
+  EXPECT_TRUE(round_trips == 3 || round_trips == 6) << round_trips;
   ASSERT_EQ(json["measurements"].size(), 25u);
   for (const auto& m : json["measurements"]) {
     ASSERT_TRUE(m["spread"].is_number()) << m.dump();
@@ -110,6 +116,15 @@ TEST_F(AlpaCliTest, ProfileComparesWithAnEarlierOne) {
   EXPECT_THAT(r.out, ::testing::ContainsRegex("[0-9]+ figures kept by both, [0-9]+ not compared"));
   EXPECT_THAT(r.out, HasSubstr("            largest difference: "));
   EXPECT_THAT(r.out, HasSubstr("            more than 10% apart: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("core round trip:")));  // the earlier one has none
+
+  // Two profiles that both took the cores' round trip compare it too.
+  RunResult again =
+      RunAlpa({"profile", "--cluster", "local:2", "-o", (dir_ / "again.json").string(), "--quick",
+               "--quiet", "--compare", path});
+  ASSERT_EQ(again.exit_code, 0) << Describe(again);
+  EXPECT_THAT(again.out,
+              ::testing::ContainsRegex("core round trip: [0-9]+ ns then, [0-9]+ ns now"));
 }
 
 TEST_F(AlpaCliTest, ProfileBadInput) {

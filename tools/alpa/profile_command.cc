@@ -12,6 +12,7 @@
 
 #include "cluster/cluster_spec.h"
 #include "cluster/presets.h"
+#include "runtime/core_round_trip.h"
 #include "runtime/profile_comparison.h"
 #include "runtime/profile_database.h"
 #include "runtime/profiler.h"
@@ -63,6 +64,21 @@ std::string FiguresTable(const runtime::ProfileDatabase& db) {
   return table.Render();
 }
 
+// The cores' round trip (runtime/core_round_trip.h) a profile took in its rounds, if any.
+void PrintCoreRoundTrip(const std::vector<double>& round_trips) {
+  if (round_trips.empty()) return;
+  fmt::print(
+      "cores       round trip between two cores: {:.0f} ns (p10 {:.0f}, p90 {:.0f} over {} "
+      "rounds)\n",
+      runtime::Median(round_trips) * 1e9, runtime::Quantile(round_trips, 0.1) * 1e9,
+      runtime::Quantile(round_trips, 0.9) * 1e9, round_trips.size());
+  if (runtime::CoresMovedDuring(round_trips)) {
+    fmt::print(
+        "            the host moved the cores during the profile: its collective figures mix two "
+        "placements\n");
+  }
+}
+
 void PrintDerivedFigures(const runtime::ProfileDatabase& db) {
   std::string peaks;
   for (const auto& [dtype, flops] : db.peak_flops) {
@@ -93,6 +109,7 @@ void PrintDerivedFigures(const runtime::ProfileDatabase& db) {
   if (db.collectives.empty()) {
     fmt::print("collectives none (each kind's smallest or largest size is flagged)\n");
   }
+  PrintCoreRoundTrip(db.core_round_trips_s);
 }
 
 // "13.5% matmul bf16 512^3".
@@ -122,9 +139,18 @@ void PrintComparison(const std::string& path, const runtime::ProfileDatabase& be
   std::vector<runtime::FigureChange> all = comparison.measurements;
   all.insert(all.end(), comparison.derived.begin(), comparison.derived.end());
   const std::vector<runtime::FigureChange> apart = runtime::MovedMoreThan(all, kMovedLimit);
+  if (comparison.core_round_trip.has_value()) {
+    fmt::print("            core round trip: {:.0f} ns then, {:.0f} ns now{}\n",
+               comparison.core_round_trip->before * 1e9, comparison.core_round_trip->after * 1e9,
+               comparison.cores_placed_differently
+                   ? ": the host placed the cores differently, and collectives move with that"
+                   : "");
+  }
   fmt::print("            more than {:.0f}% apart: {}\n", kMovedLimit * 100, apart.size());
   for (const runtime::FigureChange& change : apart) {
-    fmt::print("              {}\n", ChangeText(change));
+    const bool placed = change.collective && comparison.cores_placed_differently;
+    fmt::print("              {}{}\n", ChangeText(change),
+               placed ? " (cores placed differently)" : "");
   }
 }
 
@@ -161,7 +187,10 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
       "With N >= 2 devices, all-reduce, "
       "all-gather, reduce-scatter and all-to-all over all N devices (f32, 4 KiB to 64 MiB; 4 and "
       "256 KiB with --quick) run over the in-process communicator, one thread per device; their "
-      "throughput is the algorithm bandwidth (size / time). Derived, each only when the figures "
+      "throughput is the algorithm bandwidth (size / time), and beside them, in the same rounds, "
+      "the round trip of a cache line between two cores, which tells where the host placed them "
+      "(a virtual machine's collectives move with that placement; --compare says when it "
+      "changed). Derived, each only when the figures "
       "it comes from are kept: a dtype's peak (its best matmul), the memory bandwidth (the "
       "largest add), each collective kind's latency (smallest size) and bandwidth (largest). A "
       "full profile takes about 2 minutes on 2 cores. The file format is documented in "
