@@ -11,6 +11,7 @@
 
 #include "ir/dtype.h"
 #include "ir/element_type.h"
+#include "kernels/half_conversion.h"
 #include "support/status.h"
 
 namespace alpa::kernels::internal {
@@ -92,7 +93,11 @@ template <typename T>
 const float* WidenToF32(int slot, const void* data, int64_t count) {
   const T* in = static_cast<const T*>(data);
   float* out = ThreadF32Scratch(slot, count);
-  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
+  if constexpr (std::is_same_v<T, Eigen::half>) {
+    WidenF16ToF32(in, out, count);
+  } else {
+    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
+  }
   return out;
 }
 
@@ -100,7 +105,11 @@ const float* WidenToF32(int slot, const void* data, int64_t count) {
 template <typename T>
 void NarrowFromF32(const float* values, int64_t count, void* data) {
   T* out = static_cast<T*>(data);
-  for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(values[i]);
+  if constexpr (std::is_same_v<T, Eigen::half>) {
+    NarrowF32ToF16(values, out, count);
+  } else {
+    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(values[i]);
+  }
 }
 
 }  // namespace alpa::kernels::internal
