@@ -126,4 +126,9 @@ bool IsHomogeneous(const ClusterSpec& spec) {
   return true;
 }
 
+ClusterSpec WithDeviceMemory(ClusterSpec spec, int64_t bytes) {
+  for (HostSpec& host : spec.hosts) host.device.memory_bytes = bytes;
+  return spec;
+}
+
 }  // namespace alpa::cluster

@@ -69,6 +69,12 @@ int64_t AggregateMemoryBytes(const ClusterSpec& spec);
 // True when every host has the same device type, device count and intra-host link.
 bool IsHomogeneous(const ClusterSpec& spec);
 
+// `spec` with every device's memory replaced by `bytes` (positive): the memory a plan may use
+// per device (`alpa plan --memory-budget`). Below the device's, it leaves room for what the
+// memory model does not count (kernel workspaces, the allocator's fragmentation); above it, it
+// asks what a larger device would allow.
+ClusterSpec WithDeviceMemory(ClusterSpec spec, int64_t bytes);
+
 }  // namespace alpa::cluster
 
 #endif  // ALPA_CLUSTER_CLUSTER_SPEC_H_

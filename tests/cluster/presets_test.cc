@@ -84,6 +84,16 @@ TEST(ClusterPresets, HostsAndDevicesFromTheArgument) {
   EXPECT_EQ(TotalDevices(big), 32);
 }
 
+TEST(ClusterPresets, AMemoryBudgetReplacesEveryDevicesMemoryAndNothingElse) {
+  const ClusterSpec spec = Parse("p3.16xlarge:2");
+  const ClusterSpec budgeted = WithDeviceMemory(spec, 12 * kGiB);
+  EXPECT_EQ(AggregateMemoryBytes(budgeted), 16 * 12 * kGiB);
+  EXPECT_TRUE(ValidateClusterSpec(budgeted).ok());
+  ClusterSpec restored = budgeted;
+  for (HostSpec& host : restored.hosts) host.device.memory_bytes = 16 * kGiB;
+  EXPECT_EQ(restored, spec);  // bandwidths, FLOP/s, links and hosts untouched
+}
+
 TEST(ClusterPresets, LocalUsesCpuCoresAndSaysItsFiguresAreEstimates) {
   ClusterSpec local = Parse("local:4");
   ASSERT_EQ(local.hosts.size(), 1u);

@@ -63,6 +63,41 @@ TEST_F(AlpaCliTest, PipeshardPlanHasStagesAndIsDeterministic) {
   EXPECT_THAT(text.out, HasSubstr("peak memory"));
 }
 
+// gpt-tiny plans as one stage of 1.23 MiB per device on 16 GiB V100s; in a budget of 600 KiB the
+// planner must find stages that each fit in it.
+TEST_F(AlpaCliTest, PipeshardPlansWithinAMemoryBudget) {
+  constexpr int64_t kBudget = 600 * 1024;
+  RunResult unbounded = Pipeshard({"--json"});
+  ASSERT_EQ(unbounded.exit_code, 0) << Describe(unbounded);
+  const nlohmann::json free_plan = ParseJson(unbounded);
+  EXPECT_TRUE(free_plan["memory_budget_bytes"].is_null());
+  int64_t largest_peak = 0;
+  for (const nlohmann::json& stage : free_plan["stages"]) {
+    largest_peak = std::max(largest_peak, stage["peak_memory_bytes"].get<int64_t>());
+  }
+  ASSERT_GT(largest_peak, kBudget);  // else the budget below would test nothing
+
+  // --method auto with a zoo model stays the pipeline planner under a budget.
+  RunResult budgeted = RunAlpa({"plan", "gpt-tiny", "--cluster", "p3.16xlarge:1x4", "--batch", "16",
+                                "--micro-batches", "2", "--memory-budget", "600KiB", "--json"});
+  ASSERT_EQ(budgeted.exit_code, 0) << Describe(budgeted);
+  const nlohmann::json plan = ParseJson(budgeted);
+  EXPECT_EQ(plan["method"], "pipeshard");
+  EXPECT_EQ(plan["memory_budget_bytes"], kBudget);
+  EXPECT_EQ(plan["cluster_shape"]["device_memory_bytes"], int64_t{16} << 30);  // as described
+  for (const nlohmann::json& stage : plan["stages"]) {
+    EXPECT_LE(stage["peak_memory_bytes"].get<int64_t>(), kBudget);
+    EXPECT_EQ(stage["device_memory_bytes"], kBudget);
+  }
+  RunResult text = Pipeshard({"--memory-budget", "600KiB"});
+  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  EXPECT_THAT(text.out, HasSubstr("600 KiB per device (--memory-budget)"));
+
+  ExpectBadInput(Pipeshard({"--memory-budget", "1KiB"}),
+                 "--memory-budget 1.00 KiB: no stage plan fits the cluster's 4 devices");
+  ExpectBadInput(Pipeshard({"--memory-budget", "-5"}), "give a positive size");
+}
+
 TEST_F(AlpaCliTest, PipeshardEvaluatesManualStages) {
   const std::string path = Write("stages.json", R"({"layers": 2, "schedule": "gpipe",
     "stages": [{"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1],

@@ -143,11 +143,14 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
          {"comm", CommJson(stage.collectives)},
          {"parameters", StageParametersJson(report, table, stage.choice)}});
   }
+  const nlohmann::ordered_json budget =
+      report.memory_budget_bytes ? nlohmann::ordered_json(*report.memory_budget_bytes) : nullptr;
   return {{"format", "alpa-plan"},
           {"version", 2},
           {"model", {{"name", report.model_name}, {"fingerprint", report.fingerprint}}},
           {"cluster", report.cluster},
           {"cluster_shape", ClusterShapeJson(cluster)},
+          {"memory_budget_bytes", budget},
           {"method", report.method},
           {"schedule", pipeline::ScheduleKindName(plan.schedule)},
           {"num_chunks", plan.num_chunks},
@@ -189,6 +192,10 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
       "pipeline)\n",
       FormatSeconds(plan.step_time_s), FormatSeconds(plan.pipeline_s), 100 * plan.bubble_fraction,
       FormatSeconds(plan.alpa_formula_s));
+  if (report.memory_budget_bytes) {
+    text += fmt::format("  memory        {} per device (--memory-budget), every stage within it\n",
+                        FormatBytes(*report.memory_budget_bytes));
+  }
   for (const std::string& warning : report.warnings) text += "  warning: " + warning + "\n";
   // What the planning step after the layer costs evaluated: the DP's candidates, the uniform
   // grid's points, or the one plan given.

@@ -27,6 +27,7 @@ struct PipeshardReport {
   std::string model_name;
   std::string fingerprint;
   std::string cluster;
+  std::optional<int64_t> memory_budget_bytes;  // --memory-budget: each device's memory to plan
   int64_t micro_batch_size = 0;
   double step_flops = 0;  // of the whole batch (all micro-batches), every layer's step
   double devices = 1;
@@ -42,7 +43,7 @@ struct PipeshardReport {
 // stage is busy, is no guide there: the step time is the simulator's.
 std::optional<std::string> FewMicroBatchesWarning(const plan::PipeshardPlan& plan);
 
-// The plan document, version 2 (pipeshard_plan.h).
+// The plan document, version 2 (pipeshard_plan.h); `cluster` as described, before any budget.
 nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::LayerCostTable& table,
                                 const cluster::ClusterSpec& cluster,
                                 const plan::PipeshardPlan& plan);

@@ -334,13 +334,23 @@ int RunPipeshardPlan(const PlanOptions& flags) {
     // Re-cost at the saved micro-batch count unless --micro-batches asks otherwise.
     if (!options.zoo.micro_batches) options.zoo.micro_batches = saved.num_micro_batches;
   }
-  Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile_path);
-  if (!cluster.ok()) return ReportError(cluster.status());
+  Result<cluster::ClusterSpec> described = ProfiledCluster(options.cluster, options.profile_path);
+  if (!described.ok()) return ReportError(described.status());
+  // The planner sees the budget as its devices' memory; the document keeps both.
+  const std::optional<cluster::ClusterSpec> budgeted =
+      options.memory_budget
+          ? std::optional(cluster::WithDeviceMemory(*described, *options.memory_budget))
+          : std::nullopt;
+  const cluster::ClusterSpec& cluster = budgeted ? *budgeted : *described;
   std::vector<MicroBatchTrial> trials;
   Result<PlannedAtCount> planned = options.search_micro_batches
-                                       ? SearchMicroBatches(options, *cluster, trials)
-                                       : PlanAtCount(options, options.zoo, *cluster);
-  if (!planned.ok()) return ReportError(planned.status());
+                                       ? SearchMicroBatches(options, cluster, trials)
+                                       : PlanAtCount(options, options.zoo, cluster);
+  if (!planned.ok()) {
+    if (!options.memory_budget) return ReportError(planned.status());
+    return ReportError(planned.status().WithContext(
+        fmt::format("--memory-budget {}", FormatBytes(*options.memory_budget))));
+  }
   const plan::LayerCostTable& table = planned->table;
   const plan::PipeshardPlan& plan = planned->plan;
 
@@ -353,7 +363,7 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   plan::PipeshardOptions alternative_options;
   alternative_options.num_micro_batches = plan.num_micro_batches;
   alternative_options.schedules = SchedulesOf(options.schedule);
-  report.alternatives = Alternatives(table, *cluster, alternative_options, report.grid);
+  report.alternatives = Alternatives(table, cluster, alternative_options, report.grid);
   report.alternatives_s = SecondsSince(alternatives_start);
 
   const models::Model& model = planned->zoo.zoo.model;
@@ -369,11 +379,12 @@ int RunPipeshardPlan(const PlanOptions& flags) {
       report.warnings.push_back(std::move(*warning));
     }
   }
-  report.devices = static_cast<double>(cluster::TotalDevices(*cluster));
+  report.devices = static_cast<double>(cluster::TotalDevices(cluster));
   for (double flops : table.flops) report.step_flops += flops;
   report.step_flops *= static_cast<double>(plan.num_micro_batches);
   report.total_s = SecondsSince(start);
-  nlohmann::ordered_json document = PlanJson(report, table, *cluster, plan);
+  report.memory_budget_bytes = options.memory_budget;
+  nlohmann::ordered_json document = PlanJson(report, table, *described, plan);
   std::string text = PlanText(report, table, plan);
   if (!trials.empty()) {
     document["micro_batch_search"] = TrialsJson(trials);

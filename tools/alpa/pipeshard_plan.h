@@ -28,6 +28,8 @@
 //    "cluster_shape": {"hosts", "devices_per_host", "device", "device_memory_bytes" (the first
 //                      host's), "host_types": [{"hosts": [indices], "devices_per_host",
 //                      "device", "device_memory_bytes"}] (several on a heterogeneous cluster)},
+//    "memory_budget_bytes" (--memory-budget, the memory every stage was planned in; null
+//                           without it),
 //    "method": "pipeshard" or "uniform", "schedule", "num_chunks" (per device: > 1 under
 //    interleaved 1F1B, stage j on stage j % (stages / num_chunks)'s devices),
 //    "num_micro_batches", "micro_batch_size",
@@ -38,7 +40,7 @@
 //                "mesh_config",
 //                "force_batch_dim_to_mesh_dim" (0 or null), "forward_time_s",
 //                "backward_time_s", "update_time_s", "peak_memory_bytes",
-//                "device_memory_bytes",
+//                "device_memory_bytes" (what the stage may use: --memory-budget when given),
 //                "memory": {"static_bytes", "activation_bytes_per_micro_batch",
 //                           "micro_batches_in_flight", "temporary_bytes"},
 //                "comm": {"all-reduce", ...}, "parameters": [{"name", "sharding"}]}],

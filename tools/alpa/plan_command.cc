@@ -244,8 +244,18 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                     "Do not pin the sharding= attributes of an HLO file");
   command
       ->add_option("--memory-budget", options.memory_budget,
-                   "Per-device memory the plan may use, e.g. 12GiB (default: the device memory)")
-      ->transform(CLI::AsSizeValue(false));
+                   "Per-device memory the plan may use, e.g. 12GiB, every method: below the "
+                   "device's to leave room for what the memory model does not count (workspaces, "
+                   "fragmentation), above it to ask what a larger device allows (default: the "
+                   "device memory)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Validator(
+          [](const std::string& bytes) {
+            return bytes.starts_with('-') || bytes == "0"
+                       ? std::string("give a positive size, e.g. 12GiB")
+                       : std::string();
+          },
+          "SIZE"));
   command->add_option("--time-limit", options.time_limit_s, "Solver time limit per mesh (s)")
       ->check(CLI::PositiveNumber);
   command->add_option("--solver", options.solver, "auto, cbc or heuristic")
@@ -324,8 +334,7 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
 // single-stage planner for an HLO file or when a single-stage flag is given.
 std::string ResolveAutoMethod(const PlanOptions& options) {
   const bool single_stage_flags = !options.mesh.empty() || options.batch_axis ||
-                                  !options.shardings_path.empty() || options.memory_budget ||
-                                  !options.problem_path.empty();
+                                  !options.shardings_path.empty() || !options.problem_path.empty();
   return IsZooArgument(options.model_path) && !single_stage_flags ? "pipeshard" : "shard";
 }
 
@@ -391,7 +400,7 @@ int RunPlan(const PlanOptions& flags) {
   sharding::AutoShardingOptions& auto_options = parallelize.auto_sharding;
   auto_options.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
   auto_options.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
-  if (options.memory_budget) auto_options.memory_budget_bytes = std::stoll(*options.memory_budget);
+  auto_options.memory_budget_bytes = options.memory_budget;
   Result<solver::SolverKind> kind = solver::ParseSolverKind(options.solver);
   if (!kind.ok()) return ReportError(kind.status().WithContext("--solver"));
   auto_options.solve.kind = *kind;

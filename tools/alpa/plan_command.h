@@ -8,7 +8,7 @@
 // --method auto (the default) lets the planner choose between one stage and several: a zoo model
 // goes to the pipeline planner (pipeshard_plan.h), whose candidates include one stage on every
 // device with each of its logical meshes; an HLO file (no layers to cut into stages), or a
-// single-stage flag (--mesh, --batch-axis, --shardings, --memory-budget, --dump-problem), to
+// single-stage flag (--mesh, --batch-axis, --shardings, --dump-problem), to
 // --method shard. --method shard plans on --mesh; without it every logical shape of the cluster's
 // devices is tried ((N), and (a, N/a) for every divisor a) and the fastest plan is kept. data,
 // zero2 and zero3 run on the 1-D mesh of all N devices (--mesh, if given, must be N) and pin the
@@ -58,7 +58,7 @@ struct PlanOptions {
   std::string mesh;  // "2x4"; empty: try every logical shape (shard), N (the others)
   std::string shardings_path;
   bool ignore_hlo_shardings = false;
-  std::optional<std::string> memory_budget;
+  std::optional<int64_t> memory_budget;  // bytes per device, every method
   double time_limit_s = 30;
   std::string solver = "auto";
   bool prefer_reduce_scatter = true;
