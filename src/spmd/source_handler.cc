@@ -2,6 +2,10 @@
 // split; an iota computes its tile's values:
 //   local_iota[i] = iota[offset + i] = i + offset,  offset = IndexOverAxes(device, A) * local n
 // along the iota dimension split over axes A (other split dimensions do not change the values).
+// The offset is added to a 1-D iota of the local n, which is then broadcast over the tile: a
+// runtime that does not fuse (ours) then holds one tile-sized array where a whole-tile iota plus
+// a broadcast offset held three (gpt-125m's one-hot labels on local:2, [8,128,25600] s32 a
+// device: 1012 MiB measured at that add against the 837 MiB the plan predicted).
 #include <fmt/format.h>
 
 #include "spmd/handlers.h"
@@ -22,16 +26,18 @@ Result<ir::Instruction*> HandleSource(SpmdBuilder& s, const OpInput& input) {
                          spec, original.shape(), fmt::format("%{}", original.name()));
     }
     case ir::Opcode::kIota: {
-      ALPA_ASSIGN_OR_RETURN(ir::Instruction * local, EmitLocal(s, input));
       const int64_t dim = original.attributes().iota_dimension;
       const std::vector<int64_t>& axes = input.output[0].dim_axes[static_cast<size_t>(dim)];
-      if (s.AxesSize(axes) == 1) return local;
-      ir::Instruction* offset =
-          s.b().Convert(s.TileOffset(axes, input.local_shape.dim(dim)), input.local_shape.dtype());
-      ir::Instruction* shifted =
-          s.b().Add(local, s.b().Broadcast(offset, input.local_shape.dims(), {}));
+      if (s.AxesSize(axes) == 1) return EmitLocal(s, input);
+      const ir::Shape& tile = input.local_shape;
+      const int64_t n = tile.dim(dim);
+      ir::Instruction* line = s.b().Iota(ir::Shape::Array(tile.dtype(), {n}), 0);
+      ir::Instruction* offset = s.b().Convert(s.TileOffset(axes, n), tile.dtype());
+      ir::Instruction* shifted = s.b().Add(line, s.b().Broadcast(offset, {n}, {}));
+      ir::Instruction* local =
+          tile.rank() == 1 ? shifted : s.b().Broadcast(shifted, tile.dims(), {dim});
       if (!s.b().status().ok()) return s.b().status().WithContext("%" + original.name());
-      return shifted;
+      return local;
     }
     default:
       return Unimplemented("%{} ({}): not a source op", original.name(),
