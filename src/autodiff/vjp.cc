@@ -53,9 +53,7 @@ Instruction* Full(ir::ComputationBuilder& b, const Instruction* like, double val
 
 Instruction* SumOver(ir::ComputationBuilder& b, Instruction* x, std::vector<int64_t> dimensions) {
   if (dimensions.empty()) return x;
-  const ir::DType dtype = x->shape().dtype();
-  return b.Reduce(x, b.ConstantScalar(dtype, 0), std::move(dimensions),
-                  b.module_builder().ScalarReducer(Opcode::kAdd, dtype));
+  return b.Sum(x, std::move(dimensions));
 }
 
 }  // namespace alpa::autodiff

@@ -237,6 +237,17 @@ Instruction* ComputationBuilder::Reduce(std::vector<Instruction*> inputs,
   return AddInstruction(Opcode::kReduce, std::move(inputs), std::move(attributes), {reducer});
 }
 
+Instruction* ComputationBuilder::Sum(Instruction* x, std::vector<int64_t> dimensions) {
+  if (x == nullptr) return Reduce(x, nullptr, std::move(dimensions), nullptr);
+  const DType dtype = x->shape().dtype();
+  const bool widen = dtype == DType::kF16 || dtype == DType::kBF16;
+  const DType accumulate = widen ? DType::kF32 : dtype;
+  Instruction* sum =
+      Reduce(widen ? Convert(x, accumulate) : x, ConstantScalar(accumulate, 0),
+             std::move(dimensions), module_builder_->ScalarReducer(Opcode::kAdd, accumulate));
+  return widen ? Convert(sum, dtype) : sum;
+}
+
 Instruction* ComputationBuilder::ReduceWindow(std::vector<Instruction*> inputs,
                                               std::vector<Instruction*> inits,
                                               std::vector<WindowDim> window, Computation* reducer) {

@@ -104,6 +104,13 @@ class ComputationBuilder {
                       std::vector<int64_t> dimensions, Computation* reducer);
   Instruction* ReduceWindow(std::vector<Instruction*> inputs, std::vector<Instruction*> inits,
                             std::vector<WindowDim> window, Computation* reducer);
+  // The sum of `x` over `dimensions`. f16 and bf16 are summed in f32 and the sum rounded once
+  // (convert, reduce, convert back), as JAX's jnp.sum, Flax's LayerNorm and PyTorch's autocast
+  // do: a sum of n terms rounded to 16 bits after every add drifts by up to about n/2 ulps of its
+  // partial sums, which for a bias gradient over 1024 positions swamps the gradient. A fusing
+  // compiler reads the 16-bit input once (cost/kernel_fusion.h fuses the convert into the reduce).
+  // Other types are summed in their own.
+  Instruction* Sum(Instruction* x, std::vector<int64_t> dimensions);
   Instruction* Sort(std::vector<Instruction*> operands, int64_t dimension, Computation* comparator,
                     bool is_stable = false);
 

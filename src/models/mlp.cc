@@ -78,8 +78,7 @@ Result<Model> BuildMlp(const MlpConfig& config) {
     }
   }
   Instruction* error = b.Subtract(h, y);
-  Instruction* sum = b.Reduce(b.Multiply(error, error), b.ConstantScalar(dtype, 0), {0, 1},
-                              mb.ScalarReducer(ir::Opcode::kAdd, dtype));
+  Instruction* sum = b.Sum(b.Multiply(error, error), {0, 1});
   const double count = static_cast<double>(config.batch * config.output);
   ALPA_ASSIGN_OR_RETURN(ir::Computation * loss,
                         b.Build(b.Divide(sum, b.ConstantScalar(dtype, count))));

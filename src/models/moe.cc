@@ -165,9 +165,7 @@ Routing MoeEmitter::Route(Instruction* gate, Instruction* x) {
   Instruction* first = ArgMaxMask(probs);
   Instruction* second = ArgMaxMask(b_.Select(first, Full(gating_, -1, dims), probs));
   // Slots: first choices in token order, then second choices behind all first choices.
-  Instruction* first_count =
-      b_.Reduce(b_.Convert(first, gating_), b_.ConstantScalar(gating_, 0), {1},
-                b_.module_builder().ScalarReducer(Opcode::kAdd, gating_));
+  Instruction* first_count = b_.Sum(b_.Convert(first, gating_), {1});
   Instruction* pos_1 = ExclusiveCumsum(first);
   Instruction* pos_2 = b_.Add(ExclusiveCumsum(second), b_.Broadcast(first_count, dims, {0, 2}));
   Instruction* slots = b_.Binary(Opcode::kOr, Slots(first, pos_1), Slots(second, pos_2));

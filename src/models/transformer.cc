@@ -43,9 +43,10 @@ Instruction* TransformerEmitter::Full(double value, std::vector<int64_t> dims) {
 
 Instruction* TransformerEmitter::ReduceLastDim(Instruction* x, ir::Opcode opcode) {
   if (x == nullptr) return nullptr;
-  const ir::DType dtype = x->shape().dtype();
   const int64_t last = x->shape().rank() - 1;
-  const double init = opcode == ir::Opcode::kAdd ? 0.0 : -std::numeric_limits<double>::infinity();
+  if (opcode == ir::Opcode::kAdd) return b_.Sum(x, {last});
+  const ir::DType dtype = x->shape().dtype();
+  const double init = -std::numeric_limits<double>::infinity();  // maximum's identity
   return b_.Reduce(x, b_.ConstantScalar(dtype, init), {last},
                    b_.module_builder().ScalarReducer(opcode, dtype));
 }
@@ -169,8 +170,7 @@ Instruction* TransformerEmitter::CrossEntropy(Instruction* logits, Instruction* 
                  b_.Broadcast(labels, dims, {0, 1}), ir::ComparisonDirection::kEq);
   Instruction* zeros = b_.Broadcast(b_.ConstantScalar(dtype, 0), dims, {});
   Instruction* picked = b_.Select(one_hot, log_probs, zeros);
-  Instruction* sum = b_.Reduce(picked, b_.ConstantScalar(dtype, 0), {0, 1, 2},
-                               b_.module_builder().ScalarReducer(ir::Opcode::kAdd, dtype));
+  Instruction* sum = b_.Sum(picked, {0, 1, 2});
   const double positions = static_cast<double>(dims[0] * dims[1]);
   return b_.Divide(b_.Negate(sum), b_.ConstantScalar(dtype, positions));
 }

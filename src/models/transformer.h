@@ -73,7 +73,8 @@ class TransformerEmitter {
 
   // `value` broadcast to `dims`, of the activations' type.
   ir::Instruction* Full(double value, std::vector<int64_t> dims);
-  // Sum (kAdd) or max (kMaximum) over the last dimension, broadcast back to x's dims.
+  // Sum (kAdd: ComputationBuilder::Sum, in f32 for 16-bit x) or max (kMaximum) over the last
+  // dimension, broadcast back to x's dims.
   ir::Instruction* ReduceLast(ir::Instruction* x, ir::Opcode opcode);
   ir::Instruction* Apply(const Dense& dense, ir::Instruction* x);
   ir::Instruction* LayerNorm(const LayerNormWeights& ln, ir::Instruction* x);

@@ -197,7 +197,7 @@ class Emitter {
     if (x == nullptr) return nullptr;
     const std::vector<int64_t> dims = x->shape().dims();
     const double inv_area = 1.0 / static_cast<double>(dims[1] * dims[2]);
-    return b_.Multiply(Sum(x, {1, 2}), Full(inv_area, {dims[0], dims[3]}, dtype_));
+    return b_.Multiply(b_.Sum(x, {1, 2}), Full(inv_area, {dims[0], dims[3]}, dtype_));
   }
 
  private:
@@ -205,18 +205,12 @@ class Emitter {
     return b_.Broadcast(b_.ConstantScalar(dtype, value), std::move(dims), {});
   }
 
-  Instruction* Sum(Instruction* x, std::vector<int64_t> dims) {
-    const ir::DType dtype = x->shape().dtype();
-    return b_.Reduce(x, b_.ConstantScalar(dtype, 0), std::move(dims),
-                     b_.module_builder().ScalarReducer(ir::Opcode::kAdd, dtype));
-  }
-
   // [N, H, W, C] -> [C]: the mean over N, H, W.
   Instruction* ChannelMean(Instruction* x) {
     if (x == nullptr) return nullptr;
     const std::vector<int64_t> dims = x->shape().dims();
     const double inv_count = 1.0 / static_cast<double>(dims[0] * dims[1] * dims[2]);
-    return b_.Multiply(Sum(x, {0, 1, 2}), Full(inv_count, {dims[3]}, x->shape().dtype()));
+    return b_.Multiply(b_.Sum(x, {0, 1, 2}), Full(inv_count, {dims[3]}, x->shape().dtype()));
   }
 
   ir::ComputationBuilder& b_;

@@ -89,8 +89,7 @@ class StageBuilder {
       Instruction* ct = NewParameter(y->shape(), stage_.cotangents, -1);
       std::vector<int64_t> all(static_cast<size_t>(y->shape().rank()));
       for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
-      Instruction* dot = b_.Reduce(b_.Multiply(y, ct), b_.ConstantScalar(y->shape().dtype(), 0),
-                                   all, mb_.ScalarReducer(ir::Opcode::kAdd, y->shape().dtype()));
+      Instruction* dot = b_.Sum(b_.Multiply(y, ct), all);
       terms.push_back(y->shape().dtype() == loss_type ? dot : b_.Convert(dot, loss_type));
     }
     if (terms.empty()) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "ir/builder.h"
 #include "test_util.h"
 
 namespace alpa::interp::testing {
@@ -204,6 +205,33 @@ TEST(ReduceTest, MalformedReduceIsAnErrorNamingTheInstruction) {
   ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add
 })",
               {x}, "inits must be scalars");
+}
+
+// ComputationBuilder::Sum of 4096 ones of `dtype`, or a plain reduce in `dtype` when `plain`.
+double SumOfOnes(DType dtype, bool plain) {
+  ir::ModuleBuilder mb("m");
+  ir::ComputationBuilder b = mb.NewComputation("main");
+  ir::Instruction* ones = b.Broadcast(b.ConstantScalar(dtype, 1), {64, 64}, {});
+  ir::Instruction* sum = plain ? b.Reduce(ones, b.ConstantScalar(dtype, 0), {0, 1},
+                                          mb.ScalarReducer(ir::Opcode::kAdd, dtype))
+                               : b.Sum(ones, {0, 1});
+  Result<ir::Computation*> main = b.Build(sum);
+  EXPECT_TRUE(main.ok()) << main.status().ToString();
+  Result<std::unique_ptr<ir::Module>> module = mb.Build(*main);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  Result<ir::Literal> result = EvaluateModule(**module, {});
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  return result.ok() ? AsDoubles(*result)[0] : -1;
+}
+
+TEST(ReduceTest, BuilderSumOfSixteenBitFloatsAccumulatesInF32) {
+  // f16 has 11 significant bits: 2048 + 1 rounds back to 2048, so a sum kept in f16 stops there.
+  EXPECT_EQ(SumOfOnes(DType::kF16, /*plain=*/true), 2048);
+  EXPECT_EQ(SumOfOnes(DType::kF16, /*plain=*/false), 4096);
+  // bf16 has 8: 256 + 1 rounds back to 256.
+  EXPECT_EQ(SumOfOnes(DType::kBF16, /*plain=*/true), 256);
+  EXPECT_EQ(SumOfOnes(DType::kBF16, /*plain=*/false), 4096);
+  EXPECT_EQ(SumOfOnes(DType::kF32, /*plain=*/false), 4096);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -66,6 +66,32 @@ TEST(BuilderTest, ScalarReducersAreSharedPerOpcodeAndType) {
   EXPECT_EQ(mb.ScalarReducer(Opcode::kNegate, DType::kF32), nullptr);
 }
 
+TEST(BuilderTest, SumWidensSixteenBitFloatsToF32AndNothingElse) {
+  ModuleBuilder mb("m");
+  ComputationBuilder b = mb.NewComputation("main");
+  Instruction* half = b.Parameter(0, Shape::Array(DType::kBF16, {8, 16}), "half");
+  Instruction* ints = b.Parameter(1, Shape::Array(DType::kS32, {8, 16}), "ints");
+
+  Instruction* half_sum = b.Sum(half, {1});
+  ASSERT_TRUE(b.status().ok()) << b.status().ToString();
+  EXPECT_EQ(half_sum->shape().ToString(), "bf16[8]");
+  ASSERT_EQ(half_sum->opcode(), Opcode::kConvert);
+  const Instruction* reduce = half_sum->operand(0);
+  ASSERT_EQ(reduce->opcode(), Opcode::kReduce);
+  EXPECT_EQ(reduce->shape().ToString(), "f32[8]");
+  EXPECT_EQ(reduce->called_computations()[0], mb.ScalarReducer(Opcode::kAdd, DType::kF32));
+  EXPECT_EQ(reduce->operand(0)->opcode(), Opcode::kConvert);
+  EXPECT_EQ(reduce->operand(0)->operand(0), half);
+
+  Instruction* int_sum = b.Sum(ints, {0, 1});
+  ASSERT_EQ(int_sum->opcode(), Opcode::kReduce);
+  EXPECT_EQ(int_sum->shape().ToString(), "s32[]");
+  EXPECT_EQ(int_sum->operand(0), ints);
+
+  EXPECT_EQ(b.Sum(nullptr, {0}), nullptr);
+  EXPECT_THAT(b.status().ToString(), HasSubstr("operand 0 of reduce is null"));
+}
+
 TEST(BuilderTest, GeneratedNamesAreUniqueAndGivenNamesAreKept) {
   ModuleBuilder mb("m");
   ComputationBuilder b = mb.NewComputation("main");
