@@ -23,22 +23,11 @@
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/run_plan.h"
+#include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
 
 namespace alpa::tools {
 namespace {
-
-// --check runs each step twice from the same inputs, the devices' carried values: on the devices
-// and in the reference interpreter. Each step's loss and carried arrays pass when
-//   max_i |got_i - want_i| <= kRelativeTolerance * max(1e-3, max_i |want_i|) + absolute,
-// where `absolute` is 0 except for the weights under Adam, AdamW or Adafactor: they divide each
-// gradient by a running magnitude (Adafactor's factored for matrices, not for biases), so a
-// gradient that is zero up to rounding (GPT's key bias: softmax ignores a shift shared by every
-// key) moves its weight by up to about the learning rate, in a direction set by the order of the
-// sums, which differs between the devices and the reference. Starting each step from the devices'
-// inputs keeps such a difference from compounding over the steps (with Adafactor, a weight moved
-// by noise changes the next gradients, and the state after them, beyond any fixed tolerance).
-constexpr double kRelativeTolerance = 1e-4;
 
 // The step time to set beside the prediction: the median of the steps after the first, which
 // alone pays the one-time costs (fresh buffers' page faults, oneDNN's primitive creation: 28 ms
@@ -61,13 +50,6 @@ std::string MeasuredStepNote(const std::vector<StepRecord>& records) {
   return fmt::format("{}; the first took {}", warm, FormatSeconds(records.front().seconds));
 }
 
-// The worst array of a kind: its difference in units of its tolerance, and its parameter.
-struct Worst {
-  double fraction = 0;
-  double difference = 0;  // max |got - want|
-  std::string name;
-};
-
 // The largest per-device peak of the run: where and when it was reached.
 struct MeasuredPeak {
   int64_t bytes = 0;
@@ -87,45 +69,6 @@ struct MeasuredPeak {
 
 double SecondsSince(std::chrono::steady_clock::time_point epoch) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch).count();
-}
-
-struct CheckResult {
-  bool passed = true;
-  double worst_loss = 0;  // largest relative difference of a step's loss
-  Worst weights, state;
-  double weight_absolute = 0;
-};
-
-double Difference(const ir::Literal& got, const ir::Literal& want, double& scale) {
-  double worst = 0;
-  scale = 1e-3;
-  for (int64_t i = 0; i < want.element_count(); ++i) {
-    worst = std::max(worst, std::abs(got.GetDouble(i) - want.GetDouble(i)));
-    scale = std::max(scale, std::abs(want.GetDouble(i)));
-  }
-  return worst;
-}
-
-// Compares the carried values after one step from the same inputs, keeping the worst in `result`.
-void CompareCarried(const ZooStep& zoo, const ZooTraining& got, const ZooTraining& want,
-                    CheckResult& result) {
-  const autodiff::OptimizerConfig& optimizer = zoo.training.optimizer;
-  if (optimizer.kind != autodiff::OptimizerKind::kSgd) {
-    result.weight_absolute = optimizer.learning_rate;
-  }
-  const std::vector<ir::Instruction*> parameters = zoo.step->entry()->parameters();
-  const size_t weights = zoo.zoo.model.weights.size();
-  for (size_t i = 0; i < want.carried().size(); ++i) {
-    double scale = 0;
-    const double difference = Difference(got.carried()[i], want.carried()[i], scale);
-    const bool weight = i < weights;
-    const double tolerance = kRelativeTolerance * scale + (weight ? result.weight_absolute : 0.0);
-    Worst& worst = weight ? result.weights : result.state;
-    if (difference / tolerance >= worst.fraction) {
-      worst = Worst{difference / tolerance, difference, parameters[i]->name()};
-    }
-  }
-  result.passed = result.weights.fraction <= 1.0 && result.state.fraction <= 1.0;
 }
 
 void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
@@ -155,7 +98,11 @@ void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
   if (options.check) {
     fmt::print(
         "check       against the reference interpreter on one device, each step from the "
-        "devices' inputs\n");
+        "devices' inputs{}\n",
+        zoo.dtype == ir::DType::kF32
+            ? ""
+            : fmt::format("; again in f32, for how far {} rounding moves each value",
+                          ir::DTypeName(zoo.dtype)));
   }
   fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
              options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
@@ -175,29 +122,9 @@ void PrintStep(const StepRecord& record, bool check) {
   std::fflush(stdout);
 }
 
-std::string CheckText(const CheckResult& check) {
-  std::string text = fmt::format(
-      "check {}: each value within {:.0e} of its array's largest (of the loss, for losses)\n"
-      "  losses           worst {:.1e} relative\n",
-      check.passed ? "passed" : "FAILED", kRelativeTolerance, check.worst_loss);
-  if (!check.state.name.empty()) {
-    text += fmt::format("  optimizer state  worst {} at {:.2f} of its tolerance\n",
-                        check.state.name, check.state.fraction);
-  }
-  text += fmt::format("  weights          worst {} at {:.2f} of its tolerance (|diff| {:.1e})",
-                      check.weights.name, check.weights.fraction, check.weights.difference);
-  if (check.weight_absolute > 0) {
-    text += fmt::format(
-        "\n                   (+ {:g} allowed: the learning rate, as Adam moves a weight "
-        "whose gradient is zero up to rounding by up to about the learning rate)",
-        check.weight_absolute);
-  }
-  return text;
-}
-
 nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
                               const api::ParallelExecutable& executable, const MeasuredPeak& peak,
-                              const ClusterRunOptions& options, const CheckResult* check) {
+                              const ClusterRunOptions& options, const TrainingCheck* check) {
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (const StepRecord& record : records) {
     nlohmann::ordered_json step = {{"step", record.step},
@@ -222,16 +149,7 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
       {"collectives_per_step", spmd::ToString(executable.comm_stats())},
       {"passed_over", executable.passed_over()}};
   nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
-  if (check != nullptr) {
-    json["check"] = {{"passed", check->passed},
-                     {"relative_tolerance", kRelativeTolerance},
-                     {"weight_absolute_tolerance", check->weight_absolute},
-                     {"worst_loss_difference", check->worst_loss},
-                     {"worst_weight", check->weights.name},
-                     {"worst_weight_fraction_of_tolerance", check->weights.fraction},
-                     {"worst_optimizer_state", check->state.name},
-                     {"worst_optimizer_state_fraction_of_tolerance", check->state.fraction}};
-  }
+  if (check != nullptr) json["check"] = check->Json();
   return json;
 }
 
@@ -280,8 +198,8 @@ void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExe
 
 }  // namespace
 
-int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t steps, uint64_t seed,
-                 bool json) {
+int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
+                 int64_t steps, uint64_t seed, bool json) {
   Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
   if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
   runtime::MpiWorld* mpi = backend->get();
@@ -328,14 +246,13 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
     return executable->Run(arguments, trace_epoch);
   });
   MeasuredPeak peak;
-  std::optional<ZooTraining> reference;
-  if (options.check && speaker) reference.emplace(zoo, seed);
-  CheckResult check;
+  std::optional<TrainingCheck> check;
+  if (options.check && speaker) check.emplace(zoo, f32_step, seed);
   std::vector<StepRecord> records;
   for (int64_t i = 0; i < steps; ++i) {
     StepRecord record;
     record.step = i + 1;
-    if (reference) reference->Follow(training);  // this step's inputs, for the reference too
+    if (check) check->Follow(training);  // this step's inputs, for the references too
     const double start_s = SecondsSince(epoch);
     Result<double> loss = training.Step(i, record.seconds);
     if (!loss.ok()) {
@@ -356,27 +273,21 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
     if (trace) {
       trace->AddSpan({fmt::format("step {}", record.step), start_s, SecondsSince(epoch) - start_s});
     }
-    if (reference) {
-      double ignored = 0;
-      Result<double> want = reference->Step(i, ignored);
-      if (!want.ok()) return ReportError(want.status().WithContext("the reference interpreter"));
+    if (check) {
+      Result<double> want = check->Compare(i, record.loss, training);
+      if (!want.ok()) return ReportError(want.status());
       record.reference_loss = *want;
-      const double difference =
-          std::abs(record.loss - record.reference_loss) / std::max(1.0, std::abs(*want));
-      check.worst_loss = std::max(check.worst_loss, difference);
-      CompareCarried(zoo, training, *reference, check);
     }
     records.push_back(record);
     if (speaker && !json) PrintStep(record, options.check);
   }
   if (!speaker) return kExitOk;
-  if (reference) check.passed = check.passed && check.worst_loss <= kRelativeTolerance;
   if (json) {
-    fmt::print("{}\n", DumpJson(ToJson(records, *executable, peak, options,
-                                       options.check ? &check : nullptr)));
+    fmt::print("{}\n",
+               DumpJson(ToJson(records, *executable, peak, options, check ? &*check : nullptr)));
   } else {
     PrintSummary(records, *executable, peak);
-    if (options.check) fmt::print("{}\n", CheckText(check));
+    if (check) fmt::print("{}\n", check->Text());
   }
   if (trace) {
     Status written = trace->Write(options.trace);
@@ -385,7 +296,7 @@ int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t s
       fmt::print("trace  {} (open in chrome://tracing or ui.perfetto.dev)\n", options.trace);
     }
   }
-  return options.check && !check.passed ? kExitCheckFailed : kExitOk;
+  return check && !check->passed() ? kExitCheckFailed : kExitOk;
 }
 
 }  // namespace alpa::tools

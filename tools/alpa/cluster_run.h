@@ -4,10 +4,10 @@
 // and measured per-device peak memory beside what the cost model predicted. With --check the
 // reference interpreter trains the same model from the same weights and data on one device
 // alongside, and the run fails (exit 3) when a loss, a weight or an optimizer state differs
-// beyond the printed tolerance. --trace writes every device's timeline (execution_trace.h).
-// With --backend mpi each process of `mpirun -np N` is one device (runtime/mpi_communicator.h):
-// every rank plans the same step, runs its tile, and rank 0 reports; an error on one rank ends
-// them all.
+// beyond the printed tolerance (training_check.h). --trace writes every device's timeline
+// (execution_trace.h). With --backend mpi each process of `mpirun -np N` is one device
+// (runtime/mpi_communicator.h): every rank plans the same step, runs its tile, and rank 0 reports;
+// an error on one rank ends them all.
 #ifndef ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 #define ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 
@@ -35,9 +35,10 @@ struct ClusterRunOptions {
   std::string kernels = "fast";
 };
 
-// Returns the process exit code (command_util.h).
-int RunOnCluster(const ZooStep& zoo, const ClusterRunOptions& options, int64_t steps, uint64_t seed,
-                 bool json);
+// Returns the process exit code (command_util.h). `f32_step` is the same model built in f32, which
+// --check needs for a 16-bit model (training_check.h); null otherwise.
+int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
+                 int64_t steps, uint64_t seed, bool json);
 
 }  // namespace alpa::tools
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "support/units.h"
@@ -148,7 +149,16 @@ int RunRun(const RunOptions& options) {
   if (!zoo.ok()) return ReportError(zoo.status());
   KeepFreedMemoryForReuse();
   if (!options.cluster.cluster.empty()) {
-    return RunOnCluster(*zoo, options.cluster, options.steps, options.seed, options.json);
+    std::optional<ZooStep> f32_step;
+    if (options.cluster.check && zoo->dtype != ir::DType::kF32) {
+      ZooFlags f32_flags = options.zoo;
+      f32_flags.dtype = "f32";
+      Result<ZooStep> built = BuildZooStep(options.model, f32_flags);
+      if (!built.ok()) return ReportError(built.status().WithContext("--check's f32 reference"));
+      f32_step = std::move(built).value();
+    }
+    return RunOnCluster(*zoo, f32_step ? &*f32_step : nullptr, options.cluster, options.steps,
+                        options.seed, options.json);
   }
   if (!options.json) PrintHeader(*zoo, options);
   ZooTraining training(*zoo, options.seed);
