@@ -112,18 +112,17 @@ Status F32Convolution(const ConvolutionParams& params, const float* input, const
 }
 
 // f16/bf16 through oneDNN's 16-bit kernel where this CPU has one; elsewhere widened to f32 in
-// per-thread scratch and rounded once (as HalfMatMul in matmul.cc).
+// per-thread scratch and rounded once.
 template <typename T>
 Status HalfConvolution(ir::DType dtype, const ConvolutionParams& params, const Counts& counts,
                        const void* input, const void* kernel, void* output) {
   Status status = internal::OneDnnConvolution(dtype, params, input, kernel, output);
   if (status.code() != StatusCode::kUnimplemented) return status;
-  const float* input32 = internal::WidenToF32<T>(0, input, counts.input);
-  const float* kernel32 = internal::WidenToF32<T>(1, kernel, counts.kernel);
-  float* output32 = internal::ThreadF32Scratch(2, counts.output);
-  ALPA_RETURN_IF_ERROR(F32Convolution(params, input32, kernel32, output32));
-  internal::NarrowFromF32<T>(output32, counts.output, output);
-  return Status::Ok();
+  return internal::RunWidenedToF32<T>(
+      input, counts.input, kernel, counts.kernel, output, counts.output,
+      [&](const float* input32, const float* kernel32, float* output32) {
+        return F32Convolution(params, input32, kernel32, output32);
+      });
 }
 
 }  // namespace

@@ -112,6 +112,20 @@ void NarrowFromF32(const float* values, int64_t count, void* data) {
   }
 }
 
+// An f32 kernel run on 16-bit operands: `lhs` and `rhs` widened into this thread's scratch,
+// `f32_kernel(lhs32, rhs32, out32)` run, and its result rounded once into `out`. The fallback of
+// the 16-bit matmul and convolution where oneDNN has no 16-bit kernel for this CPU.
+template <typename T, typename F32Kernel>
+Status RunWidenedToF32(const void* lhs, int64_t lhs_count, const void* rhs, int64_t rhs_count,
+                       void* out, int64_t out_count, const F32Kernel& f32_kernel) {
+  const float* lhs32 = WidenToF32<T>(0, lhs, lhs_count);
+  const float* rhs32 = WidenToF32<T>(1, rhs, rhs_count);
+  float* out32 = ThreadF32Scratch(2, out_count);
+  ALPA_RETURN_IF_ERROR(f32_kernel(lhs32, rhs32, out32));
+  NarrowFromF32<T>(out32, out_count, out);
+  return Status::Ok();
+}
+
 }  // namespace alpa::kernels::internal
 
 #endif  // ALPA_KERNELS_ELEMENT_TYPE_H_

@@ -65,12 +65,10 @@ Status HalfMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t 
                   const void* b, void* c) {
   Status status = internal::OneDnnMatMul(dtype, batch, m, k, n, a, b, c);
   if (status.code() != StatusCode::kUnimplemented) return status;
-  const float* a32 = internal::WidenToF32<T>(0, a, batch * m * k);
-  const float* b32 = internal::WidenToF32<T>(1, b, batch * k * n);
-  float* c32 = internal::ThreadF32Scratch(2, batch * m * n);
-  ALPA_RETURN_IF_ERROR(F32MatMul(batch, m, k, n, a32, b32, c32));
-  internal::NarrowFromF32<T>(c32, batch * m * n, c);
-  return Status::Ok();
+  return internal::RunWidenedToF32<T>(a, batch * m * k, b, batch * k * n, c, batch * m * n,
+                                      [&](const float* a32, const float* b32, float* c32) {
+                                        return F32MatMul(batch, m, k, n, a32, b32, c32);
+                                      });
 }
 
 template <typename T>
