@@ -40,7 +40,8 @@ Result<Link> ReadLink(const Json& json, const std::string& path, bool with_topol
 Result<DeviceSpec> ReadDevice(const Json& json, const std::string& name) {
   const std::string path = "device_types." + name;
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
-      json, path, {"peak_flops", "memory_bytes", "memory_bandwidth", "fuses_kernels"},
+      json, path,
+      {"peak_flops", "memory_bytes", "memory_bandwidth", "fuses_kernels", "kernel_launch"},
       "the cluster"));
   DeviceSpec device;
   device.name = name;
@@ -60,6 +61,9 @@ Result<DeviceSpec> ReadDevice(const Json& json, const std::string& name) {
   ALPA_ASSIGN_OR_RETURN(device.memory_bandwidth, JsonNumber(json, path, "memory_bandwidth"));
   if (json.contains("fuses_kernels")) {
     ALPA_ASSIGN_OR_RETURN(device.fuses_kernels, JsonBool(json, path, "fuses_kernels"));
+  }
+  if (json.contains("kernel_launch")) {
+    ALPA_ASSIGN_OR_RETURN(device.kernel_launch_s, JsonNumber(json, path, "kernel_launch"));
   }
   ALPA_RETURN_IF_ERROR(ValidateDeviceSpec(device));
   return device;
@@ -178,7 +182,8 @@ std::string ClusterJson(const ClusterSpec& spec) {
     types[host.device.name] = {{"peak_flops", flops},
                                {"memory_bytes", host.device.memory_bytes},
                                {"memory_bandwidth", host.device.memory_bandwidth},
-                               {"fuses_kernels", host.device.fuses_kernels}};
+                               {"fuses_kernels", host.device.fuses_kernels},
+                               {"kernel_launch", host.device.kernel_launch_s}};
   }
   json["device_types"] = types;
   Json hosts = Json::array();

@@ -12,9 +12,11 @@
 //         "peak_flops": {"f64": 7.8e12, "f32": 15.7e12, "f16": 125e12},   FLOP/s per dtype, dense
 //         "memory_bytes": 17179869184,
 //         "memory_bandwidth": 9e11,
-//         "fuses_kernels": true                  optional (default true): the compiler fuses
-//       },                                       elementwise chains (XLA on GPUs; false for
+//         "fuses_kernels": true,                 optional (default true): the compiler fuses
+//                                                elementwise chains (XLA on GPUs; false for
 //                                                one kernel per instruction, as on `local`)
+//         "kernel_launch": 1e-6                  optional (default 0): seconds each kernel
+//       },                                       costs beyond its roofline time (device.h)
 //       "A100-SXM4-40GB": {
 //         "peak_flops": {"f32": 19.5e12, "tf32": 156e12, "f16": 312e12, "bf16": 312e12},
 //         "memory_bytes": 42949672960,

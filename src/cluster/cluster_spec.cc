@@ -27,6 +27,11 @@ Status ValidateDeviceSpec(const DeviceSpec& device) {
         "device_types.{}.memory_bandwidth: must be a positive number of bytes per second, found {}",
         device.name, device.memory_bandwidth);
   }
+  if (!std::isfinite(device.kernel_launch_s) || device.kernel_launch_s < 0) {
+    return InvalidArgument(
+        "device_types.{}.kernel_launch: must be a non-negative number of seconds, found {}",
+        device.name, device.kernel_launch_s);
+  }
   if (device.peak_flops.empty()) {
     return InvalidArgument("device_types.{}.peak_flops: must give at least one dtype", device.name);
   }

@@ -7,6 +7,12 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 constexpr double kTera = 1e12;
 constexpr double kGiga = 1e9;
 
+// Kernel launch on NVIDIA GPUs (DeviceSpec::kernel_launch_s): no datasheet gives it. NVIDIA's
+// "Getting Started with CUDA Graphs" (2019, on a V100) ran kernels of about 2.9 us back to back
+// from a stream at about 3.8 us each: about 1 us a kernel beyond its own time. XLA launches its
+// kernels the same way, one stream, ahead of the device.
+constexpr double kGpuKernelLaunchSeconds = 1e-6;
+
 }  // namespace
 
 double DeviceSpec::PeakFlops(std::string_view dtype) const {
@@ -29,6 +35,7 @@ DeviceSpec V100Sxm2(int64_t memory_gib) {
   device.peak_flops = {{"f64", 7.8 * kTera}, {"f32", 15.7 * kTera}, {"f16", 125 * kTera}};
   device.memory_bytes = memory_gib * kGiB;
   device.memory_bandwidth = 900 * kGiga;
+  device.kernel_launch_s = kGpuKernelLaunchSeconds;
   return device;
 }
 
@@ -46,6 +53,7 @@ DeviceSpec A100Sxm40GB() {
                        {"bf16", 312 * kTera}};
   device.memory_bytes = 40 * kGiB;
   device.memory_bandwidth = 1555 * kGiga;
+  device.kernel_launch_s = kGpuKernelLaunchSeconds;
   return device;
 }
 
@@ -60,6 +68,7 @@ DeviceSpec H100Sxm80GB() {
                        {"f16", 989.5 * kTera}, {"bf16", 989.5 * kTera}, {"f8", 1979 * kTera}};
   device.memory_bytes = 80 * kGiB;
   device.memory_bandwidth = 3350 * kGiga;
+  device.kernel_launch_s = kGpuKernelLaunchSeconds;
   return device;
 }
 
@@ -68,7 +77,9 @@ DeviceSpec H100Sxm80GB() {
 // 80 GFLOP/s f32 and half of that in f64. f16 and bf16 get the f32 figure: the CPU kernels widen
 // them to f32 unless the core has 16-bit units (bf16 on AVX512-BF16 or AMX runs at about twice
 // the f32 rate), which only a profile can tell. Memory bandwidth: about 10 GB/s per core (a
-// socket's ~100 GB/s shared by ~10 cores).
+// socket's ~100 GB/s shared by ~10 cores). Kernel launch: our runtime's dispatch of one
+// instruction, about 0.2 us (alpa profile's kernel-launch figure on the project's machines: 0.17
+// us).
 DeviceSpec CpuCoreEstimate(int64_t memory_bytes) {
   DeviceSpec device;
   device.name = "cpu-core";
@@ -77,6 +88,7 @@ DeviceSpec CpuCoreEstimate(int64_t memory_bytes) {
   device.memory_bytes = memory_bytes;
   device.memory_bandwidth = 10 * kGiga;
   device.fuses_kernels = false;  // runtime/device_executor.h runs one kernel per instruction
+  device.kernel_launch_s = 0.2e-6;
   return device;
 }
 

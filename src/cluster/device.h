@@ -25,6 +25,10 @@ struct DeviceSpec {
   // them (XLA on GPUs does; our CPU runtime runs one kernel per instruction). The compute and
   // memory models follow it (cost/kernel_fusion.h).
   bool fuses_kernels = true;
+  // Seconds each kernel costs beyond its roofline time: a GPU kernel's launch (the gap between
+  // back-to-back kernels of a stream), our runtime's dispatch of one instruction. It weighs where
+  // kernels are short: gpt-tiny's step is about 1700 instructions of microseconds each.
+  double kernel_launch_s = 0;
 
   // FLOP/s for `dtype`, 0 when the device has no figure for it.
   double PeakFlops(std::string_view dtype) const;

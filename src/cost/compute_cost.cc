@@ -72,6 +72,7 @@ DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device) {
   }
   throughput.memory_bandwidth = device.memory_bandwidth;
   throughput.fuses_kernels = device.fuses_kernels;
+  throughput.kernel_launch_s = device.kernel_launch_s;
   return throughput;
 }
 
@@ -91,6 +92,12 @@ void ComputationCost::Add(const ComputationCost& other, double times) {
   flops += times * other.flops;
   bytes += times * other.bytes;
   compute_bound_seconds += times * other.compute_bound_seconds;
+}
+
+double LaunchSeconds(const Instruction& instruction, const DeviceThroughput& device,
+                     const FusedValues& fused) {
+  const bool kernel = !MovesNoData(instruction) && !fused.contains(&instruction);
+  return kernel ? device.kernel_launch_s : 0;
 }
 
 Result<InstructionCost> EstimateInstruction(const Instruction& instruction,
@@ -120,7 +127,8 @@ Result<InstructionCost> EstimateInstruction(const Instruction& instruction,
         cost.flops / (peak->second * (matmul ? efficiency.matmul : efficiency.other_compute));
   }
   const double memory_seconds = cost.bytes / (device.memory_bandwidth * efficiency.memory);
-  cost.seconds = std::max(compute_seconds, memory_seconds);
+  cost.launch_seconds = LaunchSeconds(instruction, device, fused);
+  cost.seconds = std::max(compute_seconds, memory_seconds) + cost.launch_seconds;
   cost.compute_bound = compute_seconds > memory_seconds;
   return cost;
 }

@@ -1,7 +1,9 @@
 // Compute time of instructions on one device by the roofline model:
 //
 //   time(i) = max(flops(i) / (peak(dtype(i)) * compute_efficiency(i)),
-//                 bytes(i) / (memory_bandwidth * memory_efficiency))
+//                 bytes(i) / (memory_bandwidth * memory_efficiency))  +  launch(i)
+//   launch(i) = the device's kernel_launch_s when i is a kernel of its own (neither fused into
+//               its readers nor free, below), else 0
 //
 // flops as cost/flop_count.h counts them; bytes as XLA's HloCostAnalysis "bytes accessed": every
 // operand read once and the result written once (a fusion is one kernel: its operands and its
@@ -38,6 +40,7 @@ struct DeviceThroughput {
   std::map<ir::DType, double> peak_flops;  // per second; a dtype without an entry is an error
   double memory_bandwidth = 0;             // bytes per second
   bool fuses_kernels = false;              // cluster::DeviceSpec::fuses_kernels
+  double kernel_launch_s = 0;              // cluster::DeviceSpec::kernel_launch_s
 };
 
 // A cluster device's figures for the roofline: its peaks for the dtypes the IR has (a "tf32" or
@@ -62,9 +65,14 @@ struct Efficiency {
 struct InstructionCost {
   double flops = 0;
   double bytes = 0;
-  double seconds = 0;
+  double seconds = 0;          // the roofline's time plus the launch
+  double launch_seconds = 0;   // launch(i): the part of `seconds` no sharding divides
   bool compute_bound = false;  // the flops term is the larger one
 };
+
+// launch(i) above: the device's kernel launch time when `instruction` is a kernel of its own.
+double LaunchSeconds(const ir::Instruction& instruction, const DeviceThroughput& device,
+                     const FusedValues& fused = NoFusion());
 
 // `fused`: the values of the instruction's computation kept inside kernels (FuseIntoReaders);
 // empty for one kernel per instruction.

@@ -36,6 +36,9 @@ std::vector<DerivedFigure> DerivedFigures(const ProfileDatabase& database) {
   if (database.memory_bandwidth > 0) {
     figures.push_back({"memory_bandwidth", database.memory_bandwidth, false});
   }
+  if (database.kernel_launch_s > 0) {
+    figures.push_back({"kernel_launch_s", database.kernel_launch_s, false});
+  }
   for (const auto& [kind, fit] : database.collectives) {
     figures.push_back({kind + " latency_s", fit.latency_s, true});
     figures.push_back({kind + " bandwidth", fit.bandwidth, true});

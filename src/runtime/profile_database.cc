@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/collective_profiler.h"
+#include "runtime/kernel_launch.h"
 #include "support/file.h"
 #include "support/json_text.h"
 
@@ -63,11 +64,11 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   Measurement m;
   ALPA_ASSIGN_OR_RETURN(m.kind, JsonString(json, path, "kind"));
   if (m.kind != "matmul" && m.kind != "convolution" && m.kind != "elementwise" &&
-      !IsProfiledCollective(m.kind)) {
+      m.kind != kKernelLaunchKind && !IsProfiledCollective(m.kind)) {
     return InvalidArgument(
-        "{}.kind: expected 'matmul', 'convolution', 'elementwise' or a collective ({}), found "
-        "'{}'",
-        path, fmt::join(ProfiledCollectives(), ", "), m.kind);
+        "{}.kind: expected 'matmul', 'convolution', 'elementwise', '{}' or a collective ({}), "
+        "found '{}'",
+        path, kKernelLaunchKind, fmt::join(ProfiledCollectives(), ", "), m.kind);
   }
   ALPA_ASSIGN_OR_RETURN(m.name, JsonString(json, path, "name"));
   ALPA_ASSIGN_OR_RETURN(m.dtype, JsonString(json, path, "dtype"));
@@ -82,8 +83,8 @@ Result<Measurement> ReadMeasurement(const Json& json, const std::string& path) {
   }
   ALPA_ASSIGN_OR_RETURN(m.work, NonNegativeField(json, path, "work"));
   ALPA_ASSIGN_OR_RETURN(m.unit, JsonString(json, path, "unit"));
-  if (m.unit != "FLOP" && m.unit != "B") {
-    return InvalidArgument("{}.unit: expected 'FLOP' or 'B', found '{}'", path, m.unit);
+  if (m.unit != "FLOP" && m.unit != "B" && m.unit != "kernel") {
+    return InvalidArgument("{}.unit: expected 'FLOP', 'B' or 'kernel', found '{}'", path, m.unit);
   }
   ALPA_ASSIGN_OR_RETURN(m.median_s, JsonNumber(json, path, "median_s"));
   if (m.median_s <= 0) {
@@ -178,7 +179,8 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
   DeriveFigures(db);
   ALPA_ASSIGN_OR_RETURN(const Json* derived, JsonField(json, "", "derived"));
   ALPA_RETURN_IF_ERROR(CheckJsonObject(
-      *derived, "derived", {"peak_flops", "memory_bandwidth", "collectives"}, "the profile"));
+      *derived, "derived", {"peak_flops", "memory_bandwidth", "kernel_launch_s", "collectives"},
+      "the profile"));
   auto agrees = [](double a, double b) {
     return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
   };
@@ -207,6 +209,15 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
         "derived.memory_bandwidth: {:.6g} is not what the measurements give ({:.6g}); profile "
         "again",
         bandwidth, db.memory_bandwidth);
+  }
+  double launch = 0;
+  if (derived->contains("kernel_launch_s")) {
+    ALPA_ASSIGN_OR_RETURN(launch, NonNegativeField(*derived, "derived", "kernel_launch_s"));
+  }
+  if (!agrees(launch, db.kernel_launch_s)) {
+    return InvalidArgument(
+        "derived.kernel_launch_s: {:.6g} is not what the measurements give ({:.6g}); profile again",
+        launch, db.kernel_launch_s);
   }
   if (!derived->contains("collectives")) {
     if (db.collectives.empty()) return db;
@@ -263,6 +274,12 @@ void DeriveFigures(ProfileDatabase& database) {
   }
   if (largest != nullptr && !largest->flagged && largest->median_s > 0) {
     database.memory_bandwidth = largest->Throughput();
+  }
+  database.kernel_launch_s = 0;
+  for (const Measurement& m : database.measurements) {
+    if (m.kind == kKernelLaunchKind && !m.flagged && m.work > 0) {
+      database.kernel_launch_s = m.median_s / m.work;
+    }
   }
   // Collectives: alpha from the smallest size, 1/beta from the largest (format above), and only
   // when both are unflagged: a neighbouring size standing in for a flagged one would move alpha by
@@ -324,6 +341,7 @@ std::string ProfileJson(const ProfileDatabase& db) {
   Json peaks = Json::object();
   for (const auto& [dtype, flops] : db.peak_flops) peaks[dtype] = flops;
   json["derived"] = {{"peak_flops", std::move(peaks)}, {"memory_bandwidth", db.memory_bandwidth}};
+  if (db.kernel_launch_s > 0) json["derived"]["kernel_launch_s"] = db.kernel_launch_s;
   if (!db.collectives.empty()) {
     Json fits = Json::object();
     for (const auto& [kind, fit] : db.collectives) {
@@ -354,7 +372,8 @@ Status SaveProfile(const ProfileDatabase& database, const std::string& path) {
 }
 
 Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device) {
-  if (database.peak_flops.empty() && database.memory_bandwidth <= 0) {
+  if (database.peak_flops.empty() && database.memory_bandwidth <= 0 &&
+      database.kernel_launch_s <= 0) {
     return FailedPrecondition(
         "the profile of {} has no unflagged figure to apply (every measurement was flagged or "
         "none was taken); profile again",
@@ -364,6 +383,7 @@ Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device
     if (flops > 0) device.peak_flops[dtype] = flops;
   }
   if (database.memory_bandwidth > 0) device.memory_bandwidth = database.memory_bandwidth;
+  if (database.kernel_launch_s > 0) device.kernel_launch_s = database.kernel_launch_s;
   return Status::Ok();
 }
 

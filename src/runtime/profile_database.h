@@ -38,6 +38,9 @@
 //       "memory_bandwidth": 1.5e10,               elementwise throughput at the largest size,
 //                                                 0 when that one is flagged (smaller sizes fit
 //                                                 in caches, so none stands in for it)
+//       "kernel_launch_s": 1.2e-6,                the kernel-launch figure's seconds a kernel
+//                                                 (kernel_launch.h); absent when it is flagged
+//                                                 or was not measured (profiles before it)
 //       "collectives": {                          per collective kind whose smallest and largest
 //         "all-reduce": {"latency_s": 2.1e-5,     sizes are both unflagged: latency_s the smallest
 //                        "bandwidth": 3.2e9}, ... size's time, bandwidth its largest's bytes over
@@ -97,6 +100,7 @@ struct ProfileDatabase {
   // Derived (DeriveFigures): unflagged figures only.
   std::map<std::string, double> peak_flops;          // dtype -> FLOP/s
   double memory_bandwidth = 0;                       // B/s
+  double kernel_launch_s = 0;                        // seconds a kernel; 0: none
   std::map<std::string, CollectiveFit> collectives;  // kind -> fit
   // Whether collectives were measured, and why not ("" when they were).
   bool collectives_measured = false;
@@ -122,8 +126,9 @@ Result<ProfileDatabase> LoadProfile(const std::string& path);
 Status SaveProfile(const ProfileDatabase& database, const std::string& path);
 
 // Replaces the device's peak FLOP/s for every dtype the database has a derived figure for, and its
-// memory bandwidth when the database has one; other dtypes keep their figures. The figures are for
-// one device of the profiled cluster (profiler.h). Fails when the database derived nothing.
+// memory bandwidth and kernel launch when the database has them; other dtypes keep their figures.
+// The figures are for one device of the profiled cluster (profiler.h). Fails when the database
+// derived nothing.
 Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device);
 // The same for every host's device, with the cluster's note saying where the figures come from.
 // When the profile has an all-reduce fit, every host's intra-host link also becomes the one whose

@@ -19,6 +19,7 @@
 #include "kernels/matmul.h"
 #include "runtime/collective_profiler.h"
 #include "runtime/core_round_trip.h"
+#include "runtime/kernel_launch.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -189,6 +190,29 @@ Plan CollectivePlan(const std::string& kind, int64_t bytes, int64_t devices,
   return plan;
 }
 
+// The runtime's dispatch of one instruction (kernel_launch.h); the operation is one kernel.
+Plan KernelLaunchPlan() {
+  Plan plan;
+  Measurement& f = plan.figure;
+  f.kind = kKernelLaunchKind;
+  f.dtype = "f32";
+  f.name = fmt::format("kernel launch, {} adds of f32[1]", KernelLaunchTimer::kKernelsPerChain);
+  f.shape = {KernelLaunchTimer::kKernelsPerChain, 1};
+  f.work = 1;
+  f.unit = "kernel";
+  plan.prepare = [](const ProfileOptions& options, Measurement& figure) -> Result<Sampler> {
+    Result<std::unique_ptr<KernelLaunchTimer>> created = KernelLaunchTimer::Create();
+    if (!created.ok()) return created.status().WithContext(figure.name);
+    std::shared_ptr<const KernelLaunchTimer> timer = std::move(created).value();
+    Result<Sampler> sampler =
+        MakeBatchSampler([timer](int64_t count) { return timer->Time(count); },
+                         options.min_run_seconds, &figure.iterations_per_run);
+    if (!sampler.ok()) return sampler.status().WithContext(figure.name);
+    return sampler;
+  };
+  return plan;
+}
+
 constexpr char kCoreRoundTripKind[] = "core-round-trip";
 
 // The cores' round trip (core_round_trip.h), measured in the rounds like a figure.
@@ -241,6 +265,7 @@ std::vector<Plan> Plans(const ProfileOptions& options, Status& status) {
     }
   }
   for (int64_t bytes : options.elementwise_bytes) plans.push_back(ElementwisePlan(bytes));
+  plans.push_back(KernelLaunchPlan());
   if (options.devices >= 2) {
     auto timer = std::make_shared<std::unique_ptr<CollectiveTimer>>();
     for (const std::string& kind : ProfiledCollectives()) {
@@ -421,6 +446,9 @@ int64_t ThreadsPerDevice(int64_t devices) {
 }
 
 std::string FormatThroughput(const Measurement& measurement) {
+  if (measurement.kind == kKernelLaunchKind) {
+    return fmt::format("{:.2f} us a kernel", measurement.median_s / measurement.work * 1e6);
+  }
   double value = measurement.Throughput();
   static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P"};
   size_t prefix = 0;

@@ -53,20 +53,22 @@ namespace alpa::runtime {
 
 // One figure of the profile.
 struct Measurement {
-  // "matmul", "convolution", "elementwise", or a collective: "all-reduce", "all-gather",
-  // "reduce-scatter", "all-to-all"
+  // "matmul", "convolution", "elementwise", "kernel-launch" (kernel_launch.h), or a collective:
+  // "all-reduce", "all-gather", "reduce-scatter", "all-to-all"
   std::string kind;
   std::string name;   // e.g. "matmul f32 1024^3", unique within a profile
   std::string dtype;  // "f32", "f16", "bf16", "f64"
   // matmul: {batch, m, k, n}; convolution: {N, C_in, H, W, C_out, KH, KW} (stride 1, same
-  // padding); elementwise: {elements} of c = a + b; collective: {devices, elements} (f32).
+  // padding); elementwise: {elements} of c = a + b; kernel-launch: {kernels in the chain,
+  // elements of each}; collective: {devices, elements} (f32).
   std::vector<int64_t> shape;
   // Work of one operation: FLOPs (matmul: 2*b*m*k*n, convolution: 2*N*C_out*H*W*C_in*KH*KW) or,
-  // for elementwise, bytes moved (3 * elements * element size: two reads and one write); for a
+  // for elementwise, bytes moved (3 * elements * element size: two reads and one write); for
+  // kernel-launch, 1 kernel (the operation is one instruction of the chain); for a
   // collective, its size as collective_cost.h prices it (4 * elements), so the throughput is the
   // algorithm bandwidth.
   double work = 0;
-  std::string unit;                // "FLOP" or "B"
+  std::string unit;                // "FLOP", "B" or "kernel"
   double median_s = 0;             // seconds per operation, median of the runs
   double spread = 0;               // (p90 - p10) / median of the runs
   double uncertainty = 0;          // MedianUncertainty of the runs
@@ -166,7 +168,8 @@ struct ProfileDatabase;
 // filled in). Restores the OpenMP thread count it found.
 Result<ProfileDatabase> RunProfile(const ProfileOptions& options);
 
-// "75.1 GFLOP/s" or "12.3 GB/s": a measurement's throughput with its unit.
+// "75.1 GFLOP/s" or "12.3 GB/s": a measurement's throughput with its unit; "1.20 us a kernel"
+// for the kernel launch.
 std::string FormatThroughput(const Measurement& measurement);
 
 }  // namespace alpa::runtime

@@ -6,6 +6,8 @@
 #include <memory>
 #include <unordered_set>
 
+#include "cost/compute_cost.h"
+
 namespace alpa::sharding {
 namespace {
 
@@ -174,6 +176,9 @@ Status GenerateStrategies(const ir::Computation& computation, StrategyContext co
               : instruction->name());
     }
     CheckStrategyArity(*instruction, *set);
+    const double launch = cost::LaunchSeconds(
+        *instruction, context.device, context.fused != nullptr ? *context.fused : cost::NoFusion());
+    for (Strategy& strategy : set->strategies) strategy.compute_seconds += launch;
     graph.node_index[instruction] = static_cast<int64_t>(graph.nodes.size());
     graph.nodes.push_back(StrategyNode{instruction, std::move(*set)});
   }

@@ -59,7 +59,9 @@ using StrategyGenerator =
 // `context.strategies_of` is set by the walk (it answers for operands already generated; for a
 // get-tuple-element of a tuple it answers with the selected operand's set), and so is
 // `context.user_count` (distinct readers in the computation, the root one more, looking through
-// a chain of single transposes, reshapes, bitcasts, copies and converts). Errors from a
+// a chain of single transposes, reshapes, bitcasts, copies and converts). Every strategy of a node
+// that is a kernel of its own gets the kernel's launch (cost::LaunchSeconds) added to its compute
+// seconds, once: the generators divide only the roofline time by the parallelism. Errors from a
 // generator come back with the instruction's name and location added.
 Status GenerateStrategies(const ir::Computation& computation, StrategyContext context,
                           const StrategyGenerator& generate, StrategyGraph& graph);

@@ -182,7 +182,7 @@ Result<double> InstructionSeconds(const ir::Instruction& instruction, const Stra
   if (!cost.ok()) {
     return cost.status().WithContext(fmt::format("strategies of %{}", instruction.name()));
   }
-  return cost->seconds;
+  return cost->seconds - cost->launch_seconds;  // GenerateStrategies adds the launch once
 }
 
 void AddCollective(Strategy& strategy, const StrategyContext& ctx, cost::CollectiveKind kind,

@@ -70,7 +70,8 @@ int64_t LeafBytes(const LeafSpecs& specs, const ir::Shape& shape,
                   const std::vector<int64_t>& mesh_shape);
 
 // Roofline seconds of the whole instruction on one device of the context; a strategy's compute
-// time is this divided by its parallelism.
+// time is this divided by its parallelism. The kernel's launch is not in it: a kernel is launched
+// once however it is sharded, and GenerateStrategies adds that to every strategy of the node.
 Result<double> InstructionSeconds(const ir::Instruction& instruction, const StrategyContext& ctx);
 
 // One collective the instruction runs over `axes` (ascending), priced by the context's pricer.

@@ -66,6 +66,26 @@ TEST(ClusterJson, KernelFusionIsADeviceProperty) {
   EXPECT_THAT(ClusterJson(*local), HasSubstr("\"fuses_kernels\": false"));
 }
 
+// A kernel's launch time is 0 unless the file gives one; the GPU presets and the local cores have
+// one (device.cc).
+TEST(ClusterJson, KernelLaunchIsADeviceProperty) {
+  Result<ClusterSpec> spec = ParseClusterJson(kHeterogeneous, "c.json");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->hosts[0].device.kernel_launch_s, 0);
+  std::string text = kHeterogeneous;
+  const std::string bandwidth = "\"memory_bandwidth\": 9e11";
+  text.replace(text.find(bandwidth), bandwidth.size(), bandwidth + ", \"kernel_launch\": 3e-6");
+  Result<ClusterSpec> launched = ParseClusterJson(text, "c.json");
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  EXPECT_EQ(launched->hosts[0].device.kernel_launch_s, 3e-6);
+  EXPECT_EQ(launched->hosts[2].device.kernel_launch_s, 0);
+  for (const char* preset : {"p3.16xlarge", "p4d.24xlarge", "dgx-h100", "local:2"}) {
+    Result<ClusterSpec> cluster = ParseClusterArgument(preset);
+    ASSERT_TRUE(cluster.ok());
+    EXPECT_GT(cluster->hosts[0].device.kernel_launch_s, 0) << preset;
+  }
+}
+
 TEST(ClusterJson, RoundTrips) {
   for (const char* argument : {"p3.16xlarge:2", "v100-32gb:1x4", "dgx-h100:3", "local:3"}) {
     Result<ClusterSpec> spec = ParseClusterArgument(argument);
@@ -126,6 +146,10 @@ TEST(ClusterJson, ErrorsNameThePlace) {
   EXPECT_THAT(ErrorAfterEdit("\"memory_bandwidth\": 9e11",
                              "\"memory_bandwidth\": 9e11, \"fuses_kernels\": 1"),
               HasSubstr("c.json: device_types.V100-SXM2-16GB.fuses_kernels: must be"));
+  EXPECT_THAT(ErrorAfterEdit("\"memory_bandwidth\": 9e11",
+                             "\"memory_bandwidth\": 9e11, \"kernel_launch\": -1e-6"),
+              HasSubstr("c.json: device_types.V100-SXM2-16GB.kernel_launch: must be a "
+                        "non-negative number of seconds, found -1e-06"));
   EXPECT_THAT(ErrorAfterEdit("\"hosts_per_rack\": 3", "\"hosts_per_rack\": 2"),
               HasSubstr("c.json: racks.hosts_per_rack: 2 does not divide the 3 hosts"));
   EXPECT_THAT(ErrorAfterEdit("\"inter_host\"", "\"inter_hosts\""),

@@ -75,11 +75,33 @@ TEST(ComputeCostTest, ComputationSumsItsKernelsAndMarkersAreFree) {
   EXPECT_DOUBLE_EQ(total->compute_bound_seconds, dot);
 }
 
+TEST(ComputeCostTest, EveryKernelPaysItsLaunchOnceAndNothingElseDoes) {
+  // 8x8: the dot's 1024 FLOP take 1 ns and its 768 B 7.68 ns, so a 1 us launch dominates.
+  Built built = DotAndAdd(8, DType::kF32);
+  DeviceThroughput device = kDevice;
+  device.kernel_launch_s = 1e-6;
+  Result<InstructionCost> dot = EstimateInstruction(*built.dot, device, kExact);
+  ASSERT_TRUE(dot.ok()) << dot.status().ToString();
+  EXPECT_DOUBLE_EQ(dot->launch_seconds, 1e-6);
+  EXPECT_DOUBLE_EQ(dot->seconds, 3.0 * 8 * 8 * 4 / 1e11 + 1e-6);
+  // Parameters and the layer boundary launch nothing: two kernels in all.
+  Result<ComputationCost> total = EstimateComputation(*built.module->entry(), device, kExact);
+  Result<ComputationCost> free = EstimateComputation(*built.module->entry(), kDevice, kExact);
+  EXPECT_DOUBLE_EQ(total->seconds - free->seconds, 2e-6);
+  // A value fused into its reader runs in the reader's kernel: no launch of its own.
+  const FusedValues fused = {built.dot};
+  EXPECT_EQ(LaunchSeconds(*built.dot, device, fused), 0);
+  EXPECT_EQ(LaunchSeconds(*built.add, device, fused), 1e-6);
+  EXPECT_EQ(LaunchSeconds(*built.dot->operand(0), device), 0);  // a parameter
+}
+
 TEST(ComputeCostTest, ClusterDevicesGiveTheirDatasheetFigures) {
   const DeviceThroughput v100 = ThroughputOf(cluster::V100Sxm2(16));
   EXPECT_EQ(v100.peak_flops.at(DType::kF16), cluster::V100Sxm2(16).PeakFlops("f16"));
   EXPECT_EQ(v100.memory_bandwidth, cluster::V100Sxm2(16).memory_bandwidth);
   EXPECT_EQ(v100.peak_flops.count(DType::kBF16), 0u);  // V100 has no bf16 units
+  EXPECT_EQ(v100.kernel_launch_s, cluster::V100Sxm2(16).kernel_launch_s);
+  EXPECT_GT(v100.kernel_launch_s, 0);
 }
 
 TEST(ComputeCostTest, MissingFiguresAreErrors) {

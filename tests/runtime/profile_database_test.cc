@@ -11,6 +11,7 @@
 
 #include "cluster/device.h"
 #include "cluster/presets.h"
+#include "runtime/kernel_launch.h"
 
 namespace alpa::runtime {
 namespace {
@@ -23,12 +24,12 @@ Measurement Figure(const std::string& kind, const std::string& name, const std::
   m.kind = kind;
   m.name = name;
   m.dtype = dtype;
-  const bool bytes = kind != "matmul" && kind != "convolution";
+  const bool bytes = kind != "matmul" && kind != "convolution" && kind != kKernelLaunchKind;
   m.shape = kind == "elementwise" ? std::vector<int64_t>{int64_t(work / 12)}
             : bytes               ? std::vector<int64_t>{2, int64_t(work / 4)}
                                   : std::vector<int64_t>{1, 8, 8, 8};
   m.work = work;
-  m.unit = bytes ? "B" : "FLOP";
+  m.unit = kind == kKernelLaunchKind ? "kernel" : bytes ? "B" : "FLOP";
   m.median_s = median_s;
   m.runs = {median_s * 0.99, median_s, median_s * 1.01};
   m.spread = flagged ? 0.3 : 0.016;
@@ -71,6 +72,7 @@ ProfileDatabase Sample() {
       // f16: the best size is flagged, so no peak (512^3 does not stand in for it).
       Figure("matmul", "matmul f16 512^3", "f16", 2.0e9, 0.04),          // 50 GFLOP/s
       Figure("matmul", "matmul f16 1024^3", "f16", 2.0e9, 0.025, true),  // 80, flagged
+      Figure(kKernelLaunchKind, "kernel launch", "f32", 1, 0.2e-6),      // 0.2 us a kernel
   };
   db.collectives_measured = true;
   db.collectives_reason = "";
@@ -86,6 +88,7 @@ TEST(ProfileDatabaseTest, DerivedFiguresUseUnflaggedFiguresOnly) {
   EXPECT_EQ(db.peak_flops.count("bf16"), 0u);   // only flagged figures
   EXPECT_EQ(db.peak_flops.count("f16"), 0u);    // its best figure is flagged
   EXPECT_DOUBLE_EQ(db.memory_bandwidth, 12e9);  // the largest size, not the cached one
+  EXPECT_DOUBLE_EQ(db.kernel_launch_s, 0.2e-6);
   // Collectives: the flagged middle size is skipped; reduce-scatter has only a flagged figure and
   // all-to-all a flagged smallest one.
   ASSERT_EQ(db.collectives.size(), 2u);
@@ -114,6 +117,32 @@ TEST(ProfileDatabaseTest, JsonRoundTrips) {
     EXPECT_TRUE(m.contains("flagged")) << m.dump();
   }
   EXPECT_DOUBLE_EQ(json["derived"]["peak_flops"]["f32"].get<double>(), 200e9);
+  EXPECT_DOUBLE_EQ(json["derived"]["kernel_launch_s"].get<double>(), 0.2e-6);
+}
+
+// Profiles taken before the kernel-launch figure have none, and load; a flagged one derives none.
+TEST(ProfileDatabaseTest, TheKernelLaunchIsOptionalAndNeverFlagged) {
+  ProfileDatabase db = Sample();
+  std::erase_if(db.measurements, [](const Measurement& m) { return m.kind == kKernelLaunchKind; });
+  DeriveFigures(db);
+  EXPECT_EQ(db.kernel_launch_s, 0);
+  const std::string text = ProfileJson(db);
+  EXPECT_FALSE(nlohmann::json::parse(text)["derived"].contains("kernel_launch_s"));
+  Result<ProfileDatabase> back = ParseProfileJson(text, "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, db);
+
+  ProfileDatabase flagged = Sample();
+  for (Measurement& m : flagged.measurements) {
+    if (m.kind == kKernelLaunchKind) m.flagged = true;
+  }
+  DeriveFigures(flagged);
+  EXPECT_EQ(flagged.kernel_launch_s, 0);
+  // A derived figure the measurements do not give is refused.
+  nlohmann::json edited = nlohmann::json::parse(ProfileJson(Sample()));
+  edited["derived"]["kernel_launch_s"] = 5e-6;
+  EXPECT_THAT(ParseProfileJson(edited.dump(), "p.json").status().message(),
+              HasSubstr("derived.kernel_launch_s: 5e-06 is not what the measurements give"));
 }
 
 TEST(ProfileDatabaseTest, CoreRoundTripsAreOptional) {
@@ -216,8 +245,9 @@ TEST(ProfileDatabaseTest, LoadErrorsNameTheFileAndPath) {
   EXPECT_THAT(ErrorAfter([](auto& j) { j["derived"].erase("collectives"); }),
               HasSubstr("derived: missing key 'collectives'"));
   EXPECT_THAT(ErrorAfter([](auto& j) { j["measurements"][8]["kind"] = "all-sum"; }),
-              HasSubstr("measurements[8].kind: expected 'matmul', 'convolution', 'elementwise' or "
-                        "a collective (all-reduce, all-gather, reduce-scatter, all-to-all)"));
+              HasSubstr("measurements[8].kind: expected 'matmul', 'convolution', 'elementwise', "
+                        "'kernel-launch' or a collective (all-reduce, all-gather, reduce-scatter, "
+                        "all-to-all)"));
 }
 
 TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
@@ -229,6 +259,7 @@ TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
   EXPECT_DOUBLE_EQ(device.PeakFlops("f64"), db.peak_flops.at("f64"));
   EXPECT_DOUBLE_EQ(device.PeakFlops("bf16"), analytic_bf16);  // only flagged figures: kept
   EXPECT_DOUBLE_EQ(device.memory_bandwidth, db.memory_bandwidth);
+  EXPECT_DOUBLE_EQ(device.kernel_launch_s, 0.2e-6);
 
   Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument("local:2");
   ASSERT_TRUE(spec.ok());

@@ -12,6 +12,7 @@
 
 #include "runtime/collective_profiler.h"
 #include "runtime/core_round_trip.h"
+#include "runtime/kernel_launch.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -197,9 +198,9 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   options.progress = [&](const std::string& line) { lines.push_back(line); };
   Result<ProfileDatabase> db = RunProfile(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  // 4 dtypes x (2 square + 1 skinny) matmuls, 3 dtypes x 1 conv, 2 elementwise sizes, 4
-  // collectives x 2 sizes over the 2 devices.
-  ASSERT_EQ(db->measurements.size(), 4u * 3 + 3 + 2 + 4 * 2);
+  // 4 dtypes x (2 square + 1 skinny) matmuls, 3 dtypes x 1 conv, 2 elementwise sizes, the kernel
+  // launch, 4 collectives x 2 sizes over the 2 devices.
+  ASSERT_EQ(db->measurements.size(), 4u * 3 + 3 + 2 + 1 + 4 * 2);
   std::set<std::string> names;
   for (const Measurement& m : db->measurements) {
     EXPECT_TRUE(names.insert(m.name).second) << m.name;
@@ -211,7 +212,12 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   }
   EXPECT_TRUE(names.count("all-reduce f32 4 KiB x2"));
   EXPECT_TRUE(names.count("all-to-all f32 256 KiB x2"));
-  const Measurement& gather = db->measurements[4 * 3 + 3 + 2 + 2];
+  const Measurement& launch = db->measurements[4 * 3 + 3 + 2];
+  EXPECT_EQ(launch.kind, kKernelLaunchKind);
+  EXPECT_EQ(launch.work, 1);  // seconds a kernel: the runtime dispatches one in microseconds
+  EXPECT_LT(launch.median_s, 1e-4) << launch.median_s;
+  EXPECT_DOUBLE_EQ(db->kernel_launch_s, launch.flagged ? 0 : launch.median_s);
+  const Measurement& gather = db->measurements[4 * 3 + 3 + 2 + 1 + 2];
   EXPECT_EQ(gather.kind, "all-gather");
   EXPECT_EQ(gather.shape, (std::vector<int64_t>{2, 1024}));
   EXPECT_EQ(gather.work, 4096);
@@ -225,7 +231,7 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   EXPECT_EQ(db->core_round_trips_s.empty(), probe == 0);
   for (double seconds : db->core_round_trips_s) EXPECT_GT(seconds, 0);
   // Progress: the samplers prepared ten at a time, then one line per round.
-  const std::string total = std::to_string(25 + probe);
+  const std::string total = std::to_string(26 + probe);
   ASSERT_GE(lines.size(), 3u + 3);
   EXPECT_EQ(lines[0], "preparing figures 1 to 10 of " + total);
   EXPECT_EQ(lines[2], "preparing figures 21 to " + total + " of " + total);
@@ -239,7 +245,8 @@ TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {
   Result<ProfileDatabase> db = RunProfile(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   for (const Measurement& m : db->measurements) {
-    EXPECT_TRUE(m.unit == "FLOP" || m.kind == "elementwise") << m.name;
+    EXPECT_TRUE(m.unit == "FLOP" || m.kind == "elementwise" || m.kind == kKernelLaunchKind)
+        << m.name;
   }
   EXPECT_FALSE(db->collectives_measured);
   EXPECT_EQ(db->collectives_reason, kCollectivesOneDevice);

@@ -47,6 +47,27 @@ TEST(AutoShardingTest, LargeBatchSmallWeightsIsDataParallel) {
   EXPECT_LE(estimate.communication.bytes, 2 * 2 * (256 * 256 + 256) * 4);
 }
 
+// A kernel is launched once however it is sharded: the launches add launch x kernels to the step,
+// not divided over the devices, and change no choice (every strategy of a node pays the same).
+TEST(AutoShardingTest, EveryKernelsLaunchIsPaidOnceOnEachDevice) {
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
+  ASSERT_TRUE(cluster.ok());
+  cluster::ClusterSpec unlaunched = *cluster;
+  for (cluster::HostSpec& host : unlaunched.hosts) host.device.kernel_launch_s = 0;
+  const Planned with = Plan(MlpTrainStep(16384, 256, 1), *cluster, {4});
+  const Planned without = Plan(MlpTrainStep(16384, 256, 1), unlaunched, {4});
+  const cost::DeviceThroughput device = cost::ThroughputOf(cluster->hosts[0].device);
+  ASSERT_GT(device.kernel_launch_s, 0);
+  int64_t kernels = 0;
+  for (const auto& instruction : with.module->entry()->instructions()) {
+    kernels += cost::LaunchSeconds(*instruction, device, with.solution.fused) > 0 ? 1 : 0;
+  }
+  EXPECT_GT(kernels, 10);
+  EXPECT_NEAR(with.solution.estimate.compute_seconds - without.solution.estimate.compute_seconds,
+              static_cast<double>(kernels) * device.kernel_launch_s, 1e-12);
+  EXPECT_EQ(with.solution.choice, without.solution.choice);
+}
+
 // A saved plan's strategy names, pinned on every node, give back that plan, and on a step the
 // solver alone would split otherwise, they win.
 TEST(AutoShardingTest, PinnedStrategyNamesReproduceAPlan) {

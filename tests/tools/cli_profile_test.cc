@@ -27,9 +27,11 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   // Which kinds have a fit depends on which figures a loaded machine flagged.
   EXPECT_THAT(r.out, ::testing::ContainsRegex("collectives +([a-z-]+: latency |none)"));
   EXPECT_THAT(r.out, HasSubstr("median ±"));
-  // 25 figures and, in the same rounds, the cores' round trip (CI machines have two cores).
-  EXPECT_THAT(r.err, HasSubstr("preparing figures 1 to 10 of 26"));
-  EXPECT_THAT(r.err, HasSubstr("round 3/3 of 26 figure(s): "));
+  // 26 figures and, in the same rounds, the cores' round trip (CI machines have two cores).
+  EXPECT_THAT(r.err, HasSubstr("preparing figures 1 to 10 of 27"));
+  EXPECT_THAT(r.err, HasSubstr("round 3/3 of 27 figure(s): "));
+  EXPECT_THAT(r.out, HasSubstr("us a kernel"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("kernel launch: ([0-9.]+ us|none)"));
   EXPECT_THAT(r.out, ::testing::ContainsRegex("cores +round trip between two cores: [0-9]+ ns"));
 
   nlohmann::json json = nlohmann::json::parse(ReadFile(path));
@@ -40,7 +42,7 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   // One per round: 3, or 6 when its median was uncertain after the first pass.
   const size_t round_trips = json["machine"]["core_round_trip_s"].size();
   EXPECT_TRUE(round_trips == 3 || round_trips == 6) << round_trips;
-  ASSERT_EQ(json["measurements"].size(), 25u);
+  ASSERT_EQ(json["measurements"].size(), 26u);
   for (const auto& m : json["measurements"]) {
     ASSERT_TRUE(m["spread"].is_number()) << m.dump();
     EXPECT_GE(m["spread"].get<double>(), 0) << m.dump();

@@ -77,10 +77,12 @@ std::string HostsTable(const ClusterSpec& spec) {
 
 std::string DevicesTable(const ClusterSpec& spec) {
   const std::vector<std::string> dtypes = Dtypes(spec);
-  // kernels: how the cost model sees the device's compiler (cluster::DeviceSpec::fuses_kernels).
-  std::vector<std::string> headers = {"device type", "memory", "memory bw", "kernels"};
+  // kernels: how the cost model sees the device's compiler (cluster::DeviceSpec::fuses_kernels);
+  // launch: what each kernel costs beyond its roofline time (DeviceSpec::kernel_launch_s).
+  std::vector<std::string> headers = {"device type", "memory", "memory bw", "kernels", "launch"};
   std::vector<Table::Align> alignments = {Table::Align::kLeft, Table::Align::kRight,
-                                          Table::Align::kRight, Table::Align::kLeft};
+                                          Table::Align::kRight, Table::Align::kLeft,
+                                          Table::Align::kRight};
   for (const std::string& dtype : dtypes) {
     headers.push_back(dtype);
     alignments.push_back(Table::Align::kRight);
@@ -91,7 +93,8 @@ std::string DevicesTable(const ClusterSpec& spec) {
     if (!seen.insert(host.device.name).second) continue;
     std::vector<std::string> row = {host.device.name, FormatBytes(host.device.memory_bytes),
                                     Bandwidth(host.device.memory_bandwidth),
-                                    host.device.fuses_kernels ? "fused" : "one per op"};
+                                    host.device.fuses_kernels ? "fused" : "one per op",
+                                    FormatSeconds(host.device.kernel_launch_s)};
     for (const std::string& dtype : dtypes) {
       const double flops = host.device.PeakFlops(dtype);
       row.push_back(flops > 0 ? Rate(flops, "FLOP/s") : "-");

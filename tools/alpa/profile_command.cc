@@ -88,6 +88,11 @@ void PrintDerivedFigures(const runtime::ProfileDatabase& db) {
   fmt::print("            memory bandwidth: {}\n",
              db.memory_bandwidth > 0 ? fmt::format("{:.2f} GB/s", db.memory_bandwidth / 1e9)
                                      : "none (the largest add is flagged)");
+  fmt::print("            kernel launch: {}\n",
+             db.kernel_launch_s > 0
+                 ? fmt::format("{:.2f} us (the runtime's dispatch of one instruction)",
+                               db.kernel_launch_s * 1e6)
+                 : "none (flagged, or not measured)");
   int64_t flagged = 0;
   for (const runtime::Measurement& m : db.measurements) flagged += m.flagged ? 1 : 0;
   fmt::print(
