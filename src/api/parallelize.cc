@@ -210,6 +210,8 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Run(
   run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
   run_options.execute.trace = trace_epoch.has_value();
   if (trace_epoch) run_options.execute.epoch = *trace_epoch;
+  if (threads_ == nullptr) threads_ = std::make_shared<runtime::DeviceThreads>(device_count());
+  run_options.threads = threads_.get();
   ALPA_ASSIGN_OR_RETURN(
       runtime::SpmdRun run,
       runtime::RunSpmdProgram(*instructions_, std::move(per_device), run_options));

@@ -11,7 +11,8 @@
 // in the layout the plan chose for it and assembles each result from the devices' tiles, so a
 // caller threads values from one step to the next exactly as with the reference interpreter.
 // The updated values come back in the layouts their parameters are read in (the plan prices that
-// resharding), so the next step's split is the same as this one's.
+// resharding), so the next step's split is the same as this one's. The devices' threads start
+// with the first Run and serve every later one (runtime/device_threads.h).
 #ifndef ALPA_API_PARALLELIZE_H_
 #define ALPA_API_PARALLELIZE_H_
 
@@ -30,6 +31,7 @@
 #include "ir/module.h"
 #include "runtime/communicator.h"
 #include "runtime/device_executor.h"
+#include "runtime/device_threads.h"
 #include "runtime/instruction_list.h"
 #include "sharding/auto_sharding.h"
 #include "sharding/parallel_methods.h"
@@ -169,6 +171,8 @@ class ParallelExecutable {
   sharding::ShardingSolution solution_;
   std::shared_ptr<const ir::Module> program_;
   std::shared_ptr<const runtime::InstructionList> instructions_;  // program_'s
+  // The in-process devices' threads, started by the first Run and kept for the next ones.
+  std::shared_ptr<runtime::DeviceThreads> threads_;
   spmd::CollectiveStats comm_stats_;
   std::vector<sharding::ShardingSpec> parameter_specs_;
   std::vector<sharding::ShardingSpec> result_specs_;

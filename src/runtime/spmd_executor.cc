@@ -85,7 +85,11 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
   // devices over 2 cores (bench/pytorch/compare.sh) took 1.4x the one-device time.
   const int threads_per_device = std::max(
       1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices));
-  const std::vector<Status> statuses = RunOnDevices(world, [&](Communicator& communicator) {
+  if (options.threads != nullptr && options.threads->devices() != devices) {
+    return InvalidArgument("RunSpmdProgram of {}: {} device threads for {} devices", name,
+                           options.threads->devices(), devices);
+  }
+  const auto run_device = [&](Communicator& communicator) -> Status {
     omp_set_num_threads(threads_per_device);
     const size_t device = static_cast<size_t>(communicator.rank());
     CommunicatorCollectives collectives(communicator);
@@ -99,7 +103,11 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
     if (!result.ok()) return result.status();
     results[device] = std::move(result).value();
     return Status::Ok();
-  });
+  };
+  const std::vector<Status> statuses =
+      options.threads != nullptr
+          ? options.threads->Run([&](int64_t device) { return run_device(world.device(device)); })
+          : RunOnDevices(world, run_device);
   // A device's own error first: the timeouts of its peers follow from it.
   std::vector<std::string> errors, timeouts;
   StatusCode code = StatusCode::kDeadlineExceeded;

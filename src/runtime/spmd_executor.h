@@ -17,6 +17,7 @@
 #include "ir/module.h"
 #include "runtime/communicator.h"
 #include "runtime/device_executor.h"
+#include "runtime/device_threads.h"
 #include "runtime/in_process_communicator.h"
 #include "runtime/instruction_list.h"
 #include "support/status.h"
@@ -50,6 +51,9 @@ class CommunicatorCollectives : public interp::CollectiveBackend {
 struct SpmdRunOptions {
   InProcessOptions communicator;
   ExecuteOptions execute;  // every device's: tracing, the epoch, the memory limit
+  // The devices' threads, kept from one run to the next (as many as devices; not owned); null:
+  // a fresh thread per device for this run.
+  DeviceThreads* threads = nullptr;
 };
 
 struct SpmdRun {
