@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -85,16 +86,20 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
   // devices over 2 cores (bench/pytorch/compare.sh) took 1.4x the one-device time.
   const int threads_per_device = std::max(
       1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices));
-  if (options.threads != nullptr && options.threads->devices() != devices) {
+  std::optional<DeviceThreads> own_threads;
+  DeviceThreads& threads =
+      options.threads != nullptr ? *options.threads : own_threads.emplace(devices);
+  if (threads.devices() != devices) {
     return InvalidArgument("RunSpmdProgram of {}: {} device threads for {} devices", name,
-                           options.threads->devices(), devices);
+                           threads.devices(), devices);
   }
-  const auto run_device = [&](Communicator& communicator) -> Status {
+  const std::vector<Status> statuses = threads.Run([&](int64_t rank) -> Status {
     omp_set_num_threads(threads_per_device);
-    const size_t device = static_cast<size_t>(communicator.rank());
+    const size_t device = static_cast<size_t>(rank);
+    Communicator& communicator = world.device(rank);
     CommunicatorCollectives collectives(communicator);
     interp::DeviceContext context;
-    context.partition_id = communicator.rank();
+    context.partition_id = rank;
     context.num_partitions = devices;
     context.collectives = &collectives;
     Result<ir::Literal> result =
@@ -103,11 +108,7 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
     if (!result.ok()) return result.status();
     results[device] = std::move(result).value();
     return Status::Ok();
-  };
-  const std::vector<Status> statuses =
-      options.threads != nullptr
-          ? options.threads->Run([&](int64_t device) { return run_device(world.device(device)); })
-          : RunOnDevices(world, run_device);
+  });
   // A device's own error first: the timeouts of its peers follow from it.
   std::vector<std::string> errors, timeouts;
   StatusCode code = StatusCode::kDeadlineExceeded;

@@ -52,7 +52,7 @@ struct SpmdRunOptions {
   InProcessOptions communicator;
   ExecuteOptions execute;  // every device's: tracing, the epoch, the memory limit
   // The devices' threads, kept from one run to the next (as many as devices; not owned); null:
-  // a fresh thread per device for this run.
+  // threads started for this run alone.
   DeviceThreads* threads = nullptr;
 };
 
