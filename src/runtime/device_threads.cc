@@ -1,8 +1,53 @@
 #include "runtime/device_threads.h"
 
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+
 namespace alpa::runtime {
+namespace {
+
+// Binds the calling thread to `cores`. A binding the system refuses (a core taken away since
+// AllowedCores) leaves the thread unbound: it then runs where the scheduler puts it, slower at
+// worst, never wrong.
+void BindToCores(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int core : cores) CPU_SET(core, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+}  // namespace
+
+std::vector<int> AllowedCores() {
+  std::vector<int> cores;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int core = 0; core < CPU_SETSIZE; ++core) {
+      if (CPU_ISSET(core, &set)) cores.push_back(core);
+    }
+  }
+  if (cores.empty()) {
+    const int count = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    for (int core = 0; core < count; ++core) cores.push_back(core);
+  }
+  return cores;
+}
+
+std::vector<int> DeviceCores(int64_t device, int64_t devices, const std::vector<int>& allowed) {
+  const auto size = static_cast<int64_t>(allowed.size());
+  if (devices > size) return {allowed[static_cast<size_t>(device % size)]};
+  const int64_t share = size / devices;
+  return std::vector<int>(allowed.begin() + device * share, allowed.begin() + (device + 1) * share);
+}
 
 DeviceThreads::DeviceThreads(int64_t devices) : statuses_(static_cast<size_t>(devices)) {
+  const std::vector<int> allowed = AllowedCores();
+  for (int64_t device = 0; device < devices; ++device) {
+    cores_.push_back(DeviceCores(device, devices, allowed));
+  }
   for (int64_t device = 0; device < devices; ++device) {
     threads_.emplace_back([this, device] { Serve(device); });
   }
@@ -31,6 +76,7 @@ std::vector<Status> DeviceThreads::Run(const std::function<Status(int64_t)>& job
 }
 
 void DeviceThreads::Serve(int64_t device) {
+  BindToCores(cores_[static_cast<size_t>(device)]);
   uint64_t served = 0;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 
 namespace alpa::runtime {
@@ -81,11 +80,6 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
   std::vector<ir::Literal> results(static_cast<size_t>(devices));
   SpmdRun run;
   run.profiles.resize(static_cast<size_t>(devices));
-  // The devices share this machine's cores: each device's kernels get cores / devices OpenMP
-  // threads (an ICV of the device's thread). Left at every core per device, a GPT step on 2
-  // devices over 2 cores (bench/pytorch/compare.sh) took 1.4x the one-device time.
-  const int threads_per_device = std::max(
-      1, static_cast<int>(std::thread::hardware_concurrency()) / static_cast<int>(devices));
   std::optional<DeviceThreads> own_threads;
   DeviceThreads& threads =
       options.threads != nullptr ? *options.threads : own_threads.emplace(devices);
@@ -94,7 +88,10 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
                            threads.devices(), devices);
   }
   const std::vector<Status> statuses = threads.Run([&](int64_t rank) -> Status {
-    omp_set_num_threads(threads_per_device);
+    // The devices share this machine's cores: each device's kernels get as many OpenMP threads
+    // as its thread has cores (an ICV of the device's thread). Left at every core per device, a
+    // GPT step on 2 devices over 2 cores (bench/pytorch/compare.sh) took 1.4x the one-device time.
+    omp_set_num_threads(static_cast<int>(threads.cores(rank).size()));
     const size_t device = static_cast<size_t>(rank);
     Communicator& communicator = world.device(rank);
     CommunicatorCollectives collectives(communicator);

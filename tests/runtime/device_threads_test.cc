@@ -1,8 +1,11 @@
 // DeviceThreads: every device's job on its own thread, the same thread run after run (what it
-// keeps stays), statuses by device, and callers from several threads taking turns.
+// keeps stays), bound to its share of the cores, statuses by device, and callers from several
+// threads taking turns.
 #include "runtime/device_threads.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <atomic>
 #include <set>
@@ -11,6 +14,41 @@
 
 namespace alpa::runtime {
 namespace {
+
+TEST(DeviceCoresTest, EachDeviceGetsItsShareOfTheAllowedCores) {
+  EXPECT_EQ(DeviceCores(0, 2, {0, 1}), (std::vector<int>{0}));
+  EXPECT_EQ(DeviceCores(1, 2, {0, 1}), (std::vector<int>{1}));
+  EXPECT_EQ(DeviceCores(0, 1, {0, 1}), (std::vector<int>{0, 1}));
+  // Three devices of 8 cores: two each, two cores idle (a device's kernels get as many threads).
+  EXPECT_EQ(DeviceCores(2, 3, {0, 1, 2, 3, 4, 5, 6, 7}), (std::vector<int>{4, 5}));
+  // The allowed cores need not be the machine's first ones (taskset, a container's cpuset).
+  EXPECT_EQ(DeviceCores(1, 2, {2, 5, 7, 9}), (std::vector<int>{7, 9}));
+}
+
+TEST(DeviceCoresTest, MoreDevicesThanCoresShareThemRoundRobin) {
+  std::vector<std::vector<int>> cores;
+  for (int64_t device = 0; device < 4; ++device) cores.push_back(DeviceCores(device, 4, {0, 1}));
+  EXPECT_EQ(cores, (std::vector<std::vector<int>>{{0}, {1}, {0}, {1}}));
+}
+
+TEST(DeviceThreadsTest, EachThreadRunsOnItsDevicesCores) {
+  DeviceThreads threads(2);
+  std::vector<std::vector<int>> bound(2);
+  threads.Run([&](int64_t device) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
+    for (int core = 0; core < CPU_SETSIZE; ++core) {
+      if (CPU_ISSET(core, &set)) bound[static_cast<size_t>(device)].push_back(core);
+    }
+    return Status::Ok();
+  });
+  const std::vector<int> allowed = AllowedCores();
+  for (int64_t device = 0; device < 2; ++device) {
+    EXPECT_EQ(threads.cores(device), DeviceCores(device, 2, allowed));
+    EXPECT_EQ(bound[static_cast<size_t>(device)], threads.cores(device)) << "device " << device;
+  }
+}
 
 TEST(DeviceThreadsTest, EachDeviceKeepsItsThreadFromRunToRun) {
   DeviceThreads threads(3);
