@@ -1,5 +1,7 @@
 #include "runtime/collective_profiler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -59,49 +61,10 @@ bool IsProfiledCollective(std::string_view kind) {
 
 int64_t CollectiveElements(int64_t bytes, int64_t devices) { return bytes / 4 / devices * devices; }
 
-CollectiveTimer::CollectiveTimer(int64_t devices) : world_(devices), group_(devices) {
+CollectiveTimer::CollectiveTimer(int64_t devices)
+    : world_(devices), group_(devices), buffers_(devices), threads_(devices) {
   ALPA_CHECK(devices >= 2, "timing collectives needs at least 2 devices, found {}", devices);
   std::iota(group_.begin(), group_.end(), 0);
-  for (int64_t rank = 1; rank < devices; ++rank) {
-    helpers_.emplace_back([this, rank] { Follow(rank); });
-  }
-}
-
-CollectiveTimer::~CollectiveTimer() {
-  Post({.kind = kStop});
-  for (std::thread& helper : helpers_) helper.join();
-}
-
-void CollectiveTimer::Post(const Command& command) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    command_ = command;
-    ++commands_posted_;
-  }
-  posted_.notify_all();
-}
-
-void CollectiveTimer::Follow(int64_t rank) {
-  Communicator& comm = world_.device(rank);
-  Buffers buffers;
-  int64_t seen = 0;
-  for (;;) {
-    Command command;
-    {
-      // Device 0 posts the next command only after this helper took part in the last one (its
-      // barrier needs every device), so none is missed.
-      std::unique_lock<std::mutex> lock(mutex_);
-      posted_.wait(lock, [&] { return commands_posted_ > seen; });
-      command = command_;
-      seen = commands_posted_;
-    }
-    if (command.kind == kStop) return;
-    if (!RunCollectives(comm, group_, command.kind, command.elements, command.count, buffers,
-                        nullptr)
-             .ok()) {
-      return;
-    }
-  }
 }
 
 Result<double> CollectiveTimer::Time(std::string_view kind, int64_t elements, int64_t count) {
@@ -110,10 +73,16 @@ Result<double> CollectiveTimer::Time(std::string_view kind, int64_t elements, in
   if (index == static_cast<int64_t>(kinds.size())) {
     return InvalidArgument("'{}' is not a profiled collective", kind);
   }
-  Post({.kind = index, .elements = elements, .count = count});
   double seconds = 0;
-  ALPA_RETURN_IF_ERROR(
-      RunCollectives(world_.device(0), group_, index, elements, count, buffers_, &seconds));
+  const std::vector<Status> statuses = threads_.Run([&](int64_t device) {
+    return RunCollectives(world_.device(device), group_, index, elements, count,
+                          buffers_[static_cast<size_t>(device)], device == 0 ? &seconds : nullptr);
+  });
+  for (size_t device = 0; device < statuses.size(); ++device) {
+    if (!statuses[device].ok()) {
+      return statuses[device].WithContext(fmt::format("{} on device {}", kind, device));
+    }
+  }
   return seconds;
 }
 
