@@ -4,19 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <functional>
-#include <numeric>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "cluster/mesh.h"
 #include "plan/layer_costs.h"
-#include "runtime/spmd_executor.h"
 #include "sharding/pins.h"
-#include "spmd/literal_split.h"
-#include "spmd/mesh_groups.h"
 #include "spmd/partitioner.h"
 
 namespace alpa::api {
@@ -155,191 +149,6 @@ Result<PlannedMeshes> PlanMeshes(const TrainStep& step, const cluster::ClusterSp
   return planned;
 }
 
-int64_t ParallelExecutable::device_count() const { return spmd::DeviceCount(mesh_shape_); }
-
-Result<std::vector<std::vector<ir::Literal>>> ParallelExecutable::SplitArguments(
-    const std::vector<ir::Literal>& arguments) const {
-  const ir::Computation& entry = *step_->entry();
-  if (arguments.size() != static_cast<size_t>(entry.parameter_count())) {
-    return InvalidArgument("%{} takes {} arguments, not {}", entry.name(), entry.parameter_count(),
-                           arguments.size());
-  }
-  const auto devices = static_cast<size_t>(device_count());
-  std::vector<std::vector<ir::Literal>> per_device(devices);
-  for (size_t p = 0; p < arguments.size(); ++p) {
-    Result<std::vector<ir::Literal>> tiles =
-        spmd::SplitLiteral(arguments[p], parameter_specs_[p], mesh_shape_);
-    if (!tiles.ok()) {
-      return tiles.status().WithContext(
-          fmt::format("argument {} (%{})", p, entry.parameters()[p]->name()));
-    }
-    for (size_t d = 0; d < devices; ++d) per_device[d].push_back(std::move((*tiles)[d]));
-  }
-  return per_device;
-}
-
-Result<std::vector<ir::Literal>> ParallelExecutable::AssembleResults(
-    std::vector<std::vector<ir::Literal>> outputs) const {
-  const ir::Shape& root = step_->entry()->root()->shape();
-  std::vector<ir::Literal> results;
-  for (size_t leaf = 0; leaf < result_specs_.size(); ++leaf) {
-    std::vector<ir::Literal> tiles;
-    for (std::vector<ir::Literal>& device : outputs) tiles.push_back(std::move(device[leaf]));
-    const ir::Shape& shape = root.IsTuple() ? root.tuple_shapes()[leaf] : root;
-    Result<ir::Literal> whole =
-        spmd::AssembleLiteral(tiles, result_specs_[leaf], mesh_shape_, shape);
-    if (!whole.ok()) return whole.status().WithContext(fmt::format("result element {}", leaf));
-    results.push_back(std::move(whole).value());
-  }
-  return results;
-}
-
-void ParallelExecutable::RecordRun(std::vector<runtime::ExecutionProfile> profiles) {
-  last_run_ = std::move(profiles);
-  for (const runtime::ExecutionProfile& profile : last_run_) {
-    peak_memory_bytes_ = std::max(peak_memory_bytes_, profile.peak_bytes);
-  }
-}
-
-Result<std::vector<ir::Literal>> ParallelExecutable::Run(
-    const std::vector<ir::Literal>& arguments,
-    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
-  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> per_device,
-                        SplitArguments(arguments));
-  runtime::SpmdRunOptions run_options;
-  run_options.execute.memory_limit_bytes = solution_.memory_budget_bytes;
-  run_options.execute.trace = trace_epoch.has_value();
-  if (trace_epoch) run_options.execute.epoch = *trace_epoch;
-  if (threads_ == nullptr) threads_ = std::make_shared<runtime::DeviceThreads>(device_count());
-  run_options.threads = threads_.get();
-  ALPA_ASSIGN_OR_RETURN(
-      runtime::SpmdRun run,
-      runtime::RunSpmdProgram(*instructions_, std::move(per_device), run_options));
-  RecordRun(std::move(run.profiles));
-  return AssembleResults(std::move(run.outputs));
-}
-
-Status ParallelExecutable::CheckProcessCount(int64_t processes) const {
-  if (processes == device_count()) return Status::Ok();
-  return InvalidArgument(
-      "the plan's mesh {} has {} devices but mpirun started {} processes; run mpirun -np {}",
-      cluster::ShapeString(mesh_shape_), device_count(), processes, device_count());
-}
-
-Result<std::vector<std::vector<runtime::ExecutionEvent>>> ParallelExecutable::GatherEvents(
-    runtime::Communicator& communicator, const std::vector<runtime::ExecutionEvent>& events,
-    std::chrono::steady_clock::time_point epoch) const {
-  // Each event as (step index, start, duration) in nanoseconds, the start on the host's monotonic
-  // clock; every device runs the same list, so the counts are equal unless a step failed.
-  const std::vector<runtime::InstructionStep>& list = instructions_->steps;
-  std::unordered_map<const ir::Instruction*, int64_t> step_of;
-  for (size_t i = 0; i < list.size(); ++i) step_of[list[i].instruction] = static_cast<int64_t>(i);
-  const auto nanoseconds = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
-  const int64_t epoch_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(epoch.time_since_epoch()).count();
-  std::vector<int64_t> own;
-  for (const runtime::ExecutionEvent& event : events) {
-    own.insert(own.end(), {step_of.at(event.instruction), epoch_ns + nanoseconds(event.start_s),
-                           nanoseconds(event.duration_s)});
-  }
-  const int64_t devices = device_count();
-  std::vector<int64_t> everyone(static_cast<size_t>(devices));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  const std::vector<int64_t> count = {static_cast<int64_t>(own.size())};
-  std::vector<int64_t> counts(static_cast<size_t>(devices));
-  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, count),
-                                              runtime::ViewOf(ir::DType::kS64, counts)));
-  if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end()) {
-    return Internal("the devices recorded different numbers of events ({})",
-                    fmt::join(counts, ", "));
-  }
-  std::vector<int64_t> all(own.size() * static_cast<size_t>(devices));
-  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, own),
-                                              runtime::ViewOf(ir::DType::kS64, all)));
-  std::vector<std::vector<runtime::ExecutionEvent>> gathered(static_cast<size_t>(devices));
-  for (size_t d = 0; d < gathered.size(); ++d) {
-    for (size_t e = 0; e < own.size(); e += 3) {
-      const int64_t* event = &all[d * own.size() + e];
-      const runtime::InstructionStep& step = list[static_cast<size_t>(event[0])];
-      gathered[d].push_back({step.instruction, step.collective,
-                             static_cast<double>(event[1] - epoch_ns) * 1e-9,
-                             static_cast<double>(event[2]) * 1e-9});
-    }
-  }
-  return gathered;
-}
-
-Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
-    runtime::Communicator& communicator, const std::vector<ir::Literal>& arguments,
-    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
-  const int64_t devices = device_count();
-  ALPA_RETURN_IF_ERROR(CheckProcessCount(communicator.world_size()));
-  const int64_t rank = communicator.rank();
-  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> per_device,
-                        SplitArguments(arguments));
-  runtime::CommunicatorCollectives collectives(communicator);
-  interp::DeviceContext context;
-  context.partition_id = rank;
-  context.num_partitions = devices;
-  context.collectives = &collectives;
-  runtime::ExecuteOptions execute;
-  execute.memory_limit_bytes = solution_.memory_budget_bytes;
-  execute.trace = trace_epoch.has_value();
-  if (trace_epoch) execute.epoch = *trace_epoch;
-  runtime::ExecutionProfile profile;
-  Result<ir::Literal> root = runtime::ExecuteInstructionList(
-      *instructions_, std::move(per_device[static_cast<size_t>(rank)]), context, execute, &profile);
-  if (!root.ok()) return root.status().WithContext(fmt::format("device {}", rank));
-  std::vector<ir::Literal> mine;
-  if (root->shape().IsTuple()) {
-    mine = std::move(root->tuple_elements());
-  } else {
-    mine.push_back(std::move(root).value());
-  }
-  // Every process assembles the whole results: each leaf's tiles (equal in size, the splits being
-  // even) and each device's peak are all-gathered over every device.
-  std::vector<int64_t> everyone(static_cast<size_t>(devices));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  std::vector<std::vector<ir::Literal>> outputs(static_cast<size_t>(devices));
-  for (ir::Literal& tile : mine) {
-    std::vector<std::byte> gathered(static_cast<size_t>(tile.size_bytes() * devices));
-    ALPA_RETURN_IF_ERROR(communicator.AllGather(
-        everyone, {ir::DType::kU8, tile.data(), tile.size_bytes()},
-        {ir::DType::kU8, gathered.data(), static_cast<int64_t>(gathered.size())}));
-    for (int64_t d = 0; d < devices; ++d) {
-      ir::Literal copy = ir::Literal::CreateZeros(tile.shape());
-      std::memcpy(copy.data(), gathered.data() + d * tile.size_bytes(),
-                  static_cast<size_t>(tile.size_bytes()));
-      outputs[static_cast<size_t>(d)].push_back(std::move(copy));
-    }
-  }
-  // Each device's peak: its bytes, the step that reached it (-1: the arguments), its arguments.
-  const std::vector<runtime::InstructionStep>& list = instructions_->steps;
-  const auto peak_step = std::find_if(list.begin(), list.end(), [&](const auto& step) {
-    return step.instruction == profile.peak_instruction;
-  });
-  const std::vector<int64_t> own = {profile.peak_bytes,
-                                    peak_step == list.end() ? -1 : peak_step - list.begin(),
-                                    profile.argument_bytes};
-  std::vector<int64_t> peaks(own.size() * static_cast<size_t>(devices));
-  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, own),
-                                              runtime::ViewOf(ir::DType::kS64, peaks)));
-  std::vector<runtime::ExecutionProfile> profiles(static_cast<size_t>(devices));
-  for (size_t d = 0; d < profiles.size(); ++d) {
-    profiles[d].peak_bytes = peaks[3 * d];
-    const int64_t step = peaks[3 * d + 1];
-    profiles[d].peak_instruction = step < 0 ? nullptr : list[static_cast<size_t>(step)].instruction;
-    profiles[d].argument_bytes = peaks[3 * d + 2];
-  }
-  if (trace_epoch) {
-    ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<runtime::ExecutionEvent>> events,
-                          GatherEvents(communicator, profile.events, *trace_epoch));
-    for (size_t d = 0; d < profiles.size(); ++d) profiles[d].events = std::move(events[d]);
-  }
-  RecordRun(std::move(profiles));
-  return AssembleResults(std::move(outputs));
-}
-
 Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::ClusterSpec& cluster,
                                        const ParallelizeOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -379,6 +188,10 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
           planned.solution.Chosen(planned.solution.graph.NodeOf(*parameter)).output[0]);
     }
     executable.result_specs_ = spmd::ResultSpecs(entry, planned.solution, partition);
+    Result<std::map<std::string, int64_t>> next_leaves =
+        spmd::NextValueLeaves(entry, planned.solution, NextValues(step));
+    if (!next_leaves.ok()) return next_leaves.status();
+    executable.FindCarriedValues(*next_leaves);
     executable.mesh_shape_ = std::move(planned.shape);
     executable.solution_ = std::move(planned.solution);
     executable.passed_over_ = std::move(passed_over);

@@ -334,11 +334,11 @@ std::vector<ShardingSpec> ResultSpecs(const ir::Computation& computation,
   return specs;
 }
 
-Result<std::map<int64_t, ShardingSpec>> NextValueResultSpecs(
+Result<std::map<std::string, int64_t>> NextValueLeaves(
     const ir::Computation& computation, const sharding::ShardingSolution& solution,
     const std::map<std::string, std::string>& next_values) {
   const std::vector<sharding::ValueSource> sources = solution.graph.SourcesOf(*computation.root());
-  std::map<int64_t, ShardingSpec> specs;
+  std::map<std::string, int64_t> leaves;
   for (const auto& [parameter_name, next_name] : next_values) {
     const ir::Instruction* parameter = computation.GetInstruction(parameter_name);
     const ir::Instruction* next = computation.GetInstruction(next_name);
@@ -356,7 +356,21 @@ Result<std::map<int64_t, ShardingSpec>> NextValueResultSpecs(
       return InvalidArgument("next value of %{}: %{} is not in the result of %{}", parameter_name,
                              next_name, computation.name());
     }
-    specs[it - sources.begin()] = solution.Chosen(solution.graph.NodeOf(*parameter)).output[0];
+    leaves[parameter_name] = it - sources.begin();
+  }
+  return leaves;
+}
+
+Result<std::map<int64_t, ShardingSpec>> NextValueResultSpecs(
+    const ir::Computation& computation, const sharding::ShardingSolution& solution,
+    const std::map<std::string, std::string>& next_values) {
+  Result<std::map<std::string, int64_t>> leaves =
+      NextValueLeaves(computation, solution, next_values);
+  if (!leaves.ok()) return leaves.status();
+  std::map<int64_t, ShardingSpec> specs;
+  for (const auto& [parameter_name, leaf] : *leaves) {
+    const ir::Instruction& parameter = *computation.GetInstruction(parameter_name);
+    specs[leaf] = solution.Chosen(solution.graph.NodeOf(parameter)).output[0];
   }
   return specs;
 }

@@ -51,10 +51,16 @@ Result<std::unique_ptr<ir::Module>> PartitionComputation(const ir::Computation& 
                                                          const std::vector<int64_t>& mesh_shape,
                                                          const PartitionOptions& options = {});
 
-// The result layouts that hand each carried value on in its parameter's layout
-// (AutoShardingOptions::next_values: parameter name -> the instruction computing its next value):
-// the first result leaf holding the next value gets the parameter's chosen layout. Errors: a
-// name that is not a parameter or instruction, a next value that is not in the result.
+// The result leaf that carries each parameter's value to the next step
+// (AutoShardingOptions::next_values: parameter name -> the instruction computing its next value),
+// by parameter name: the first leaf holding the next value. Errors: a name that is not a
+// parameter or instruction, a next value that is not in the result.
+Result<std::map<std::string, int64_t>> NextValueLeaves(
+    const ir::Computation& computation, const sharding::ShardingSolution& solution,
+    const std::map<std::string, std::string>& next_values);
+
+// The result layouts that hand each carried value on in its parameter's layout: the leaf of
+// NextValueLeaves gets the parameter's chosen layout. Errors: NextValueLeaves'.
 Result<std::map<int64_t, sharding::ShardingSpec>> NextValueResultSpecs(
     const ir::Computation& computation, const sharding::ShardingSolution& solution,
     const std::map<std::string, std::string>& next_values);

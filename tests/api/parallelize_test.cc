@@ -5,10 +5,13 @@
 // cost model predicted per device.
 #include "api/parallelize.h"
 
+#include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@ namespace alpa::api {
 namespace {
 
 using sharding::ParallelMethod;
+using ::testing::HasSubstr;
 
 struct Cell {
   std::string model;
@@ -192,6 +196,77 @@ TEST(ParallelizeTest, DataParallelMethodsRunOnTheOneDimensionalMesh) {
   EXPECT_EQ(executable.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(executable.status().message().find("1-D mesh of all 4 devices"), std::string::npos)
       << executable.status().message();
+}
+
+// gpt-tiny under ZeRO-3 on 4 devices: every weight and its state split, so the devices' tiles
+// are not the whole values.
+ParallelExecutable ZeroThreeGptTiny(const ZooStep& step) {
+  Result<TrainStep> described = DescribeTrainStep(*step.module, step.layout);
+  EXPECT_TRUE(described.ok()) << described.status().message();
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("local:4");
+  EXPECT_TRUE(cluster.ok()) << cluster.status().message();
+  ParallelizeOptions options;
+  options.method = ParallelMethod::kZero3;
+  Result<ParallelExecutable> executable = Parallelize(*described, *cluster, options);
+  EXPECT_TRUE(executable.ok()) << executable.status().message();
+  return std::move(executable).value();
+}
+
+// Carried values kept on the devices (Place, Step, Fetch) take the same steps as whole values
+// threaded through Run, bit for bit: the same tiles meet the same program.
+TEST(DeviceStateTest, StepsOnTheDevicesMatchWholeRunsBitForBit) {
+  const ZooStep step = BuildStep("gpt-tiny");
+  ParallelExecutable executable = ZeroThreeGptTiny(step);
+  std::vector<ir::Literal> carried = FirstArguments(step);
+  std::vector<int64_t> expected(carried.size());
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(executable.carried_parameters(), expected);  // the weights, their state and t
+
+  Result<DeviceState> state = executable.Place(carried);
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  for (int64_t index = 0; index < 3; ++index) {
+    std::vector<ir::Literal> arguments = carried, batch;
+    AppendBatch(step, index, arguments);
+    AppendBatch(step, index, batch);
+    Result<std::vector<ir::Literal>> whole = executable.Run(arguments);
+    ASSERT_TRUE(whole.ok()) << whole.status().message();
+    Result<std::vector<ir::Literal>> loss = executable.Step(*state, batch);
+    ASSERT_TRUE(loss.ok()) << loss.status().message();
+    ASSERT_EQ(loss->size(), 1u);  // the loss alone comes back
+    EXPECT_EQ((*loss)[0], (*whole)[0]) << "step " << index + 1;
+    carried.assign(whole->begin() + 1, whole->end());
+  }
+  Result<std::vector<ir::Literal>> fetched = executable.Fetch(*state);
+  ASSERT_TRUE(fetched.ok()) << fetched.status().message();
+  ASSERT_EQ(fetched->size(), carried.size());
+  for (size_t i = 0; i < carried.size(); ++i) {
+    EXPECT_EQ((*fetched)[i], carried[i]) << step.module->entry()->parameters()[i]->name();
+  }
+}
+
+TEST(DeviceStateTest, WrongCountsAndAnEmptyStateAreNamed) {
+  const ZooStep step = BuildStep("gpt-tiny");
+  ParallelExecutable executable = ZeroThreeGptTiny(step);
+  std::vector<ir::Literal> carried = FirstArguments(step);
+  carried.pop_back();
+  Result<DeviceState> short_state = executable.Place(carried);
+  ASSERT_FALSE(short_state.ok());
+  EXPECT_THAT(short_state.status().message(),
+              HasSubstr(fmt::format("carries {} values from step to step, not {}",
+                                    carried.size() + 1, carried.size())));
+
+  DeviceState empty;
+  Result<std::vector<ir::Literal>> nothing = executable.Step(empty, {});
+  ASSERT_FALSE(nothing.ok());
+  EXPECT_EQ(nothing.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(nothing.status().message(), HasSubstr("Place the carried values again"));
+
+  Result<DeviceState> state = executable.Place(FirstArguments(step));
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  Result<std::vector<ir::Literal>> no_batch = executable.Step(*state, {});
+  ASSERT_FALSE(no_batch.ok());
+  EXPECT_THAT(no_batch.status().message(), HasSubstr("fresh arguments a step"));
+  EXPECT_FALSE(state->empty());  // a step refused before it ran keeps the values
 }
 
 }  // namespace

@@ -41,24 +41,46 @@ size_t CarriedIndex(const ZooStep& zoo, const std::string& name) {
   return 0;
 }
 
+// The interpreter's runner, with `fault` applied to the carried value `index` after each step.
+class FaultyRunner final : public StepRunner {
+ public:
+  FaultyRunner(const ir::Module& step, size_t index, std::function<void(ir::Literal&)> fault)
+      : inner_(InterpreterRunner(step)), index_(index), fault_(std::move(fault)) {}
+
+  Status Place(std::vector<ir::Literal> carried) override {
+    return inner_->Place(std::move(carried));
+  }
+  Result<double> Step(std::vector<ir::Literal> batch) override {
+    ALPA_ASSIGN_OR_RETURN(const double loss, inner_->Step(std::move(batch)));
+    ALPA_ASSIGN_OR_RETURN(std::vector<ir::Literal> carried, inner_->Fetch());
+    fault_(carried[index_]);
+    ALPA_RETURN_IF_ERROR(inner_->Place(std::move(carried)));
+    return loss;
+  }
+  Result<std::vector<ir::Literal>> Fetch() override { return inner_->Fetch(); }
+
+ private:
+  std::unique_ptr<StepRunner> inner_;
+  size_t index_;
+  std::function<void(ir::Literal&)> fault_;
+};
+
 // One step of gpt-tiny on devices that run the interpreter and then `fault` the carried value
-// `name` (results: the loss, then the carried values in order), checked against the reference.
+// `name`, checked against the reference.
 TrainingCheck CheckOneStep(const ZooStep& zoo, const ZooStep* f32_step, const std::string& name,
                            const std::function<void(ir::Literal&)>& fault) {
-  const size_t faulted = CarriedIndex(zoo, name);
-  ZooTraining devices(zoo, kSeed, [&](std::vector<ir::Literal> arguments) {
-    Result<ir::Literal> result = interp::EvaluateModule(*zoo.step, std::move(arguments));
-    if (!result.ok()) return Result<std::vector<ir::Literal>>(result.status());
-    std::vector<ir::Literal> outputs = std::move(result->tuple_elements());
-    fault(outputs[1 + faulted]);
-    return Result<std::vector<ir::Literal>>(std::move(outputs));
-  });
+  ZooTraining devices(zoo, kSeed,
+                      std::make_unique<FaultyRunner>(*zoo.step, CarriedIndex(zoo, name), fault));
   TrainingCheck check(zoo, f32_step, kSeed);
-  check.Follow(devices);
+  Result<std::vector<ir::Literal>> inputs = devices.Carried();
+  EXPECT_TRUE(inputs.ok()) << inputs.status().ToString();
+  EXPECT_TRUE(check.Follow(*inputs).ok());
   double seconds = 0;
   Result<double> loss = devices.Step(0, seconds);
   EXPECT_TRUE(loss.ok()) << loss.status().ToString();
-  Result<double> want = check.Compare(0, *loss, devices);
+  Result<std::vector<ir::Literal>> carried = devices.Carried();
+  EXPECT_TRUE(carried.ok()) << carried.status().ToString();
+  Result<double> want = check.Compare(0, *loss, *carried);
   EXPECT_TRUE(want.ok()) << want.status().ToString();
   EXPECT_EQ(*want, *loss);
   return check;

@@ -67,6 +67,37 @@ struct MeasuredPeak {
   }
 };
 
+// A training's runner on the executable's devices: the carried values stay there between steps
+// (api::DeviceState), the batch goes in and the loss comes out. Under MPI (a communicator) each
+// process holds its own device's tiles, and Fetch is collective: every rank must call it.
+class DeviceRunner final : public StepRunner {
+ public:
+  DeviceRunner(api::ParallelExecutable& executable, runtime::Communicator* communicator,
+               std::optional<std::chrono::steady_clock::time_point> trace_epoch)
+      : executable_(executable), communicator_(communicator), trace_epoch_(trace_epoch) {}
+
+  Status Place(std::vector<ir::Literal> carried) override {
+    ALPA_ASSIGN_OR_RETURN(state_, executable_.Place(carried, communicator_));
+    return Status::Ok();
+  }
+
+  Result<double> Step(std::vector<ir::Literal> batch) override {
+    ALPA_ASSIGN_OR_RETURN(std::vector<ir::Literal> results,
+                          executable_.Step(state_, batch, communicator_, trace_epoch_));
+    return results.front().GetDouble(0);  // the loss: the one result not carried
+  }
+
+  Result<std::vector<ir::Literal>> Fetch() override {
+    return executable_.Fetch(state_, communicator_);
+  }
+
+ private:
+  api::ParallelExecutable& executable_;
+  runtime::Communicator* communicator_;
+  std::optional<std::chrono::steady_clock::time_point> trace_epoch_;
+  api::DeviceState state_;
+};
+
 double SecondsSince(std::chrono::steady_clock::time_point epoch) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch).count();
 }
@@ -238,31 +269,40 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
   const auto epoch = std::chrono::steady_clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(executable->device_count());
-  ZooTraining training(zoo, seed, [&](std::vector<ir::Literal> arguments) {
-    const auto trace_epoch = trace ? std::optional(epoch) : std::nullopt;
-    if (mpi != nullptr) {
-      return executable->RunAsDevice(mpi->communicator(), arguments, trace_epoch);
-    }
-    return executable->Run(arguments, trace_epoch);
-  });
+  ZooTraining training(
+      zoo, seed,
+      std::make_unique<DeviceRunner>(*executable, mpi != nullptr ? &mpi->communicator() : nullptr,
+                                     trace ? std::optional(epoch) : std::nullopt));
   MeasuredPeak peak;
   std::optional<TrainingCheck> check;
   if (options.check && speaker) check.emplace(zoo, f32_step, seed);
+  // --check's inputs of the next step: the devices' carried values, fetched once a step (on every
+  // MPI rank, as fetching is collective there).
+  std::optional<std::vector<ir::Literal>> inputs;
+  auto fail_step = [&](const Status& error) {
+    const Status status = error.WithContext(zoo.zoo.entry.name);
+    if (mpi != nullptr) {
+      mpi->Abort(fmt::format("alpa: error: rank {}: {}", mpi->rank(), status.message()),
+                 ExitCodeOf(status));
+    }
+    return ReportError(status);
+  };
   std::vector<StepRecord> records;
   for (int64_t i = 0; i < steps; ++i) {
     StepRecord record;
     record.step = i + 1;
-    if (check) check->Follow(training);  // this step's inputs, for the references too
+    if (options.check && !inputs) {
+      Result<std::vector<ir::Literal>> carried = training.Carried();
+      if (!carried.ok()) return fail_step(carried.status());
+      inputs = std::move(carried).value();
+    }
+    if (check) {
+      const Status followed = check->Follow(*inputs);  // this step's inputs, for the references
+      if (!followed.ok()) return ReportError(followed);
+    }
     const double start_s = SecondsSince(epoch);
     Result<double> loss = training.Step(i, record.seconds);
-    if (!loss.ok()) {
-      const Status status = loss.status().WithContext(zoo.zoo.entry.name);
-      if (mpi != nullptr) {
-        mpi->Abort(fmt::format("alpa: error: rank {}: {}", mpi->rank(), status.message()),
-                   ExitCodeOf(status));
-      }
-      return ReportError(status);
-    }
+    if (!loss.ok()) return fail_step(loss.status());
     record.loss = *loss;
     peak.Update(executable->last_run());
     const std::vector<runtime::ExecutionProfile>& devices = executable->last_run();
@@ -273,8 +313,13 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     if (trace) {
       trace->AddSpan({fmt::format("step {}", record.step), start_s, SecondsSince(epoch) - start_s});
     }
+    if (options.check) {
+      Result<std::vector<ir::Literal>> carried = training.Carried();
+      if (!carried.ok()) return fail_step(carried.status());
+      inputs = std::move(carried).value();
+    }
     if (check) {
-      Result<double> want = check->Compare(i, record.loss, training);
+      Result<double> want = check->Compare(i, record.loss, *inputs);
       if (!want.ok()) return ReportError(want.status());
       record.reference_loss = *want;
     }

@@ -90,7 +90,10 @@ int RunEval(const EvalOptions& options) {
 
   std::vector<ir::Literal> arguments;
   if (options.inputs_path.empty() && model->zoo) {
-    arguments = ZooTraining(*model->zoo, options.seed).Arguments(0);
+    arguments = InitialCarriedValues(*model->zoo, options.seed);
+    for (ir::Literal& value : StepBatch(*model->zoo, options.seed, 0)) {
+      arguments.push_back(std::move(value));
+    }
   } else if (options.inputs_path.empty()) {
     arguments = interp::RandomArguments(entry, options.seed);
   } else {

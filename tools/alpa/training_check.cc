@@ -44,34 +44,45 @@ TrainingCheck::TrainingCheck(const ZooStep& zoo, const ZooStep* f32_step, uint64
   }
 }
 
-void TrainingCheck::Follow(const ZooTraining& devices) {
-  reference_.Follow(devices);
-  if (exact_) exact_->Follow(devices);
+Status TrainingCheck::Follow(const std::vector<ir::Literal>& inputs) {
+  ALPA_RETURN_IF_ERROR(reference_.Restart(inputs));
+  if (exact_) ALPA_RETURN_IF_ERROR(exact_->Restart(inputs));
+  return Status::Ok();
 }
 
-Result<double> TrainingCheck::Compare(int64_t index, double loss, const ZooTraining& devices) {
+Result<double> TrainingCheck::Compare(int64_t index, double loss,
+                                      const std::vector<ir::Literal>& carried) {
   double ignored = 0;
   Result<double> want = reference_.Step(index, ignored);
   if (!want.ok()) return want.status().WithContext("the reference interpreter");
+  Result<std::vector<ir::Literal>> want_carried = reference_.Carried();
+  if (!want_carried.ok()) return want_carried.status().WithContext("the reference interpreter");
   double exact_loss = *want;
+  std::vector<ir::Literal> exact_carried;
   if (exact_) {
     Result<double> exact = exact_->Step(index, ignored);
     if (!exact.ok()) return exact.status().WithContext("the reference interpreter in f32");
     exact_loss = *exact;
+    ALPA_ASSIGN_OR_RETURN(exact_carried, exact_->Carried());
   }
   const double loss_scale = std::max(1.0, std::abs(*want));
   loss_.Update(
       fmt::format("step {}", index + 1), std::abs(loss - *want), std::abs(*want - exact_loss),
       std::max(kRelativeTolerance * loss_scale, kRoundingMultiple * std::abs(*want - exact_loss)));
 
+  if (carried.size() != want_carried->size()) {
+    return Internal("--check: the devices carry {} values, the reference {}", carried.size(),
+                    want_carried->size());
+  }
   const std::vector<ir::Instruction*> parameters = zoo_.step->entry()->parameters();
   const size_t weights = zoo_.zoo.model.weights.size();
-  for (size_t i = 0; i < reference_.carried().size(); ++i) {
-    const ir::Literal& got = devices.carried()[i];
-    const ir::Literal& want_value = reference_.carried()[i];
+  // The weights and their optimizer state (the carried values but the step count, the last).
+  for (size_t i = 0; i + 1 < want_carried->size(); ++i) {
+    const ir::Literal& got = carried[i];
+    const ir::Literal& want_value = (*want_carried)[i];
     double rounding = 0;
     if (exact_) {
-      const ir::Literal& exact = exact_->carried()[i];
+      const ir::Literal& exact = exact_carried[i];
       if (exact.shape() != want_value.shape()) {
         return Internal("--check: the f32 reference carries {} as {}, the model as {}",
                         parameters[i]->name(), exact.shape().ToString(),

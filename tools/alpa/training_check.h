@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "support/status.h"
 #include "tools/alpa/zoo_options.h"
@@ -45,12 +46,14 @@ class TrainingCheck {
   // outlive the check.
   TrainingCheck(const ZooStep& zoo, const ZooStep* f32_step, uint64_t seed);
 
-  // Before the devices' step: the references take the devices' inputs.
-  void Follow(const ZooTraining& devices);
+  // Before the devices' step: the references take the devices' inputs, their carried values
+  // (ZooTraining::Carried).
+  Status Follow(const std::vector<ir::Literal>& inputs);
 
-  // After the devices' step `index` (from 0), which returned `loss`: runs the references' step
-  // and compares. Returns the reference's loss; errors name the reference at fault.
-  Result<double> Compare(int64_t index, double loss, const ZooTraining& devices);
+  // After the devices' step `index` (from 0), which returned `loss` and left `carried`: runs the
+  // references' step and compares. Returns the reference's loss; errors name the reference at
+  // fault.
+  Result<double> Compare(int64_t index, double loss, const std::vector<ir::Literal>& carried);
 
   bool passed() const;
   // "check passed: ..." and the worst value of each kind, for people.

@@ -4,20 +4,43 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 #include "interp/evaluator.h"
 #include "models/init.h"
 
 namespace alpa::tools {
-
 namespace {
 
-Result<std::vector<ir::Literal>> RunInInterpreter(const ir::Module& step,
-                                                  std::vector<ir::Literal> arguments) {
-  ALPA_ASSIGN_OR_RETURN(ir::Literal result, interp::EvaluateModule(step, std::move(arguments)));
-  return std::move(result.tuple_elements());
-}
+class Interpreter final : public StepRunner {
+ public:
+  explicit Interpreter(const ir::Module& step) : step_(step) {}
+
+  Status Place(std::vector<ir::Literal> carried) override {
+    carried_ = std::move(carried);
+    return Status::Ok();
+  }
+
+  Result<double> Step(std::vector<ir::Literal> batch) override {
+    // The carried values move into the step and come back as its results: no copies.
+    std::vector<ir::Literal> arguments = std::move(carried_);
+    carried_.clear();
+    for (ir::Literal& value : batch) arguments.push_back(std::move(value));
+    ALPA_ASSIGN_OR_RETURN(ir::Literal result, interp::EvaluateModule(step_, std::move(arguments)));
+    // The results: the loss, then the carried values in parameter order.
+    std::vector<ir::Literal>& outputs = result.tuple_elements();
+    carried_.assign(std::make_move_iterator(outputs.begin() + 1),
+                    std::make_move_iterator(outputs.end()));
+    return outputs[0].GetDouble(0);
+  }
+
+  Result<std::vector<ir::Literal>> Fetch() override { return carried_; }
+
+ private:
+  const ir::Module& step_;
+  std::vector<ir::Literal> carried_;
+};
 
 }  // namespace
 
@@ -25,59 +48,65 @@ std::string FormatLoss(double loss) {
   return std::fabs(loss) < 1e5 ? fmt::format("{:.6f}", loss) : fmt::format("{:.4e}", loss);
 }
 
-ZooTraining::ZooTraining(const ZooStep& zoo, uint64_t seed, StepRunner runner)
-    : zoo_(zoo), seed_(seed), runner_(std::move(runner)) {
-  if (!runner_) {
-    runner_ = [&step = *zoo.step](std::vector<ir::Literal> arguments) {
-      return RunInInterpreter(step, std::move(arguments));
-    };
-  }
+std::unique_ptr<StepRunner> InterpreterRunner(const ir::Module& step) {
+  return std::make_unique<Interpreter>(step);
+}
+
+std::vector<ir::Literal> InitialCarriedValues(const ZooStep& zoo, uint64_t seed) {
   const std::vector<ir::Instruction*> inputs = zoo.step->entry()->parameters();
   const models::Model& model = zoo.zoo.model;
-  // The step's inputs: the carried values (weights, then their state), t, then the batch.
+  // The step's inputs: the weights, then their state, t, then the batch.
   const size_t batch_inputs =
       static_cast<size_t>(model.loss->entry()->parameter_count()) - model.weights.size();
-  carried_count_ = inputs.size() - 1 - batch_inputs;
+  const size_t carried = inputs.size() - batch_inputs;
   // The weights are drawn in the step's type: the f32 master copy of a mixed-precision model.
   std::vector<ir::Literal> weights =
       models::InitialWeights(model, seed, inputs[0]->shape().dtype());
-  for (size_t i = 0; i < carried_count_; ++i) {
-    carried_.push_back(i < weights.size() ? std::move(weights[i])
-                                          : ir::Literal::CreateZeros(inputs[i]->shape()));
+  std::vector<ir::Literal> values;
+  for (size_t i = 0; i < carried; ++i) {
+    values.push_back(i < weights.size() ? std::move(weights[i])
+                                        : ir::Literal::CreateZeros(inputs[i]->shape()));
   }
-  step_count_ = ir::Literal::CreateZeros(inputs[carried_count_]->shape());
+  return values;
 }
 
-std::vector<ir::Literal> ZooTraining::Batch(int64_t index) const {
-  return zoo_.zoo.model.batch(zoo_.batch, seed_ + static_cast<uint64_t>(index));
+std::vector<ir::Literal> StepBatch(const ZooStep& zoo, uint64_t seed, int64_t index) {
+  return zoo.zoo.model.batch(zoo.batch, seed + static_cast<uint64_t>(index));
 }
 
-std::vector<ir::Literal> ZooTraining::Arguments(int64_t index) const {
-  std::vector<ir::Literal> arguments = carried_;
-  arguments.push_back(step_count_);
-  for (ir::Literal& value : Batch(index)) arguments.push_back(std::move(value));
-  return arguments;
+ZooTraining::ZooTraining(const ZooStep& zoo, uint64_t seed, std::unique_ptr<StepRunner> runner)
+    : zoo_(zoo), seed_(seed), runner_(std::move(runner)) {
+  if (runner_ == nullptr) runner_ = InterpreterRunner(*zoo.step);
+}
+
+Status ZooTraining::PlaceInitial() {
+  if (placed_) return Status::Ok();
+  ALPA_RETURN_IF_ERROR(runner_->Place(InitialCarriedValues(zoo_, seed_)));
+  placed_ = true;
+  return Status::Ok();
 }
 
 Result<double> ZooTraining::Step(int64_t index, double& seconds) {
-  // The carried values move into the step and come back as its results: no copies.
-  std::vector<ir::Literal> arguments = std::move(carried_);
-  carried_.clear();
-  arguments.push_back(std::move(step_count_));
-  for (ir::Literal& value : Batch(index)) arguments.push_back(std::move(value));
-
+  ALPA_RETURN_IF_ERROR(PlaceInitial());
+  std::vector<ir::Literal> batch = StepBatch(zoo_, seed_, index);
   const auto start = std::chrono::steady_clock::now();
-  Result<std::vector<ir::Literal>> result = runner_(std::move(arguments));
+  Result<double> loss = runner_->Step(std::move(batch));
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!result.ok()) {
-    return result.status().WithContext(fmt::format("step {}: evaluation failed", index + 1));
+  if (!loss.ok()) {
+    return loss.status().WithContext(fmt::format("step {}: evaluation failed", index + 1));
   }
-  // Results: the loss, the carried values in input order, then t + 1.
-  std::vector<ir::Literal>& outputs = *result;
-  const double loss = outputs[0].GetDouble(0);
-  for (size_t i = 0; i < carried_count_; ++i) carried_.push_back(std::move(outputs[i + 1]));
-  step_count_ = std::move(outputs[carried_count_ + 1]);
   return loss;
+}
+
+Result<std::vector<ir::Literal>> ZooTraining::Carried() {
+  ALPA_RETURN_IF_ERROR(PlaceInitial());
+  return runner_->Fetch();
+}
+
+Status ZooTraining::Restart(std::vector<ir::Literal> carried) {
+  ALPA_RETURN_IF_ERROR(runner_->Place(std::move(carried)));
+  placed_ = true;
+  return Status::Ok();
 }
 
 }  // namespace alpa::tools

@@ -1,16 +1,19 @@
-// Training a zoo model in the reference interpreter, the loop of tests/autodiff/training_loop.h:
-// the train step (autodiff/train_step.h) takes (W..., state..., t, B...) and returns
-// (loss, W'..., state'..., t + 1); the weights, optimizer state and step count are threaded from
-// one step to the next, and each step gets a fresh synthetic batch.
+// Training a zoo model: the train step (autodiff/train_step.h) takes (W..., state..., t, B...)
+// and returns (loss, W'..., state'..., t + 1). The carried values (the weights, their optimizer
+// state and the step count) go from one step to the next, and each step gets a fresh synthetic
+// batch. Where the carried values stay between steps is the runner's: whole values for the
+// reference interpreter (the loop of tests/autodiff/training_loop.h), each device's tiles for a
+// parallel executable (api::DeviceState), fetched whole only when asked.
 #ifndef ALPA_TOOLS_ALPA_ZOO_TRAINING_H_
 #define ALPA_TOOLS_ALPA_ZOO_TRAINING_H_
 
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/literal.h"
+#include "ir/module.h"
 #include "support/status.h"
 #include "tools/alpa/zoo_options.h"
 
@@ -28,44 +31,58 @@ struct StepRecord {
 // Six decimals while the loss is of a usual size; exponent form once it diverges.
 std::string FormatLoss(double loss);
 
-// Runs the train step: its arguments in, the root tuple's elements out.
-using StepRunner = std::function<Result<std::vector<ir::Literal>>(std::vector<ir::Literal>)>;
+// Runs train steps on the carried values it keeps (in the step's parameter order: the weights,
+// their optimizer state, then t).
+class StepRunner {
+ public:
+  virtual ~StepRunner() = default;
+  // Keeps `carried`, whole values, in place of what it held.
+  virtual Status Place(std::vector<ir::Literal> carried) = 0;
+  // Runs one step on the kept values and `batch`, keeps the step's carried results in their
+  // place, and returns the loss.
+  virtual Result<double> Step(std::vector<ir::Literal> batch) = 0;
+  // The kept values, whole.
+  virtual Result<std::vector<ir::Literal>> Fetch() = 0;
+};
+
+// The reference interpreter's runner of `step` (which must outlive it): whole values.
+std::unique_ptr<StepRunner> InterpreterRunner(const ir::Module& step);
+
+// The carried values before the first step: models::InitialWeights(model, seed) (converted to the
+// step's master weight type where it differs, for mixed precision), zero optimizer state, t = 0.
+std::vector<ir::Literal> InitialCarriedValues(const ZooStep& zoo, uint64_t seed);
+
+// The batch of step `index` (from 0): drawn from seed + index, with the global batch's rows (the
+// micro-batches stacked).
+std::vector<ir::Literal> StepBatch(const ZooStep& zoo, uint64_t seed, int64_t index);
 
 class ZooTraining {
  public:
-  // Before the first step: models::InitialWeights(model, seed) (converted to the step's master
-  // weight type where it differs, for mixed precision), zero optimizer state, t = 0. `zoo` must
-  // have its step and outlive this object. Steps run in the reference interpreter unless a
-  // `runner` is given (a parallel executable).
-  ZooTraining(const ZooStep& zoo, uint64_t seed, StepRunner runner = {});
+  // Starts from InitialCarriedValues(zoo, seed), placed with the first step. `zoo` must have its
+  // step and outlive this object. Steps run in the reference interpreter unless a `runner` is
+  // given (a parallel executable's).
+  ZooTraining(const ZooStep& zoo, uint64_t seed, std::unique_ptr<StepRunner> runner = nullptr);
 
-  // The arguments of step `index` (from 0): the carried values, t, and the batch drawn from
-  // seed + index with the global batch's rows (the micro-batches stacked).
-  std::vector<ir::Literal> Arguments(int64_t index) const;
-
-  // Runs step `index` and carries its results to the next; returns the step's loss. `seconds`
-  // receives the time the interpreter took. Errors name the step.
+  // Runs step `index` (from 0) on StepBatch(index); returns the step's loss. `seconds` receives
+  // the time the runner's step took. Errors name the step.
   Result<double> Step(int64_t index, double& seconds);
 
-  // The weights, then their optimizer state, as the last step left them (step order).
-  const std::vector<ir::Literal>& carried() const { return carried_; }
+  // The carried values as the last step left them, whole: the weights, their optimizer state,
+  // then t (step order).
+  Result<std::vector<ir::Literal>> Carried();
 
-  // Takes `other`'s carried values and step count (copies), so that the next step starts from
-  // the inputs other's next step has: --check runs the reference from the devices' inputs.
-  void Follow(const ZooTraining& other) {
-    carried_ = other.carried_;
-    step_count_ = other.step_count_;
-  }
+  // Continues from `carried` (as Carried() returns them): --check runs the reference from the
+  // devices' inputs.
+  Status Restart(std::vector<ir::Literal> carried);
 
  private:
-  std::vector<ir::Literal> Batch(int64_t index) const;
+  // Places the initial values if nothing is placed yet.
+  Status PlaceInitial();
 
   const ZooStep& zoo_;
   uint64_t seed_;
-  StepRunner runner_;
-  size_t carried_count_ = 0;
-  std::vector<ir::Literal> carried_;  // the weights, then their optimizer state (step order)
-  ir::Literal step_count_;            // t
+  std::unique_ptr<StepRunner> runner_;
+  bool placed_ = false;
 };
 
 }  // namespace alpa::tools
