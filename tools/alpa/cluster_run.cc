@@ -276,9 +276,6 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
   MeasuredPeak peak;
   std::optional<TrainingCheck> check;
   if (options.check && speaker) check.emplace(zoo, f32_step, seed);
-  // --check's inputs of the next step: the devices' carried values, fetched once a step (on every
-  // MPI rank, as fetching is collective there).
-  std::optional<std::vector<ir::Literal>> inputs;
   auto fail_step = [&](const Status& error) {
     const Status status = error.WithContext(zoo.zoo.entry.name);
     if (mpi != nullptr) {
@@ -287,17 +284,20 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     }
     return ReportError(status);
   };
+  // --check's inputs of the next step: the devices' carried values, fetched once a step (on every
+  // MPI rank, as fetching is collective there).
+  std::vector<ir::Literal> inputs;
+  if (options.check) {
+    Result<std::vector<ir::Literal>> carried = training.Carried();
+    if (!carried.ok()) return fail_step(carried.status());
+    inputs = std::move(carried).value();
+  }
   std::vector<StepRecord> records;
   for (int64_t i = 0; i < steps; ++i) {
     StepRecord record;
     record.step = i + 1;
-    if (options.check && !inputs) {
-      Result<std::vector<ir::Literal>> carried = training.Carried();
-      if (!carried.ok()) return fail_step(carried.status());
-      inputs = std::move(carried).value();
-    }
     if (check) {
-      const Status followed = check->Follow(*inputs);  // this step's inputs, for the references
+      const Status followed = check->Follow(inputs);  // this step's inputs, for the references
       if (!followed.ok()) return ReportError(followed);
     }
     const double start_s = SecondsSince(epoch);
@@ -319,7 +319,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
       inputs = std::move(carried).value();
     }
     if (check) {
-      Result<double> want = check->Compare(i, record.loss, *inputs);
+      Result<double> want = check->Compare(i, record.loss, inputs);
       if (!want.ok()) return ReportError(want.status());
       record.reference_loss = *want;
     }
