@@ -20,17 +20,22 @@ namespace alpa::api {
 
 int64_t ParallelExecutable::device_count() const { return spmd::DeviceCount(mesh_shape_); }
 
+ParallelExecutable::HeldDevices ParallelExecutable::Held(
+    const runtime::Communicator* communicator) const {
+  if (communicator != nullptr) return {communicator->rank(), 1};
+  return {0, device_count()};
+}
+
 Result<std::vector<std::vector<ir::Literal>>> ParallelExecutable::Split(
-    const std::vector<const ir::Literal*>& values, const std::vector<int64_t>& parameters,
+    const std::vector<ir::Literal>& values, const std::vector<int64_t>& parameters,
     runtime::Communicator* communicator) const {
   const ir::Computation& entry = *step_->entry();
-  const int64_t first = communicator != nullptr ? communicator->rank() : 0;
-  const int64_t held = communicator != nullptr ? 1 : device_count();
+  const auto [first, held] = Held(communicator);
   std::vector<std::vector<ir::Literal>> per_device(static_cast<size_t>(held));
   for (size_t i = 0; i < values.size(); ++i) {
     const auto p = static_cast<size_t>(parameters[i]);
     Result<std::vector<ir::Literal>> tiles =
-        spmd::SplitLiteral(*values[i], parameter_specs_[p], mesh_shape_);
+        spmd::SplitLiteral(values[i], parameter_specs_[p], mesh_shape_);
     if (!tiles.ok()) {
       return tiles.status().WithContext(
           fmt::format("argument {} (%{})", p, entry.parameters()[p]->name()));
@@ -139,14 +144,10 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunWhole(
     return InvalidArgument("%{} takes {} arguments, not {}", entry.name(), entry.parameter_count(),
                            arguments.size());
   }
-  std::vector<const ir::Literal*> values;
-  std::vector<int64_t> parameters;
-  for (const ir::Literal& argument : arguments) {
-    parameters.push_back(static_cast<int64_t>(values.size()));
-    values.push_back(&argument);
-  }
+  std::vector<int64_t> parameters(arguments.size());
+  std::iota(parameters.begin(), parameters.end(), 0);
   ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> tiles,
-                        Split(values, parameters, communicator));
+                        Split(arguments, parameters, communicator));
   ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> outputs,
                         Execute(std::move(tiles), communicator, trace_epoch));
   std::vector<int64_t> leaves(result_specs_.size());
@@ -170,8 +171,7 @@ Result<std::vector<ir::Literal>> ParallelExecutable::RunAsDevice(
 Status ParallelExecutable::CheckHeld(const DeviceState& state,
                                      runtime::Communicator* communicator) const {
   if (communicator != nullptr) ALPA_RETURN_IF_ERROR(CheckProcessCount(communicator->world_size()));
-  const int64_t first = communicator != nullptr ? communicator->rank() : 0;
-  const int64_t held = communicator != nullptr ? 1 : device_count();
+  const auto [first, held] = Held(communicator);
   if (state.tiles_.empty()) {
     return FailedPrecondition(
         "the device state holds no values (a failed step handed them to the devices); Place "
@@ -194,11 +194,9 @@ Result<DeviceState> ParallelExecutable::Place(const std::vector<ir::Literal>& ca
     return InvalidArgument("%{} carries {} values from step to step, not {}",
                            step_->entry()->name(), carried_parameters_.size(), carried.size());
   }
-  std::vector<const ir::Literal*> values;
-  for (const ir::Literal& value : carried) values.push_back(&value);
   DeviceState state;
-  state.first_device_ = communicator != nullptr ? communicator->rank() : 0;
-  ALPA_ASSIGN_OR_RETURN(state.tiles_, Split(values, carried_parameters_, communicator));
+  state.first_device_ = Held(communicator).first;
+  ALPA_ASSIGN_OR_RETURN(state.tiles_, Split(carried, carried_parameters_, communicator));
   return state;
 }
 
@@ -210,10 +208,8 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Step(
     return InvalidArgument("%{} takes {} fresh arguments a step (those not carried), not {}",
                            step_->entry()->name(), fresh_parameters_.size(), fresh.size());
   }
-  std::vector<const ir::Literal*> values;
-  for (const ir::Literal& value : fresh) values.push_back(&value);
   ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> fresh_tiles,
-                        Split(values, fresh_parameters_, communicator));
+                        Split(fresh, fresh_parameters_, communicator));
   // Each device's arguments in parameter order, the carried tiles handed over without a copy.
   std::vector<std::vector<ir::Literal>> arguments(state.tiles_.size());
   for (size_t d = 0; d < arguments.size(); ++d) {

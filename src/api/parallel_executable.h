@@ -138,9 +138,15 @@ class ParallelExecutable {
   friend Result<ParallelExecutable> Parallelize(const TrainStep&, const cluster::ClusterSpec&,
                                                 const ParallelizeOptions&);
   ParallelExecutable() = default;
+  // The mesh devices this process runs: every one in-process, its rank's alone under MPI.
+  struct HeldDevices {
+    int64_t first = 0;
+    int64_t count = 0;
+  };
+  HeldDevices Held(const runtime::Communicator* communicator) const;
   // Each device's tiles of `values`, whole values of `parameters` (by device, then value): of
   // every device, or with a communicator of its rank's alone.
-  Result<std::vector<std::vector<ir::Literal>>> Split(const std::vector<const ir::Literal*>& values,
+  Result<std::vector<std::vector<ir::Literal>>> Split(const std::vector<ir::Literal>& values,
                                                       const std::vector<int64_t>& parameters,
                                                       runtime::Communicator* communicator) const;
   // The whole values of result `leaves` from `tiles` (by device held, then leaf): every device's,

@@ -19,6 +19,7 @@
 #include "kernels/matmul.h"
 #include "runtime/collective_profiler.h"
 #include "runtime/core_round_trip.h"
+#include "runtime/device_threads.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/profile_database.h"
 
@@ -440,9 +441,8 @@ ProfileOptions QuickProfileOptions() {
 }
 
 int64_t ThreadsPerDevice(int64_t devices) {
-  const unsigned hardware = std::thread::hardware_concurrency();
-  const int64_t threads = hardware == 0 ? 1 : static_cast<int64_t>(hardware);
-  return std::max<int64_t>(1, threads / std::max<int64_t>(1, devices));
+  const int64_t count = std::max<int64_t>(1, devices);
+  return static_cast<int64_t>(DeviceCores(0, count, AllowedCores()).size());
 }
 
 std::string FormatThroughput(const Measurement& measurement) {

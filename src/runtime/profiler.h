@@ -159,7 +159,7 @@ struct ProfileOptions {
 // runs; well under a few seconds in all.
 ProfileOptions QuickProfileOptions();
 
-// Threads one device gets: hardware threads / devices, at least 1.
+// Threads one device gets: as many as its cores in the runtime (DeviceCores), at least 1.
 int64_t ThreadsPerDevice(int64_t devices);
 
 struct ProfileDatabase;
