@@ -2,7 +2,8 @@
 // measured side by side in one run, as collectives_bench.cc does for the in-process engine:
 //   algbw = B / t_collective, busbw = algbw * 2(P-1)/P (all-reduce) or (P-1)/P (all-gather),
 //   vs_memcpy = algbw / (B / t_memcpy), memcpy timed on rank 0 between the collectives.
-// B is the all-reduce buffer and the all-gather output. Each figure is the median of 9 rounds.
+// B is the all-reduce buffer and the all-gather output. Each figure is the median of 9 rounds;
+// time us is the collective's.
 //
 //   ninja -C build mpi_collectives_bench
 //   mpirun -np 2 --allow-run-as-root ./build/bench/mpi_collectives_bench
@@ -50,11 +51,12 @@ int main() {
   std::vector<int64_t> everyone(static_cast<size_t>(members));
   std::iota(everyone.begin(), everyone.end(), 0);
   if (device.rank() == 0) {
-    fmt::print("{:>10}  {:>6}  {:>10}  {:>10}  {:>10}  {:>9}   ({} ranks)\n", "collective", "MiB",
-               "algbw GB/s", "busbw GB/s", "memcpy", "vs_memcpy", members);
+    fmt::print("{:>10}  {:>8}  {:>10}  {:>10}  {:>10}  {:>10}  {:>9}   ({} ranks)\n", "collective",
+               "KiB", "time us", "algbw GB/s", "busbw GB/s", "memcpy", "vs_memcpy", members);
   }
-  for (const int64_t mib : {1, 16, 64}) {
-    const int64_t bytes = mib << 20;
+  // 4 and 256 KiB are latency-bound, as most of a small model's collectives are.
+  for (const int64_t kib : {4, 256, 1024, 16 << 10, 64 << 10}) {
+    const int64_t bytes = kib << 10;
     const int64_t count = bytes / 4;
     std::vector<float> input(static_cast<size_t>(count), 1.0f), output(input.size());
     std::vector<float> block(input.size() / static_cast<size_t>(members), 1.0f);
@@ -83,9 +85,9 @@ int main() {
       const double factor = (all_reduce ? 2.0 : 1.0) * static_cast<double>(members - 1) /
                             static_cast<double>(members);
       const double memcpy_bw = static_cast<double>(bytes) / Median(copy);
-      fmt::print("{:>10}  {:>6}  {:>10.2f}  {:>10.2f}  {:>10.2f}  {:>9.2f}\n",
-                 all_reduce ? "all-reduce" : "all-gather", mib, algbw / 1e9, algbw * factor / 1e9,
-                 memcpy_bw / 1e9, algbw / memcpy_bw);
+      fmt::print("{:>10}  {:>8}  {:>10.1f}  {:>10.2f}  {:>10.2f}  {:>10.2f}  {:>9.2f}\n",
+                 all_reduce ? "all-reduce" : "all-gather", kib, Median(collective) * 1e6,
+                 algbw / 1e9, algbw * factor / 1e9, memcpy_bw / 1e9, algbw / memcpy_bw);
     }
   }
   return 0;

@@ -22,6 +22,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a wait polls, yielding the core, before it sleeps between polls (MpiCommunicator::Wait).
+// A rank with a core of its own spins: on 2 ranks here (bench/collectives/mpi_collectives_bench.cc)
+// a 256 KiB all-reduce took 355 to 695 us when ranks slept after 50 us and 43 to 71 us spinning,
+// and gpt-tiny's step (`alpa run gpt-tiny --cluster local:2 --backend mpi`) 5.4 to 9.2 ms against
+// 2.3 to 2.6 ms. Budgets of 0.2, 2 and 20 ms measured alike. Ranks that share cores sleep after
+// 50 us, so that the core goes to the peer they wait for.
+constexpr Clock::duration kSpinWithOwnCore = std::chrono::milliseconds(2);
+constexpr Clock::duration kSpinSharingCores = std::chrono::microseconds(50);
+
 constexpr int kPermuteTag = 1;
 constexpr int kMessageTag = 2;
 
@@ -108,21 +117,27 @@ std::string GroupLabel(std::string_view kind, DeviceGroup group) {
   return fmt::format("{} over devices {}", kind, GroupText(group));
 }
 
-// Ranks on one host share its cores: each rank's kernels get cores / (ranks on this host) OpenMP
-// threads, unless the user set OMP_NUM_THREADS. Left at the default (every core per rank), 4 ranks
-// on 2 cores spent a GPT-tiny step in OpenMP's spin-waits: 700 ms against 80 ms.
-void ShareTheHostsCores() {
-  if (std::getenv("OMP_NUM_THREADS") != nullptr) return;
+int HostCores() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+// The ranks of this job on this host (MPI_COMM_TYPE_SHARED); 1 when MPI cannot tell.
+int RanksOnThisHost() {
   MPI_Comm host = MPI_COMM_NULL;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) !=
       MPI_SUCCESS) {
-    return;
+    return 1;
   }
   int ranks_here = 1;
   MPI_Comm_size(host, &ranks_here);
   MPI_Comm_free(&host);
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  omp_set_num_threads(std::max(1, cores / ranks_here));
+  return ranks_here;
+}
+
+// Ranks on one host share its cores: each rank's kernels get cores / (ranks on this host) OpenMP
+// threads, unless the user set OMP_NUM_THREADS. Left at the default (every core per rank), 4 ranks
+// on 2 cores spent a GPT-tiny step in OpenMP's spin-waits: 700 ms against 80 ms.
+void ShareTheHostsCores(int ranks_here) {
+  if (std::getenv("OMP_NUM_THREADS") != nullptr) return;
+  omp_set_num_threads(std::max(1, HostCores() / ranks_here));
 }
 
 }  // namespace
@@ -134,8 +149,8 @@ bool LaunchedByMpirun() {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(MpiOptions options, int64_t rank, int64_t size)
-      : options_(options), rank_(rank), size_(size) {
+  MpiCommunicator(MpiOptions options, int64_t rank, int64_t size, Clock::duration spin)
+      : options_(options), rank_(rank), size_(size), spin_(spin) {
     MPI_Op_create(&Reduce<ReduceOp::kSum>, /*commute=*/1, &ops_[0]);
     MPI_Op_create(&Reduce<ReduceOp::kMax>, 1, &ops_[1]);
     MPI_Op_create(&Reduce<ReduceOp::kMin>, 1, &ops_[2]);
@@ -342,10 +357,11 @@ class MpiCommunicator final : public Communicator {
     return Wait(label, requests);
   }
 
-  // Polls until every request completes or the timeout passes. Peers usually arrive within
-  // microseconds, so the first 50 us only yield; after that each poll sleeps, which hands the
-  // core to a peer when ranks outnumber cores (yielding alone does not under Linux's scheduler:
-  // 4 ranks on 2 cores took 30x longer per step).
+  // Polls until every request completes or the timeout passes, yielding the core between polls
+  // for `spin_`, then sleeping between them. MPI moves a non-blocking collective on only inside
+  // MPI_Test, so a rank asleep holds up each of the collective's rounds for its peers as well.
+  // The sleep hands the core to a peer when ranks outnumber cores (yielding alone does not
+  // under Linux's scheduler: 4 ranks on 2 cores took 30x longer per step).
   Status Wait(const std::string& label, std::vector<MPI_Request>& requests) {
     const auto start = Clock::now();
     const auto timeout = std::chrono::duration<double>(options_.timeout_seconds);
@@ -361,7 +377,7 @@ class MpiCommunicator final : public Communicator {
                                   "or skipped this call",
                                   label, options_.timeout_seconds, rank_));
       }
-      if (waited < std::chrono::microseconds(50)) {
+      if (waited < spin_) {
         std::this_thread::yield();
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(10));
@@ -373,6 +389,7 @@ class MpiCommunicator final : public Communicator {
   int64_t rank_;
   int64_t size_;
   MPI_Op ops_[3];  // by ReduceOp
+  Clock::duration spin_;
   std::map<std::vector<int64_t>, MPI_Comm> groups_;
 };
 
@@ -393,13 +410,15 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(MpiOptions options) {
     return Status(StatusCode::kInternal, "MPI_Init_thread failed");
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  ShareTheHostsCores();
+  const int ranks_here = RanksOnThisHost();
+  ShareTheHostsCores(ranks_here);
+  const Clock::duration spin = ranks_here <= HostCores() ? kSpinWithOwnCore : kSpinSharingCores;
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::unique_ptr<MpiWorld> world(new MpiWorld());
   world->state_ = std::make_unique<State>();
-  world->state_->communicator = std::make_unique<MpiCommunicator>(options, rank, size);
+  world->state_->communicator = std::make_unique<MpiCommunicator>(options, rank, size, spin);
   return world;
 }
 

@@ -13,15 +13,19 @@
 // ring unless the user picks another (MCA coll_libnbc_iallreduce_algorithm); each rank's kernels
 // get its share of the host's cores (OpenMP threads) unless OMP_NUM_THREADS is set.
 //
-// Timeout. A call polls its request (yielding the core between polls) for at most
-// `timeout_seconds`, then fails with an error naming the collective and the group. MPI cannot
-// cancel a posted collective, so after a timeout the process must end (MpiWorld::Abort ends every
-// rank); under Open MPI a rank that dies is also noticed by mpirun, which ends the job naming the
-// rank. Two things the in-process engine does that this one does not: the first call on a group
-// is not timed, as it creates the group's communicator (MPI_Comm_create_group has no
-// non-blocking form), so a peer that dies before a group's first collective is left to mpirun to
-// notice; and members whose calls disagree are not compared first: MPI reports what it detects
-// (a truncated message) and the rest is undefined, so the SPMD program's agreement matters.
+// Waiting. A call polls its request, yielding the core between polls for its first 2 ms (50 us
+// where this host's ranks outnumber its cores), sleeping 10 us between them after that: MPI moves
+// a non-blocking collective on only while its ranks poll.
+//
+// Timeout. A call polls for at most `timeout_seconds`, then fails with an error naming the
+// collective and the group. MPI cannot cancel a posted collective, so after a timeout the process
+// must end (MpiWorld::Abort ends every rank); under Open MPI a rank that dies is also noticed by
+// mpirun, which ends the job naming the rank. Two things the in-process engine does that this one
+// does not: the first call on a group is not timed, as it creates the group's communicator
+// (MPI_Comm_create_group has no non-blocking form), so a peer that dies before a group's first
+// collective is left to mpirun to notice; and members whose calls disagree are not compared first:
+// MPI reports what it detects (a truncated message) and the rest is undefined, so the SPMD
+// program's agreement matters.
 #ifndef ALPA_RUNTIME_MPI_COMMUNICATOR_H_
 #define ALPA_RUNTIME_MPI_COMMUNICATOR_H_
 
