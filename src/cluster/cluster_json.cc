@@ -11,18 +11,19 @@
 namespace alpa::cluster {
 namespace {
 
-// A link: {"bandwidth", "latency"} and, inside a host, "topology".
-Result<Link> ReadLink(const Json& json, const std::string& path, bool with_topology) {
-  if (with_topology) {
-    ALPA_RETURN_IF_ERROR(
-        CheckJsonObject(json, path, {"topology", "bandwidth", "latency"}, "the cluster"));
+// A link: {"bandwidth", "latency"} and, inside a host, "topology" and optionally "collectives":
+// {name: {"bandwidth", "latency"}}.
+Result<Link> ReadLink(const Json& json, const std::string& path, bool inside_host) {
+  if (inside_host) {
+    ALPA_RETURN_IF_ERROR(CheckJsonObject(
+        json, path, {"topology", "bandwidth", "latency", "collectives"}, "the cluster"));
   } else {
     ALPA_RETURN_IF_ERROR(CheckJsonObject(json, path, {"bandwidth", "latency"}, "the cluster"));
   }
   Link link;
   ALPA_ASSIGN_OR_RETURN(link.bandwidth, JsonNumber(json, path, "bandwidth"));
   ALPA_ASSIGN_OR_RETURN(link.latency, JsonNumber(json, path, "latency"));
-  if (with_topology) {
+  if (inside_host) {
     ALPA_ASSIGN_OR_RETURN(std::string name, JsonString(json, path, "topology"));
     std::optional<Topology> topology = ParseTopology(name);
     if (!topology.has_value()) {
@@ -32,6 +33,22 @@ Result<Link> ReadLink(const Json& json, const std::string& path, bool with_topol
           path, name);
     }
     link.topology = *topology;
+  }
+  if (json.contains("collectives")) {
+    const Json& collectives = json["collectives"];
+    const std::string at = path + ".collectives";
+    if (!collectives.is_object()) {
+      return InvalidArgument("{}: must be an object of figures by collective, found {}", at,
+                             collectives.type_name());
+    }
+    for (const auto& [name, figures] : collectives.items()) {
+      const std::string entry = at + "." + name;
+      ALPA_RETURN_IF_ERROR(
+          CheckJsonObject(figures, entry, {"bandwidth", "latency"}, "the cluster"));
+      LinkFigures& read = link.collectives[name];
+      ALPA_ASSIGN_OR_RETURN(read.bandwidth, JsonNumber(figures, entry, "bandwidth"));
+      ALPA_ASSIGN_OR_RETURN(read.latency, JsonNumber(figures, entry, "latency"));
+    }
   }
   ALPA_RETURN_IF_ERROR(ValidateLink(link, path));
   return link;
@@ -148,11 +165,14 @@ Result<ClusterSpec> ReadCluster(const Json& json) {
   return spec;
 }
 
-Json LinkJson(const Link& link, bool with_topology) {
+Json LinkJson(const Link& link, bool inside_host) {
   Json json = Json::object();
-  if (with_topology) json["topology"] = std::string(TopologyName(link.topology));
+  if (inside_host) json["topology"] = std::string(TopologyName(link.topology));
   json["bandwidth"] = link.bandwidth;
   json["latency"] = link.latency;
+  for (const auto& [name, figures] : link.collectives) {
+    json["collectives"][name] = {{"bandwidth", figures.bandwidth}, {"latency", figures.latency}};
+  }
   return json;
 }
 

@@ -29,7 +29,11 @@
 //        "intra_host": {"topology": "cube_mesh", "bandwidth": 1.5e11, "latency": 5e-6}},
 //       {"device_type": "A100-SXM4-40GB", "devices": 4,
 //        "intra_host": {"topology": "switch", "bandwidth": 3e11, "latency": 5e-6}}
-//     ],
+//     ],                                         an intra_host link may add "collectives":
+//                                                {"all-gather": {"bandwidth": 2.5e10,
+//                                                "latency": 5e-6}, ...}, figures those
+//                                                collectives see in place of the link's
+//                                                (link.h; `--profile` sets them)
 //     "inter_host": {"bandwidth": 3.125e9, "latency": 2.5e-5},   per host
 //     "racks": {"hosts_per_rack": 3,                               optional, a third level
 //               "inter_rack": {"bandwidth": 1.25e10, "latency": 5e-5}}   per rack

@@ -1,17 +1,35 @@
 #include "cluster/cluster_spec.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 namespace alpa::cluster {
+
 Status ValidateLink(const Link& link, const std::string& path) {
-  if (!std::isfinite(link.bandwidth) || link.bandwidth <= 0) {
-    return InvalidArgument("{}.bandwidth: must be a positive number of bytes per second, found {}",
-                           path, link.bandwidth);
-  }
-  if (!std::isfinite(link.latency) || link.latency < 0) {
-    return InvalidArgument("{}.latency: must be a non-negative number of seconds, found {}", path,
-                           link.latency);
+  auto check = [](const LinkFigures& figures, const std::string& at) -> Status {
+    if (!std::isfinite(figures.bandwidth) || figures.bandwidth <= 0) {
+      return InvalidArgument(
+          "{}.bandwidth: must be a positive number of bytes per second, found {}", at,
+          figures.bandwidth);
+    }
+    if (!std::isfinite(figures.latency) || figures.latency < 0) {
+      return InvalidArgument("{}.latency: must be a non-negative number of seconds, found {}", at,
+                             figures.latency);
+    }
+    return Status::Ok();
+  };
+  ALPA_RETURN_IF_ERROR(check({link.bandwidth, link.latency}, path));
+  for (const auto& [name, figures] : link.collectives) {
+    if (std::find(kCollectiveNames.begin(), kCollectiveNames.end(), name) ==
+        kCollectiveNames.end()) {
+      return InvalidArgument("{}.collectives: unknown collective '{}'; expected one of {}", path,
+                             name, fmt::join(kCollectiveNames, ", "));
+    }
+    ALPA_RETURN_IF_ERROR(check(figures, fmt::format("{}.collectives.{}", path, name)));
   }
   return Status::Ok();
 }

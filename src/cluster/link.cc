@@ -30,4 +30,9 @@ std::optional<Topology> ParseTopology(std::string_view name) {
   return std::nullopt;
 }
 
+LinkFigures Link::For(std::string_view name) const {
+  const auto found = collectives.find(name);
+  return found != collectives.end() ? found->second : LinkFigures{bandwidth, latency};
+}
+
 }  // namespace alpa::cluster

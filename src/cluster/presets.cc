@@ -24,7 +24,12 @@ constexpr double kNvlinkLatency = 5e-6;
 
 HostSpec Host(DeviceSpec device, int64_t devices, Topology topology, double bandwidth,
               double latency) {
-  return HostSpec{std::move(device), devices, Link{bandwidth, latency, topology}};
+  return HostSpec{std::move(device), devices, Link{bandwidth, latency, topology, {}}};
+}
+
+// A network between hosts (its topology is not modelled).
+Link Network(double bandwidth, double latency) {
+  return Link{bandwidth, latency, Topology::kSwitch, {}};
 }
 
 // One host of each preset, and its inter-host network.
@@ -40,33 +45,32 @@ std::optional<PresetHost> PresetHostOf(const std::string& name) {
   // per direction (the datasheet's 300 GB/s counts both directions), in a hybrid cube-mesh.
   if (name == "p3.16xlarge") {
     return PresetHost{Host(V100Sxm2(16), 8, Topology::kCubeMesh, 150 * kGBps, kNvlinkLatency),
-                      Link{25 * kGbps, 25e-6, Topology::kSwitch}, ""};
+                      Network(25 * kGbps, 25e-6), ""};
   }
   // A DGX-1V-like host: 8 V100 (32 GB), NVLink 300 GB/s (both directions, 150 per direction),
   // hybrid cube-mesh. Network as on AWS p3dn.24xlarge (the 8x V100-32GB instance): 100 Gbps.
   if (name == "v100-32gb") {
     return PresetHost{Host(V100Sxm2(32), 8, Topology::kCubeMesh, 150 * kGBps, kNvlinkLatency),
-                      Link{100 * kGbps, 25e-6, Topology::kSwitch}, ""};
+                      Network(100 * kGbps, 25e-6), ""};
   }
   // AWS p4d.24xlarge: 8 A100 (40 GB) on NVSwitch, NVLink 3 600 GB/s both directions (300 per
   // direction), 400 Gbps EFA (4 x 100 Gbps).
   if (name == "p4d.24xlarge") {
     return PresetHost{Host(A100Sxm40GB(), 8, Topology::kSwitch, 300 * kGBps, kNvlinkLatency),
-                      Link{400 * kGbps, 15e-6, Topology::kSwitch}, ""};
+                      Network(400 * kGbps, 15e-6), ""};
   }
   // NVIDIA DGX H100: 8 H100 SXM (80 GB), 4 NVSwitches, NVLink 4 900 GB/s both directions (450 per
   // direction), 8 x 400 Gbps ConnectX-7 InfiniBand for the compute fabric = 3200 Gbps = 400 GB/s.
   if (name == "dgx-h100") {
     return PresetHost{Host(H100Sxm80GB(), 8, Topology::kSwitch, 450 * kGBps, kNvlinkLatency),
-                      Link{8 * 400 * kGbps, 5e-6, Topology::kSwitch}, ""};
+                      Network(8 * 400 * kGbps, 5e-6), ""};
   }
   // This machine: CPU cores share the memory (all-to-all through it). Estimates: a copy between
   // cores at ~10 GB/s and ~1 us; between processes (hosts of local:HxD) the same over loopback
   // at ~10 us.
   if (name == "local") {
     return PresetHost{Host(CpuCoreEstimate(1), 1, Topology::kAllToAll, 10 * kGBps, 1e-6),
-                      Link{10 * kGBps, 10e-6, Topology::kSwitch},
-                      "figures: estimated, not profiled"};
+                      Network(10 * kGBps, 10e-6), "figures: estimated, not profiled"};
   }
   return std::nullopt;
 }

@@ -1,8 +1,11 @@
 #include "cost/collective_cost.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <string>
 
 namespace alpa::cost {
 namespace {
@@ -25,7 +28,25 @@ struct Prepared {
   const Level& top() const { return levels.back(); }
 };
 
-Result<Prepared> Prepare(int64_t bytes, const CollectiveGroup& group) {
+// Level k's figures, the measured ones of `measured_kind` when that is not empty.
+Status CheckFigures(size_t k, std::string_view measured_kind, double alpha, double bw) {
+  auto field = [&] {
+    return measured_kind.empty() ? std::string() : fmt::format("measured[{}].", measured_kind);
+  };
+  if (!std::isfinite(alpha) || alpha < 0) {
+    return InvalidArgument("collective cost: levels[{}].{}latency_s is {}, must be finite and >= 0",
+                           k, field(), alpha);
+  }
+  if (!std::isfinite(bw) || bw <= 0) {
+    return InvalidArgument(
+        "collective cost: levels[{}].{}bandwidth_bytes_per_s is {}, must be finite and > 0", k,
+        field(), bw);
+  }
+  return Status::Ok();
+}
+
+// The levels as `kind` sees them: a level's measured figures for that kind where it has them.
+Result<Prepared> Prepare(CollectiveKind kind, int64_t bytes, const CollectiveGroup& group) {
   if (bytes < 0) return InvalidArgument("collective cost: bytes is {}, must be >= 0", bytes);
   Prepared prepared;
   prepared.bytes = static_cast<double>(bytes);
@@ -34,19 +55,14 @@ Result<Prepared> Prepare(int64_t bytes, const CollectiveGroup& group) {
     if (level.size < 1) {
       return InvalidArgument("collective cost: levels[{}].size is {}, must be >= 1", k, level.size);
     }
-    if (!std::isfinite(level.latency_s) || level.latency_s < 0) {
-      return InvalidArgument("collective cost: levels[{}].latency_s is {}, must be finite and >= 0",
-                             k, level.latency_s);
-    }
-    if (!std::isfinite(level.bandwidth_bytes_per_s) || level.bandwidth_bytes_per_s <= 0) {
-      return InvalidArgument(
-          "collective cost: levels[{}].bandwidth_bytes_per_s is {}, must be finite and > 0", k,
-          level.bandwidth_bytes_per_s);
-    }
+    const std::optional<cluster::LinkFigures>& measured = level.measured[static_cast<size_t>(kind)];
+    const double alpha = measured.has_value() ? measured->latency : level.latency_s;
+    const double bw = measured.has_value() ? measured->bandwidth : level.bandwidth_bytes_per_s;
+    ALPA_RETURN_IF_ERROR(
+        CheckFigures(k, measured.has_value() ? CollectiveKindName(kind) : "", alpha, bw));
     if (level.size == 1) continue;
     const double n = static_cast<double>(level.size);
-    prepared.levels.push_back(
-        {n, level.latency_s, level.bandwidth_bytes_per_s, prepared.participants});
+    prepared.levels.push_back({n, alpha, bw, prepared.participants});
     prepared.participants *= n;
   }
   return prepared;
@@ -138,7 +154,7 @@ std::string_view CollectiveKindName(CollectiveKind kind) {
 //          The m_top devices of a member run their outer all-reduces at once through the member's
 //          link, so the outer level sees B bytes per member.
 Result<CollectiveCost> AllReduceCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kAllReduce, bytes, group));
   if (p.trivial()) return CollectiveCost{};
   CollectiveCost best{2 * FlatRingPass(p), "ring"};
   double tree_latency = 0;
@@ -170,13 +186,16 @@ Result<CollectiveCost> AllReduceCost(int64_t bytes, const CollectiveGroup& group
 // make a group spanning hosts cheaper than the same devices in one host whenever the inter-host
 // latency is under n_0 times the intra-host one.
 Result<CollectiveCost> AllGatherCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kAllGather, bytes, group));
   if (p.trivial()) return CollectiveCost{};
   return CollectiveCost{FlatRingPass(p), "ring"};
 }
 
+// The same ring run backwards (Thakur et al. 2005), on the figures of a reduce-scatter.
 Result<CollectiveCost> ReduceScatterCost(int64_t bytes, const CollectiveGroup& group) {
-  return AllGatherCost(bytes, group);  // the same ring run backwards (Thakur et al. 2005)
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kReduceScatter, bytes, group));
+  if (p.trivial()) return CollectiveCost{};
+  return CollectiveCost{FlatRingPass(p), "ring"};
 }
 
 // All-to-all: pairwise exchange (Thakur et al. 2005, long messages: (p - 1) alpha + n beta with n
@@ -186,7 +205,7 @@ Result<CollectiveCost> ReduceScatterCost(int64_t bytes, const CollectiveGroup& g
 //   sum_k (n_k - 1) * m_k * (alpha_k + m_k * B / (P * b_k))
 // One level: (n - 1) * (alpha + B / (n * b)). Across hosts the host link bounds it.
 Result<CollectiveCost> AllToAllCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kAllToAll, bytes, group));
   if (p.trivial()) return CollectiveCost{};
   double seconds = 0;
   for (const Level& level : p.levels) {
@@ -202,7 +221,7 @@ Result<CollectiveCost> AllToAllCost(int64_t bytes, const CollectiveGroup& group)
 //   RingPassLatency + B / min_k b_k
 // (nccl-tests PERFORMANCE.md: broadcast bus bandwidth = algbw, factor 1.)
 Result<CollectiveCost> BroadcastCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kBroadcast, bytes, group));
   if (p.trivial()) return CollectiveCost{};
   return CollectiveCost{RingPassLatency(p) + p.bytes / BottleneckBandwidth(p), "pipelined ring"};
 }
@@ -210,7 +229,7 @@ Result<CollectiveCost> BroadcastCost(int64_t bytes, const CollectiveGroup& group
 // Send/recv of one message between two participants of the group, costed for the farthest pair
 // (different members of the outermost level): alpha_top + B / b_top (Hockney's model).
 Result<CollectiveCost> SendRecvCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kSendRecv, bytes, group));
   if (p.trivial()) return CollectiveCost{};
   return CollectiveCost{p.top().alpha + p.bytes / p.top().bw, "point-to-point"};
 }
@@ -220,7 +239,7 @@ Result<CollectiveCost> SendRecvCost(int64_t bytes, const CollectiveGroup& group)
 // (e.g. a shift by P/2): the m_top devices of a member share its link:
 //   alpha_top + m_top * B / b_top          (one level: alpha + B / b)
 Result<CollectiveCost> CollectivePermuteCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(bytes, group));
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kCollectivePermute, bytes, group));
   if (p.trivial()) return CollectiveCost{};
   const Level& top = p.top();
   return CollectiveCost{top.alpha + top.m * p.bytes / top.bw, "point-to-point"};

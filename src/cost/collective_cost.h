@@ -16,6 +16,8 @@
 //     is a whole host (or rack): b_k is the host's total NIC bandwidth per direction, SHARED by all
 //     the host's participants that send across at the same time. So m devices of one host each
 //     sending x bytes to other hosts take m*x/b_k, not x/b_k.
+// A level can also carry figures of its own for some kinds (LinkLevel::measured, from a profiled
+// link), which those kinds' formulas use in place of alpha_k and b_k.
 // Derived: P = prod n_k participants; m_k = prod_{j<k} n_j devices per member of level k.
 //
 // Sizes (`bytes`), per collective, always per participant:
@@ -33,24 +35,16 @@
 #ifndef ALPA_COST_COLLECTIVE_COST_H_
 #define ALPA_COST_COLLECTIVE_COST_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "cluster/link.h"
 #include "support/status.h"
 
 namespace alpa::cost {
-
-struct LinkLevel {
-  int64_t size = 1;                  // members of this level in the group (n_k)
-  double latency_s = 0;              // alpha_k, seconds per message step across this level
-  double bandwidth_bytes_per_s = 1;  // b_k, per member of the level, one direction (see above)
-};
-
-// Levels innermost first (devices within a host, then hosts, then racks).
-struct CollectiveGroup {
-  std::vector<LinkLevel> levels;
-};
 
 enum class CollectiveKind {
   kAllReduce,
@@ -63,6 +57,29 @@ enum class CollectiveKind {
 };
 
 std::string_view CollectiveKindName(CollectiveKind kind);  // "all-reduce", ... (HLO spelling)
+
+inline constexpr std::array<CollectiveKind, 7> kCollectiveKinds = {
+    CollectiveKind::kAllReduce,        CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+    CollectiveKind::kAllToAll,         CollectiveKind::kBroadcast, CollectiveKind::kSendRecv,
+    CollectiveKind::kCollectivePermute};
+
+struct LinkLevel {
+  LinkLevel() = default;
+  LinkLevel(int64_t size, double latency_s, double bandwidth_bytes_per_s)
+      : size(size), latency_s(latency_s), bandwidth_bytes_per_s(bandwidth_bytes_per_s) {}
+
+  int64_t size = 1;                  // members of this level in the group (n_k)
+  double latency_s = 0;              // alpha_k, seconds per message step across this level
+  double bandwidth_bytes_per_s = 1;  // b_k, per member of the level, one direction (see above)
+  // By CollectiveKind, figures that kind sees on this level in place of the two above: the
+  // measured ones of a profiled link (cluster::Link::collectives). Empty for most links.
+  std::array<std::optional<cluster::LinkFigures>, kCollectiveKinds.size()> measured;
+};
+
+// Levels innermost first (devices within a host, then hosts, then racks).
+struct CollectiveGroup {
+  std::vector<LinkLevel> levels;
+};
 
 struct CollectiveCost {
   double seconds = 0;

@@ -1,6 +1,7 @@
 #include "cost/mesh_collective.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -72,6 +73,21 @@ Result<CollectiveGroup> MeshAxesGroup(const cluster::ClusterSpec& spec,
 
   CollectiveGroup result;
   result.levels.push_back({per_host, intra_latency, intra_bandwidth});
+  // A kind that some of the hosts' links have figures of its own for sees, as for the link's own
+  // figures, the slowest of the hosts'.
+  for (CollectiveKind kind : kCollectiveKinds) {
+    const std::string_view name = CollectiveKindName(kind);
+    bool measured = false;
+    cluster::LinkFigures slowest{std::numeric_limits<double>::infinity(), 0};
+    for (int64_t h : hosts) {
+      const cluster::Link& link = spec.hosts[static_cast<size_t>(h)].intra_host;
+      measured = measured || link.collectives.contains(name);
+      const cluster::LinkFigures figures = link.For(name);
+      slowest.bandwidth = std::min(slowest.bandwidth, figures.bandwidth);
+      slowest.latency = std::max(slowest.latency, figures.latency);
+    }
+    if (measured) result.levels.front().measured[static_cast<size_t>(kind)] = slowest;
+  }
   if (hosts.size() > 1) {
     // The NIC carries every group of the mesh that has devices on the host.
     const double share =

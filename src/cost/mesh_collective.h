@@ -7,7 +7,8 @@
 // The group is the replica group holding the mesh's first device: the devices whose coordinates
 // differ from it only along `axes`. Its levels, innermost first:
 //   devices  m = its devices per host, over the hosts' intra-host link (the slowest of the hosts
-//            it touches);
+//            it touches), and for each collective kind some of those links have figures of
+//            their own for (cluster::Link::collectives), the slowest of those as the kind's;
 //   hosts    h = its hosts per rack, over the inter-host network. Every group of the mesh runs its
 //            collective at once, so a host's NIC is shared by all the mesh's devices on that host,
 //            not only this group's: the level's bandwidth is NIC * m / (mesh devices per host);

@@ -105,6 +105,25 @@ TEST(ClusterJson, RoundTrips) {
   EXPECT_EQ(*back, *hetero);
 }
 
+// An intra-host link may carry figures of its own for some collectives (what ApplyProfile sets
+// from a profile); they round trip, and Link::For gives a kind its own figures or the link's.
+TEST(ClusterJson, AnIntraHostLinkCarriesFiguresPerCollective) {
+  const std::string from = R"("topology": "switch", "bandwidth": 3e11, "latency": 5e-6)";
+  std::string text = kHeterogeneous;
+  text.replace(text.find(from), from.size(),
+               from + R"(, "collectives": {"all-gather": {"bandwidth": 2e11, "latency": 7e-6}})");
+  Result<ClusterSpec> spec = ParseClusterJson(text, "c.json");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const Link& link = spec->hosts[2].intra_host;
+  EXPECT_EQ(link.For("all-gather"), (LinkFigures{2e11, 7e-6}));
+  EXPECT_EQ(link.For("all-reduce"), (LinkFigures{3e11, 5e-6}));
+  EXPECT_TRUE(spec->hosts[0].intra_host.collectives.empty());
+  const std::string dumped = ClusterJson(*spec);
+  Result<ClusterSpec> back = ParseClusterJson(dumped, "dump.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *spec);
+}
+
 TEST(ClusterJson, TheExampleFileLoads) {
   Result<ClusterSpec> spec =
       LoadClusterFile(std::string(ALPA_TESTDATA_DIR) + "/../examples/clusters/heterogeneous.json");
@@ -150,6 +169,21 @@ TEST(ClusterJson, ErrorsNameThePlace) {
                              "\"memory_bandwidth\": 9e11, \"kernel_launch\": -1e-6"),
               HasSubstr("c.json: device_types.V100-SXM2-16GB.kernel_launch: must be a "
                         "non-negative number of seconds, found -1e-06"));
+  const std::string link = R"("bandwidth": 3e11, "latency": 5e-6)";
+  EXPECT_EQ(ErrorAfterEdit(link, link + R"(, "collectives": {"all-sum": {"bandwidth": 1, )"
+                                        R"("latency": 0}})"),
+            "c.json: hosts[1].intra_host.collectives: unknown collective 'all-sum'; expected one "
+            "of all-reduce, all-gather, reduce-scatter, all-to-all, broadcast, send-recv, "
+            "collective-permute");
+  EXPECT_THAT(ErrorAfterEdit(link, link + R"(, "collectives": {"all-to-all": {"bandwidth": 0, )"
+                                          R"("latency": 0}})"),
+              HasSubstr("c.json: hosts[1].intra_host.collectives.all-to-all.bandwidth: must be a "
+                        "positive number"));
+  EXPECT_THAT(ErrorAfterEdit(link, link + R"(, "collectives": [])"),
+              HasSubstr("c.json: hosts[1].intra_host.collectives: must be an object of figures "
+                        "by collective, found array"));
+  EXPECT_THAT(ErrorAfterEdit("\"latency\": 2.5e-5", "\"latency\": 2.5e-5, \"collectives\": {}"),
+              HasSubstr("c.json: inter_host.collectives: unknown key"));
   EXPECT_THAT(ErrorAfterEdit("\"hosts_per_rack\": 3", "\"hosts_per_rack\": 2"),
               HasSubstr("c.json: racks.hosts_per_rack: 2 does not divide the 3 hosts"));
   EXPECT_THAT(ErrorAfterEdit("\"inter_host\"", "\"inter_hosts\""),

@@ -43,7 +43,7 @@ TEST(Submeshes, DevicesPerHostNotAPowerOfTwoEndsWithTheWholeHost) {
 TEST(Submeshes, RacksAddAThirdLevel) {
   Result<ClusterSpec> spec = ParseClusterArgument("p3.16xlarge:8");
   ASSERT_TRUE(spec.ok());
-  spec->racks = RackSpec{2, Link{12.5e9, 50e-6, Topology::kSwitch}};
+  spec->racks = RackSpec{2, Link{12.5e9, 50e-6, Topology::kSwitch, {}}};
   ASSERT_TRUE(ValidateClusterSpec(*spec).ok());
   Shapes shapes;
   for (const Submesh& submesh : EnumerateSubmeshes(*spec)) shapes.push_back(submesh.shape);

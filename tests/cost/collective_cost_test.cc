@@ -18,11 +18,6 @@ constexpr double kNetAlpha = 5e-5;          // a1, s
 constexpr double kNetBw = 3.125e9;          // b1, 25 Gbps per host per direction
 // B / b0 = 0.01073741824 s, B / b1 = 0.34359738368 s.
 
-constexpr std::array<CollectiveKind, 7> kAllKinds = {
-    CollectiveKind::kAllReduce,        CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-    CollectiveKind::kAllToAll,         CollectiveKind::kBroadcast, CollectiveKind::kSendRecv,
-    CollectiveKind::kCollectivePermute};
-
 CollectiveGroup OneHost(int64_t devices) { return {{{devices, kNvAlpha, kNvBw}}}; }
 CollectiveGroup Hosts(int64_t devices, int64_t hosts) {
   return {{{devices, kNvAlpha, kNvBw}, {hosts, kNetAlpha, kNetBw}}};
@@ -137,7 +132,7 @@ TEST(CollectiveCostTest, ThreeLevelsRingLatencyCountsHopsPerLevel) {
 
 TEST(CollectiveCostTest, SizeOneLevelsAreIgnored) {
   CollectiveGroup padded{{{1, 1.0, 1.0}, {8, kNvAlpha, kNvBw}, {1, 2.0, 1.0}}};
-  for (CollectiveKind kind : kAllKinds) {
+  for (CollectiveKind kind : kCollectiveKinds) {
     CollectiveCost a = Cost(kind, kGiB, padded);
     CollectiveCost b = Cost(kind, kGiB, OneHost(8));
     EXPECT_EQ(a.seconds, b.seconds) << CollectiveKindName(kind);
@@ -146,7 +141,7 @@ TEST(CollectiveCostTest, SizeOneLevelsAreIgnored) {
 }
 
 TEST(CollectiveCostTest, OneParticipantOrNoBytesCostsNothing) {
-  for (CollectiveKind kind : kAllKinds) {
+  for (CollectiveKind kind : kCollectiveKinds) {
     for (const CollectiveGroup& group : {OneHost(1), CollectiveGroup{}, Hosts(1, 1)}) {
       CollectiveCost cost = Cost(kind, kGiB, group);
       EXPECT_EQ(cost.seconds, 0) << CollectiveKindName(kind);
@@ -154,6 +149,28 @@ TEST(CollectiveCostTest, OneParticipantOrNoBytesCostsNothing) {
     }
     EXPECT_EQ(Cost(kind, 0, Hosts(8, 2)).seconds, 0) << CollectiveKindName(kind);
   }
+}
+
+// A cluster file names a link's per-collective figures by cluster::kCollectiveNames, which the
+// cost model reads by kind: the two lists must be the same names in the same order.
+TEST(CollectiveCostTest, TheClusterLayerNamesEveryKindAsTheCostModelDoes) {
+  ASSERT_EQ(cluster::kCollectiveNames.size(), kCollectiveKinds.size());
+  for (size_t i = 0; i < kCollectiveKinds.size(); ++i) {
+    EXPECT_EQ(cluster::kCollectiveNames[i], CollectiveKindName(kCollectiveKinds[i]));
+    EXPECT_EQ(static_cast<size_t>(kCollectiveKinds[i]), i);
+  }
+}
+
+// A level's figures for one kind (a profiled link's) price that kind alone: all-gather over 8
+// devices on alpha 2e-5, b 5e10 is 7 * 2e-5 + 7/8 * B / 5e10 = 0.0189285...; the others keep
+// the level's own figures.
+TEST(CollectiveCostTest, ALevelsFiguresForOneKindPriceThatKindAlone) {
+  CollectiveGroup group = OneHost(8);
+  group.levels[0].measured[static_cast<size_t>(CollectiveKind::kAllGather)] =
+      cluster::LinkFigures{.bandwidth = 5e10, .latency = 2e-5};
+  ExpectCost(CollectiveKind::kAllGather, kGiB, group, 7 * 2e-5 + 7.0 / 8 * kGiB / 5e10, "ring");
+  ExpectCost(CollectiveKind::kReduceScatter, kGiB, group, 0.00946524096, "ring");
+  ExpectCost(CollectiveKind::kAllReduce, kGiB, group, 0.01893048192, "ring");
 }
 
 TEST(CollectiveCostTest, BadInputsAreErrorsNamingTheField) {
@@ -172,13 +189,23 @@ TEST(CollectiveCostTest, BadInputsAreErrorsNamingTheField) {
         Case{{2, 1e-5, 0}, "levels[1].bandwidth_bytes_per_s"},
         Case{{2, 1e-5, -1}, "levels[1].bandwidth_bytes_per_s"}}) {
     CollectiveGroup group{{{8, kNvAlpha, kNvBw}, c.level}};
-    for (CollectiveKind kind : kAllKinds) {
+    for (CollectiveKind kind : kCollectiveKinds) {
       auto cost = EstimateCollective(kind, 1024, group);
       ASSERT_FALSE(cost.ok()) << c.field;
       EXPECT_NE(cost.status().message().find(c.field), std::string::npos)
           << cost.status().message();
     }
   }
+  // A kind's own figures are checked as the level's are, and named as its.
+  CollectiveGroup group = OneHost(8);
+  group.levels[0].measured[static_cast<size_t>(CollectiveKind::kAllToAll)] =
+      cluster::LinkFigures{.bandwidth = 0, .latency = 1e-6};
+  auto cost = EstimateCollective(CollectiveKind::kAllToAll, 1024, group);
+  ASSERT_FALSE(cost.ok());
+  EXPECT_NE(cost.status().message().find("levels[0].measured[all-to-all].bandwidth_bytes_per_s"),
+            std::string::npos)
+      << cost.status().message();
+  EXPECT_TRUE(EstimateCollective(CollectiveKind::kAllGather, 1024, group).ok());
 }
 
 std::vector<int64_t> ByteSweep() {
@@ -196,7 +223,7 @@ TEST(CollectiveCostPropertyTest, MonotoneInBytes) {
       Hosts(4, 3),
       Hosts(8, 16),
       CollectiveGroup{{{4, 1e-6, 2e11}, {4, 1e-5, 5e10}, {3, 1e-4, 1e10}}}};
-  for (CollectiveKind kind : kAllKinds) {
+  for (CollectiveKind kind : kCollectiveKinds) {
     for (const CollectiveGroup& group : groups) {
       double previous = 0;
       for (int64_t bytes : ByteSweep()) {
@@ -219,7 +246,7 @@ TEST(CollectiveCostPropertyTest, CrossingHostsNeverCheaperThanOneHost) {
         for (double bw : {kNvBw, kNvBw / 4, kNetBw}) {
           CollectiveGroup crossing{{{n0, kNvAlpha, kNvBw}, {n1, alpha, bw}}};
           CollectiveGroup fast_outer{{{n0, kNvAlpha, kNvBw}, {n1, kNvAlpha, kNvBw}}};
-          for (CollectiveKind kind : kAllKinds) {
+          for (CollectiveKind kind : kCollectiveKinds) {
             for (int64_t bytes : ByteSweep()) {
               double across = Cost(kind, bytes, crossing).seconds;
               double inside = Cost(kind, bytes, OneHost(n0 * n1)).seconds;
@@ -241,7 +268,7 @@ TEST(CollectiveCostPropertyTest, CrossingHostsNeverCheaperThanOneHost) {
 }
 
 TEST(CollectiveCostPropertyTest, EveryKindHasAName) {
-  for (CollectiveKind kind : kAllKinds) EXPECT_NE(CollectiveKindName(kind), "unknown");
+  for (CollectiveKind kind : kCollectiveKinds) EXPECT_NE(CollectiveKindName(kind), "unknown");
 }
 
 TEST(AlpaMeshDimCostTest, MatchesAlpaFormulas) {

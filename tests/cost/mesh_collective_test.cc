@@ -33,6 +33,25 @@ TEST(MeshCollectiveTest, AxisInsideAHostUsesTheDeviceLinks) {
               c.spec.hosts[0].intra_host.bandwidth);
 }
 
+// A host's measured figures for a kind reach the group's device level as that kind's; over
+// hosts with different ones, the slowest (least bandwidth, most latency) of those it touches.
+TEST(MeshCollectiveTest, AKindsOwnLinkFiguresAreTheSlowestOfTheHosts) {
+  TwoHosts c;
+  c.spec.hosts[0].intra_host.collectives["all-gather"] = {.bandwidth = 4e10, .latency = 2e-6};
+  c.spec.hosts[1].intra_host.collectives["all-gather"] = {.bandwidth = 6e10, .latency = 3e-6};
+  constexpr auto kAllGather = static_cast<size_t>(CollectiveKind::kAllGather);
+  Result<CollectiveGroup> inside = MeshAxesGroup(c.spec, c.mesh, {1});
+  ASSERT_TRUE(inside.ok()) << inside.status().ToString();
+  EXPECT_EQ(inside->levels[0].measured[kAllGather],
+            (cluster::LinkFigures{.bandwidth = 4e10, .latency = 2e-6}));
+  EXPECT_FALSE(inside->levels[0].measured[static_cast<size_t>(CollectiveKind::kAllReduce)]);
+  Result<CollectiveGroup> both = MeshAxesGroup(c.spec, c.mesh, {0, 1});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->levels[0].measured[kAllGather],
+            (cluster::LinkFigures{.bandwidth = 4e10, .latency = 3e-6}));
+  EXPECT_FALSE(both->levels[1].measured[kAllGather]);  // the network has no such figures
+}
+
 // Axis 0 pairs device d of host 0 with device d of host 1: eight such groups share each host's
 // NIC, so each gets 1/8 of it.
 TEST(MeshCollectiveTest, AxisAcrossHostsSharesTheNicWithTheOtherGroups) {

@@ -51,6 +51,24 @@ TEST_F(AlpaCliTest, ClusterShowJsonRoundTrips) {
   EXPECT_EQ(text_a.out, text_b.out);
 }
 
+// A link's figures of its own for some collectives (what --profile sets) are listed under the
+// hosts, and none are when no link has any.
+TEST_F(AlpaCliTest, ClusterShowListsALinksFiguresPerCollective) {
+  RunResult json = RunAlpa({"cluster", "show", "local:2", "--json"});
+  ASSERT_EQ(json.exit_code, 0) << Describe(json);
+  EXPECT_THAT(RunAlpa({"cluster", "show", "local:2"}).out,
+              ::testing::Not(HasSubstr("figures of their own")));
+  nlohmann::json cluster = ParseJson(json);
+  cluster["hosts"][0]["intra_host"]["collectives"]["all-gather"] = {{"bandwidth", 2.5e10},
+                                                                    {"latency", 4e-6}};
+  const std::string path = Write("c.json", cluster.dump());
+  RunResult r = RunAlpa({"cluster", "show", path});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("intra-host figures of their own (the other collectives see the "
+                               "link's):"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("0 +all-gather +25 GB/s per device +4.00 us"));
+}
+
 TEST_F(AlpaCliTest, ClusterShowHeterogeneousExample) {
   RunResult r = RunAlpa({"cluster", "show", ExamplePath("clusters/heterogeneous.json")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

@@ -75,6 +75,28 @@ std::string HostsTable(const ClusterSpec& spec) {
   return table.Render();
 }
 
+// The figures some collectives see in place of their hosts' intra-host link's (Link::collectives,
+// set from a profile); "" when no host has any.
+std::string CollectiveFiguresTable(const ClusterSpec& spec) {
+  Table table(
+      {"hosts", "collective", "bandwidth", "latency"},
+      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight});
+  bool any = false;
+  for (size_t i = 0; i < spec.hosts.size();) {
+    size_t end = i + 1;
+    while (end < spec.hosts.size() && spec.hosts[end] == spec.hosts[i]) ++end;
+    for (const auto& [name, figures] : spec.hosts[i].intra_host.collectives) {
+      table.AddRow({end - i == 1 ? fmt::format("{}", i) : fmt::format("{}-{}", i, end - 1), name,
+                    Bandwidth(figures.bandwidth) + " per device", FormatSeconds(figures.latency)});
+      any = true;
+    }
+    i = end;
+  }
+  return any ? "\nintra-host figures of their own (the other collectives see the link's):\n" +
+                   table.Render()
+             : "";
+}
+
 std::string DevicesTable(const ClusterSpec& spec) {
   const std::vector<std::string> dtypes = Dtypes(spec);
   // kernels: how the cost model sees the device's compiler (cluster::DeviceSpec::fuses_kernels);
@@ -180,7 +202,7 @@ std::string ClusterReport(const ClusterSpec& spec) {
                        spec.racks->hosts_per_rack, LinkLine(spec.racks->inter_rack, "rack"));
   }
   out += fmt::format("sub-meshes  {} (Alpa's power_of_two space)\n", SubmeshList(spec));
-  out += "\n" + HostsTable(spec) + "\n" + DevicesTable(spec);
+  out += "\n" + HostsTable(spec) + CollectiveFiguresTable(spec) + "\n" + DevicesTable(spec);
   return out;
 }
 
