@@ -140,10 +140,10 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
   }
 
   ALPA_ASSIGN_OR_RETURN(const Json* settings, JsonField(json, "", "settings"));
-  ALPA_RETURN_IF_ERROR(CheckJsonObject(
-      *settings, "settings",
-      {"repeats", "max_uncertainty", "max_retries", "min_run_seconds", "spread", "uncertainty"},
-      "the profile"));
+  ALPA_RETURN_IF_ERROR(CheckJsonObject(*settings, "settings",
+                                       {"repeats", "max_uncertainty", "max_retries",
+                                        "min_run_seconds", "spread", "uncertainty", "placements"},
+                                       "the profile"));
   ALPA_ASSIGN_OR_RETURN(db.settings.repeats, IntegerField(*settings, "settings", "repeats", 2));
   ALPA_ASSIGN_OR_RETURN(db.settings.max_uncertainty,
                         NonNegativeField(*settings, "settings", "max_uncertainty"));
@@ -153,6 +153,9 @@ Result<ProfileDatabase> ReadProfile(const Json& json) {
                         NonNegativeField(*settings, "settings", "min_run_seconds"));
   ALPA_RETURN_IF_ERROR(JsonString(*settings, "settings", "spread").status());
   ALPA_RETURN_IF_ERROR(JsonString(*settings, "settings", "uncertainty").status());
+  if (settings->contains("placements")) {
+    ALPA_ASSIGN_OR_RETURN(db.placements, IntegerField(*settings, "settings", "placements", 1));
+  }
 
   ALPA_ASSIGN_OR_RETURN(const Json* measurements, JsonField(json, "", "measurements"));
   if (!measurements->is_array()) {
@@ -316,10 +319,13 @@ std::string ProfileJson(const ProfileDatabase& db) {
                      {"threads_per_device", db.threads_per_device},
                      {"onednn_version", db.onednn_version}};
   if (!db.core_round_trips_s.empty()) json["machine"]["core_round_trip_s"] = db.core_round_trips_s;
-  json["settings"] = {
-      {"repeats", db.settings.repeats},         {"max_uncertainty", db.settings.max_uncertainty},
-      {"max_retries", db.settings.max_retries}, {"min_run_seconds", db.min_run_seconds},
-      {"spread", "(p90 - p10) / median"},       {"uncertainty", kUncertaintyDefinition}};
+  json["settings"] = {{"repeats", db.settings.repeats},
+                      {"max_uncertainty", db.settings.max_uncertainty},
+                      {"max_retries", db.settings.max_retries},
+                      {"min_run_seconds", db.min_run_seconds},
+                      {"spread", "(p90 - p10) / median"},
+                      {"uncertainty", kUncertaintyDefinition},
+                      {"placements", db.placements}};
   Json measurements = Json::array();
   for (const Measurement& m : db.measurements) {
     measurements.push_back({{"kind", m.kind},
@@ -388,14 +394,22 @@ Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device
 }
 
 Status ApplyProfile(const ProfileDatabase& database, cluster::ClusterSpec& spec) {
-  const auto fit = database.collectives.find("all-reduce");
-  const double steps = 2.0 * static_cast<double>(database.devices - 1);
+  const double devices = static_cast<double>(database.devices);
   for (cluster::HostSpec& host : spec.hosts) {
     ALPA_RETURN_IF_ERROR(ApplyProfile(database, host.device));
-    if (fit != database.collectives.end() && database.devices >= 2) {
-      host.intra_host.latency = fit->second.latency_s / steps;
-      host.intra_host.bandwidth =
-          steps / static_cast<double>(database.devices) * fit->second.bandwidth;
+    if (database.devices < 2) continue;
+    host.intra_host.collectives.clear();
+    for (const auto& [kind, fit] : database.collectives) {
+      // The ring all-reduce takes two passes of P - 1 steps, every other kind one pass.
+      const double steps = (kind == "all-reduce" ? 2.0 : 1.0) * (devices - 1);
+      const cluster::LinkFigures figures{.bandwidth = steps / devices * fit.bandwidth,
+                                         .latency = fit.latency_s / steps};
+      if (kind == "all-reduce") {
+        host.intra_host.bandwidth = figures.bandwidth;
+        host.intra_host.latency = figures.latency;
+      } else {
+        host.intra_host.collectives[kind] = figures;
+      }
     }
   }
   spec.note = fmt::format("figures: profiled ({})", database.cluster);

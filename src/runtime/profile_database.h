@@ -21,7 +21,9 @@
 //                                                 was taken in; only with 2 devices or more
 //     "settings": {"repeats": 9, "max_uncertainty": 0.05, "max_retries": 2,
 //                  "min_run_seconds": 0.05, "spread": "(p90 - p10) / median",
-//                  "uncertainty": "the larger side of the median's ... interval, over the median"},
+//                  "uncertainty": "the larger side of the median's ... interval, over the median",
+//                  "placements": 4},                       of each memory-bound figure's buffers
+//                                                 (profiler.h); profiles before it have none: 1
 //     "measurements": [
 //       {"kind": "matmul", "name": "matmul f32 1024^3", "dtype": "f32", "shape": [1, 1024, 1024,
 //        1024], "work": 2147483648, "unit": "FLOP", "median_s": 0.0105, "spread": 0.12,
@@ -96,6 +98,7 @@ struct ProfileDatabase {
   std::vector<double> core_round_trips_s;
   MeasureSettings settings;
   double min_run_seconds = 0;
+  int64_t placements = 1;  // ProfileOptions::placements
   std::vector<Measurement> measurements;
   // Derived (DeriveFigures): unflagged figures only.
   std::map<std::string, double> peak_flops;          // dtype -> FLOP/s
@@ -131,12 +134,20 @@ Status SaveProfile(const ProfileDatabase& database, const std::string& path);
 // derived nothing.
 Status ApplyProfile(const ProfileDatabase& database, cluster::DeviceSpec& device);
 // The same for every host's device, with the cluster's note saying where the figures come from.
-// When the profile has an all-reduce fit, every host's intra-host link also becomes the one whose
-// ring all-reduce over the profiled P devices (cost/collective_cost.h: 2(P-1)*alpha + 2(P-1)/P *
-// B/b) gives the measured t(B) = latency_s + B / bandwidth:
-//   alpha = latency_s / (2(P-1)),   b = 2(P-1)/P * bandwidth   (the bus bandwidth)
-// Other kinds and group sizes are priced from that link: an approximation (the threads of the
-// in-process engine share the machine's cores and memory, which a ring's formula does not model).
+// Each collective fit t(B) = latency_s + B / bandwidth over the profiled P devices also sets the
+// figures of every host's intra-host link that reproduce it through that kind's formula over one
+// level of P devices (cost/collective_cost.h):
+//   all-reduce (ring, two passes)  2(P-1)*alpha + 2(P-1)/P * B/b  ->  alpha = latency_s / 2(P-1),
+//                                                                     b = 2(P-1)/P * bandwidth
+//   all-gather, reduce-scatter     (P-1)*alpha + (P-1)/P * B/b    ->  alpha = latency_s / (P-1),
+//   (ring, one pass), all-to-all                                      b = (P-1)/P * bandwidth
+//   (pairwise, (P-1)(alpha + B/(P b)))
+// The all-reduce's become the link's own figures; the other kinds' go into Link::collectives,
+// since the in-process engine's threads run each kind at a speed of its own, which one pair of
+// link figures cannot give (docs/cost-model.md, "What is modelled"). Broadcast, send/recv
+// and collective-permute, which the profiler does not time, see the link's own figures. Other
+// group sizes are priced from the same figures: an approximation (the engine's threads share the
+// machine's cores and memory, which the formulas do not model).
 Status ApplyProfile(const ProfileDatabase& database, cluster::ClusterSpec& spec);
 
 }  // namespace alpa::runtime

@@ -21,6 +21,7 @@
 #include "runtime/core_round_trip.h"
 #include "runtime/device_threads.h"
 #include "runtime/kernel_launch.h"
+#include "runtime/placed_buffers.h"
 #include "runtime/profile_database.h"
 
 namespace alpa::runtime {
@@ -30,37 +31,16 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// A buffer of `elements` values of `dtype`, every one 0.5 (small enough that no product or sum of
-// the profiled shapes overflows, in any of the dtypes), shared by the sampler that reads it.
-std::shared_ptr<std::vector<uint64_t>> FilledBuffer(ir::DType dtype, int64_t elements) {
-  const int64_t bytes = elements * ir::DTypeByteSize(dtype);
-  auto buffer = std::make_shared<std::vector<uint64_t>>(static_cast<size_t>((bytes + 7) / 8));
-  auto* data = reinterpret_cast<unsigned char*>(buffer->data());
-  switch (dtype) {
-    case ir::DType::kF32:
-      std::fill_n(reinterpret_cast<float*>(data), elements, 0.5f);
-      break;
-    case ir::DType::kF64:
-      std::fill_n(reinterpret_cast<double*>(data), elements, 0.5);
-      break;
-    case ir::DType::kF16:
-      std::fill_n(reinterpret_cast<uint16_t*>(data), elements, uint16_t{0x3800});
-      break;
-    case ir::DType::kBF16:
-      std::fill_n(reinterpret_cast<uint16_t*>(data), elements, uint16_t{0x3F00});
-      break;
-    default:
-      break;  // zeros
-  }
-  return buffer;
-}
-
 // "64 MiB", "4 KiB" or "100 B".
 std::string BytesText(int64_t bytes) {
   if (bytes % (int64_t{1} << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
   if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
   return fmt::format("{} B", bytes);
 }
+
+// Matmuls and convolutions run from caches and registers, whatever their buffers' placement
+// (ProfileOptions::placements): one placement, and their memory stays that of one.
+constexpr int64_t kComputeBoundPlacements = 1;
 
 // One figure to measure: its description and how to prepare its sampler.
 struct Plan {
@@ -78,6 +58,41 @@ Result<Sampler> OperationSampler(std::function<Status()> operation, const Profil
   return sampler;
 }
 
+// A figure's placement (ProfileOptions::placements): the sampler's runs take them in turn.
+struct PlacementTurn {
+  int64_t placements = 1;
+  int64_t current = 0;
+};
+
+// `sampler` with `turn` moved to the next placement before each of its runs. The warm-up and
+// calibration ran on placement 0.
+Sampler OnNextPlacementEveryRun(Sampler sampler, std::shared_ptr<PlacementTurn> turn) {
+  return [sampler = std::move(sampler), turn = std::move(turn)] {
+    turn->current = (turn->current + 1) % turn->placements;
+    return sampler();
+  };
+}
+
+// The sampler of `operation` on buffers of `specs` in `placements` placements (placed_buffers.h),
+// each run on the next. `operation` gets the buffers of one placement.
+Result<Sampler> BufferSampler(std::vector<PlacedBuffers::Spec> specs, int64_t placements,
+                              std::function<Status(const std::vector<void*>&)> operation,
+                              const ProfileOptions& options, Measurement& figure) {
+  auto buffers = std::make_shared<PlacedBuffers>(std::move(specs), placements);
+  auto turn = std::make_shared<PlacementTurn>(PlacementTurn{placements, 0});
+  std::vector<void*> current(buffers->size());
+  ALPA_ASSIGN_OR_RETURN(Sampler sampler,
+                        OperationSampler(
+                            [buffers, turn, current, operation = std::move(operation)]() mutable {
+                              for (size_t i = 0; i < current.size(); ++i) {
+                                current[i] = buffers->data(turn->current, i);
+                              }
+                              return operation(current);
+                            },
+                            options, figure));
+  return OnNextPlacementEveryRun(std::move(sampler), std::move(turn));
+}
+
 Plan MatMulPlan(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n) {
   Plan plan;
   Measurement& f = plan.figure;
@@ -90,12 +105,11 @@ Plan MatMulPlan(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n)
   f.work = 2.0 * static_cast<double>(batch) * m * k * n;
   f.unit = "FLOP";
   plan.prepare = [=](const ProfileOptions& options, Measurement& figure) {
-    auto a = FilledBuffer(dtype, batch * m * k);
-    auto b = FilledBuffer(dtype, batch * k * n);
-    auto c = FilledBuffer(dtype, batch * m * n);
-    return OperationSampler(
-        [=] {
-          return kernels::BatchMatMul(dtype, batch, m, k, n, a->data(), b->data(), c->data());
+    return BufferSampler(
+        {{dtype, batch * m * k}, {dtype, batch * k * n}, {dtype, batch * m * n}},
+        kComputeBoundPlacements,
+        [=](const std::vector<void*>& buffers) {
+          return kernels::BatchMatMul(dtype, batch, m, k, n, buffers[0], buffers[1], buffers[2]);
         },
         options, figure);
   };
@@ -127,12 +141,11 @@ Plan ConvolutionPlan(ir::DType dtype, const std::vector<int64_t>& s) {
     params.lhs_dilation = {1, 1};
     params.rhs_dilation = {1, 1};
     ALPA_RETURN_IF_ERROR(kernels::ValidateConvolutionParams(params).WithContext(figure.name));
-    auto input = FilledBuffer(dtype, batch * in * h * w);
-    auto kernel = FilledBuffer(dtype, out * in * kh * kw);
-    auto output = FilledBuffer(dtype, batch * out * h * w);
-    return OperationSampler(
-        [=] {
-          return kernels::Convolution(dtype, params, input->data(), kernel->data(), output->data());
+    return BufferSampler(
+        {{dtype, batch * in * h * w}, {dtype, out * in * kh * kw}, {dtype, batch * out * h * w}},
+        kComputeBoundPlacements,
+        [=](const std::vector<void*>& buffers) {
+          return kernels::Convolution(dtype, params, buffers[0], buffers[1], buffers[2]);
         },
         options, figure);
   };
@@ -150,16 +163,15 @@ Plan ElementwisePlan(int64_t array_bytes) {
   f.work = 3.0 * static_cast<double>(elements) * 4;
   f.unit = "B";
   plan.prepare = [=](const ProfileOptions& options, Measurement& figure) {
-    auto a = std::make_shared<std::vector<float>>(elements, 0.5f);
-    auto b = std::make_shared<std::vector<float>>(elements, 0.25f);
-    auto c = std::make_shared<std::vector<float>>(elements, 0.0f);
-    return OperationSampler(
-        [=] {
-          const float* pa = a->data();
-          const float* pb = b->data();
-          float* pc = c->data();
+    constexpr ir::DType kF32 = ir::DType::kF32;
+    return BufferSampler(
+        {{kF32, elements}, {kF32, elements}, {kF32, elements}}, options.placements,
+        [=](const std::vector<void*>& buffers) {
+          const auto* a = static_cast<const float*>(buffers[0]);
+          const auto* b = static_cast<const float*>(buffers[1]);
+          auto* c = static_cast<float*>(buffers[2]);
 #pragma omp parallel for schedule(static)
-          for (int64_t i = 0; i < elements; ++i) pc[i] = pa[i] + pb[i];
+          for (int64_t i = 0; i < elements; ++i) c[i] = a[i] + b[i];
           return Status::Ok();
         },
         options, figure);
@@ -181,12 +193,18 @@ Plan CollectivePlan(const std::string& kind, int64_t bytes, int64_t devices,
   f.work = 4.0 * static_cast<double>(elements);
   f.unit = "B";
   plan.prepare = [=](const ProfileOptions& options, Measurement& figure) -> Result<Sampler> {
-    if (*timer == nullptr) *timer = std::make_unique<CollectiveTimer>(devices);
-    Result<Sampler> sampler =
-        MakeBatchSampler([=](int64_t count) { return (*timer)->Time(kind, elements, count); },
-                         options.min_run_seconds, &figure.iterations_per_run);
+    if (*timer == nullptr) {
+      const int64_t largest =
+          *std::max_element(options.collective_bytes.begin(), options.collective_bytes.end());
+      *timer = std::make_unique<CollectiveTimer>(devices, options.placements,
+                                                 CollectiveElements(largest, devices));
+    }
+    auto turn = std::make_shared<PlacementTurn>(PlacementTurn{options.placements, 0});
+    Result<Sampler> sampler = MakeBatchSampler(
+        [=](int64_t count) { return (*timer)->Time(kind, elements, count, turn->current); },
+        options.min_run_seconds, &figure.iterations_per_run);
     if (!sampler.ok()) return sampler.status().WithContext(figure.name);
-    return sampler;
+    return OnNextPlacementEveryRun(std::move(sampler).value(), std::move(turn));
   };
   return plan;
 }
@@ -464,6 +482,9 @@ Result<ProfileDatabase> RunProfile(const ProfileOptions& options) {
     return InvalidArgument("profile: the number of devices must be at least 1, found {}",
                            options.devices);
   }
+  if (options.placements < 1) {
+    return InvalidArgument("profile: placements must be at least 1, found {}", options.placements);
+  }
   if (options.measure.repeats < 2) {
     return InvalidArgument("profile: repeats must be at least 2, found {}",
                            options.measure.repeats);
@@ -481,6 +502,7 @@ Result<ProfileDatabase> RunProfile(const ProfileOptions& options) {
   database.onednn_version = OneDnnVersion();
   database.settings = options.measure;
   database.min_run_seconds = options.min_run_seconds;
+  database.placements = options.placements;
 
   // Every figure's sampler is prepared (buffers allocated, warmed up, calibrated) before the
   // rounds start, and all of them live until the rounds end.

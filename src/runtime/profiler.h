@@ -12,6 +12,11 @@
 // (memory bandwidth, the last-level cache) between devices is not in the figures. Collectives do
 // run on all N devices at once (one thread each), as the runtime runs them.
 //
+// Where its buffers sit. A memory-bound figure's buffers are mapped in several placements, each
+// run on the next (ProfileOptions::placements, placed_buffers.h): on the project's machines such
+// a kernel's speed depends on where the pages of its buffers landed, fixed for an allocation's
+// life.
+//
 // How a figure is measured. A sampler yields the seconds one operation took in one timed run. The
 // real sampler (MakeTimedSampler) first warms up (the first call JIT-compiles the oneDNN primitive
 // and faults the buffers in), then calibrates: a run repeats the operation as many times as it
@@ -135,6 +140,12 @@ struct ProfileOptions {
   int64_t devices = 1;                 // devices sharing this machine (local:N -> N)
   MeasureSettings measure;
   double min_run_seconds = 0.05;  // the shortest timed run (MakeTimedSampler)
+  // Placements in physical memory (placed_buffers.h) the buffers of each memory-bound figure
+  // (elementwise, collectives) are mapped in, each run on the next: what such a figure measures
+  // depends on where its pages landed, so its median is over this many placements, not one
+  // (`alpa profile --placements`; 1: one, as profiles before it). Each multiplies those figures'
+  // memory (4: about 4 GB more with the default sizes on 2 devices).
+  int64_t placements = 4;
   std::vector<std::string> dtypes = {"f32", "f16", "bf16", "f64"};
   // Square matmuls n x n x n per dtype, plus the skinny ones {batch, m, k, n}.
   std::vector<int64_t> matmul_sizes = {256, 512, 1024, 2048};

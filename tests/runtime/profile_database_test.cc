@@ -145,6 +145,25 @@ TEST(ProfileDatabaseTest, TheKernelLaunchIsOptionalAndNeverFlagged) {
               HasSubstr("derived.kernel_launch_s: 5e-06 is not what the measurements give"));
 }
 
+// The placements of the memory-bound figures' buffers are recorded; a profile from before them
+// has no such field and had one.
+TEST(ProfileDatabaseTest, ThePlacementsAreRecorded) {
+  ProfileDatabase db = Sample();
+  db.placements = 4;
+  nlohmann::json json = nlohmann::json::parse(ProfileJson(db));
+  EXPECT_EQ(json["settings"]["placements"], 4);
+  Result<ProfileDatabase> back = ParseProfileJson(json.dump(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->placements, 4);
+  json["settings"].erase("placements");
+  back = ParseProfileJson(json.dump(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->placements, 1);
+  json["settings"]["placements"] = 0;
+  EXPECT_THAT(ParseProfileJson(json.dump(), "p.json").status().message(),
+              HasSubstr("p.json: settings.placements: must be at least 1, found 0"));
+}
+
 TEST(ProfileDatabaseTest, CoreRoundTripsAreOptional) {
   // Written only when taken (two devices or more), and a file without them loads.
   ProfileDatabase db = Sample();
@@ -270,9 +289,15 @@ TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
   EXPECT_THAT(spec->note, HasSubstr("profiled"));
   // The all-reduce fit over 2 devices (alpha 20 us, 3.3554432 GB/s) as a ring's link:
   // alpha / 2(P-1) per step, bus bandwidth 2(P-1)/P * bandwidth.
+  // The all-gather fit (alpha 1 ms, 1 MiB per ms) as a one-pass ring's link figures of its own:
+  // alpha / (P-1), (P-1)/P * bandwidth; the kinds without a fit have none.
+  const CollectiveFit& all_gather = db.collectives.at("all-gather");
   for (const cluster::HostSpec& host : spec->hosts) {
     EXPECT_DOUBLE_EQ(host.intra_host.latency, 10e-6);
     EXPECT_DOUBLE_EQ(host.intra_host.bandwidth, db.collectives.at("all-reduce").bandwidth);
+    ASSERT_EQ(host.intra_host.collectives.size(), 1u);
+    EXPECT_EQ(host.intra_host.For("all-gather"),
+              (cluster::LinkFigures{all_gather.bandwidth / 2, all_gather.latency_s}));
   }
   ProfileDatabase four = db;
   four.devices = 4;
@@ -282,6 +307,9 @@ TEST(ProfileDatabaseTest, ApplyProfileReplacesAnalyticFigures) {
   EXPECT_DOUBLE_EQ(local4->hosts[0].intra_host.latency, 20e-6 / 6);
   EXPECT_DOUBLE_EQ(local4->hosts[0].intra_host.bandwidth,
                    1.5 * db.collectives.at("all-reduce").bandwidth);
+  const cluster::LinkFigures gather4 = local4->hosts[0].intra_host.For("all-gather");
+  EXPECT_DOUBLE_EQ(gather4.latency, all_gather.latency_s / 3);
+  EXPECT_DOUBLE_EQ(gather4.bandwidth, 0.75 * all_gather.bandwidth);
   EXPECT_TRUE(cluster::ValidateClusterSpec(*spec).ok());
 
   ProfileDatabase empty;

@@ -226,6 +226,7 @@ TEST(ProfilerTest, QuickProfileHasEveryFigureWithASpread) {
   EXPECT_FALSE(db->onednn_version.empty());
   EXPECT_TRUE(db->collectives_measured);
   EXPECT_EQ(db->collectives_reason, "");
+  EXPECT_EQ(db->placements, 4);
   // The cores' round trip is taken in the rounds too, and kept apart from the figures.
   const int64_t probe = CanTimeCoreRoundTrips() ? 1 : 0;
   EXPECT_EQ(db->core_round_trips_s.empty(), probe == 0);
@@ -242,6 +243,7 @@ TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {
   ProfileOptions options = QuickProfileOptions();
   options.dtypes = {"f32"};
   options.devices = 1;
+  options.placements = 1;
   Result<ProfileDatabase> db = RunProfile(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   for (const Measurement& m : db->measurements) {
@@ -252,28 +254,40 @@ TEST(ProfilerTest, OneDeviceMeasuresNoCollective) {
   EXPECT_EQ(db->collectives_reason, kCollectivesOneDevice);
   EXPECT_TRUE(db->collectives.empty());
   EXPECT_TRUE(db->core_round_trips_s.empty());  // nothing for it to explain
+  EXPECT_EQ(db->placements, 1);
 }
 
 TEST(CollectiveTimerTest, TimesEveryKindAndSplitsSizesEvenly) {
   EXPECT_EQ(CollectiveElements(4096, 2), 1024);
   EXPECT_EQ(CollectiveElements(4096, 3), 1023);  // a multiple of 3 for reduce-scatter, all-to-all
-  CollectiveTimer timer(3);
-  for (const std::string& kind : ProfiledCollectives()) {
-    Result<double> seconds = timer.Time(kind, CollectiveElements(4096, 3), 5);
-    ASSERT_TRUE(seconds.ok()) << kind << ": " << seconds.status().ToString();
-    EXPECT_GT(*seconds, 0) << kind;
+  CollectiveTimer timer(3, 2, CollectiveElements(1 << 16, 3));
+  EXPECT_EQ(timer.placements(), 2);
+  for (int64_t placement = 0; placement < 2; ++placement) {
+    for (const std::string& kind : ProfiledCollectives()) {
+      Result<double> seconds = timer.Time(kind, CollectiveElements(4096, 3), 5, placement);
+      ASSERT_TRUE(seconds.ok()) << kind << ": " << seconds.status().ToString();
+      EXPECT_GT(*seconds, 0) << kind;
+    }
   }
   Result<double> unknown = timer.Time("all-sum", 1023, 1);
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.status().message(), ::testing::HasSubstr("'all-sum'"));
+  EXPECT_THAT(timer.Time("all-reduce", CollectiveElements(1 << 17, 3), 1).status().message(),
+              ::testing::HasSubstr("the timer's buffers hold 0 to 16383"));
+  EXPECT_THAT(timer.Time("all-reduce", 3, 1, 2).status().message(),
+              ::testing::HasSubstr("placement 2 of 2 placements"));
   // The timer stays usable after a bad command.
-  EXPECT_TRUE(timer.Time("all-reduce", 3, 1).ok());
+  EXPECT_TRUE(timer.Time("all-reduce", 3, 1, 1).ok());
 }
 
 TEST(ProfilerTest, BadOptionsAreErrors) {
   ProfileOptions options = QuickProfileOptions();
   options.devices = 0;
   EXPECT_FALSE(RunProfile(options).ok());
+  options = QuickProfileOptions();
+  options.placements = 0;
+  EXPECT_THAT(RunProfile(options).status().message(),
+              ::testing::HasSubstr("placements must be at least 1, found 0"));
   options = QuickProfileOptions();
   options.dtypes = {"s32"};
   Result<ProfileDatabase> db = RunProfile(options);

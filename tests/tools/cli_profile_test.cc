@@ -53,6 +53,7 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   }
   EXPECT_EQ(json["collectives"]["measured"], true);
   EXPECT_EQ(json["collectives"]["reason"], "");
+  EXPECT_EQ(json["settings"]["placements"], 4);
   EXPECT_TRUE(json["derived"]["peak_flops"].is_object());
   // A kind has a fit exactly when both of its sizes (4 and 256 KiB) are unflagged.
   std::map<std::string, int> unflagged_sizes;
@@ -72,6 +73,7 @@ TEST_F(AlpaCliTest, ProfileQuickWritesTheDatabase) {
   EXPECT_EQ(quiet.err, "");
   nlohmann::json again = nlohmann::json::parse(ReadFile(path));
   EXPECT_EQ(again["settings"]["repeats"], 2);
+  EXPECT_EQ(again["settings"]["placements"], 4);
   EXPECT_EQ(again["measurements"][0]["runs"].size(),
             2 * (1 + again["measurements"][0]["retries"].get<size_t>()));
   EXPECT_EQ(again["collectives"]["reason"], "not measured: one device has no peer");
@@ -96,6 +98,9 @@ TEST_F(AlpaCliTest, ProfileReplacesTheAnalyticFigures) {
   const nlohmann::json& link = cluster["hosts"][0]["intra_host"];
   EXPECT_DOUBLE_EQ(link["latency"].get<double>(), all_reduce["latency_s"].get<double>() / 2);
   EXPECT_DOUBLE_EQ(link["bandwidth"].get<double>(), all_reduce["bandwidth"].get<double>());
+  // Every other kind with a fit would get figures of its own (the fixture fits the all-reduce
+  // only; runtime_test's ApplyProfileReplacesAnalyticFigures covers the others).
+  EXPECT_FALSE(link.contains("collectives"));
 
   RunResult planned = RunAlpa(
       {"plan", "mlp-tiny", "--cluster", "local:2", "--profile", profile, "--time-limit", "5"});
@@ -152,6 +157,9 @@ TEST_F(AlpaCliTest, ProfileBadInput) {
   RunResult repeats =
       RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--repeats", "1"});
   EXPECT_EQ(repeats.exit_code, 2) << Describe(repeats);
+  ExpectBadInput(
+      RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--placements", "0"}),
+      "--placements");
 
   // --compare is read before measuring: a missing file or one of another --cluster costs nothing.
   ExpectBadInput(RunAlpa({"profile", "--cluster", "local:2", "-o", path, "--quick", "--compare",

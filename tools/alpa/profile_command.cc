@@ -179,14 +179,22 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
                     "Small shapes, few repeats: a check that runs in about a second, not a "
                     "profile to plan with");
   command->add_flag("--quiet", options.quiet, "No progress lines on stderr");
+  command
+      ->add_option("--placements", options.placements,
+                   "Placements in memory of each memory-bound figure's buffers (adds, "
+                   "collectives), each run on the next (default 4; 1: buffers allocated once, as "
+                   "profiles before it)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
   command->add_option("--compare", options.compare,
                       "A profile of this machine taken before (same --cluster): print how far "
                       "each figure both kept moved, and those more than 10% apart");
   command->footer(
       "Each figure is the median of timed runs taken in rounds (one run of every figure per "
       "round, so each figure's runs span the whole profile and a slow spell of a shared machine "
-      "moves few of them). Per figure it records the spread, (p90 - p10) / median, and the "
-      "median's uncertainty: the larger side of its 95% confidence interval, over the median. A "
+      "moves few of them); a memory-bound figure's runs take its buffers in 4 placements in memory "
+      "in turn (where a kernel's pages land moves its speed, and an allocation keeps its pages). "
+      "Per figure it records the spread, (p90 - p10) / median, and the median's uncertainty: the "
+      "larger side of its 95% confidence interval, over the median. A "
       "figure whose median is uncertain by more than 5% gets another pass of rounds (at most 2 "
       "more); if it stays so, it is kept but flagged, and flagged figures are never used. "
       "With N >= 2 devices, all-reduce, "
@@ -198,8 +206,9 @@ CLI::App* AddProfileCommand(CLI::App& app, ProfileCommandOptions& options) {
       "changed). Derived, each only when the figures "
       "it comes from are kept: a dtype's peak (its best matmul), the memory bandwidth (the "
       "largest add), each collective kind's latency (smallest size) and bandwidth (largest). A "
-      "full profile takes about 2 minutes on 2 cores. The file format is documented in "
-      "src/runtime/profile_database.h. Exit codes: 0 success, 2 bad input.");
+      "full profile takes 3 to 12 minutes on 2 cores (longer when more figures need more passes) "
+      "and about 6 GB of memory. The file format is documented in src/runtime/profile_database.h. "
+      "Exit codes: 0 success, 2 bad input.");
   return command;
 }
 
@@ -231,6 +240,7 @@ int RunProfile(const ProfileCommandOptions& options) {
   profile.cluster_name = options.cluster;
   profile.devices = cluster::TotalDevices(*spec);
   if (options.repeats > 0) profile.measure.repeats = options.repeats;
+  profile.placements = options.placements;
   if (!options.quiet) {
     fmt::print(stderr, "profiling {}: {} device(s), {} thread(s) each\n", options.cluster,
                profile.devices, runtime::ThreadsPerDevice(profile.devices));

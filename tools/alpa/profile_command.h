@@ -22,7 +22,8 @@ struct ProfileCommandOptions {
   int64_t repeats = 0;  // 0: the default (9, or 3 with --quick)
   bool quick = false;
   bool quiet = false;
-  std::string compare;  // a previous profile to compare with; empty: none
+  int64_t placements = 4;  // ProfileOptions::placements
+  std::string compare;     // a previous profile to compare with; empty: none
 };
 
 // Adds `profile`; returns it.
