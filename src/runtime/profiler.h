@@ -31,7 +31,7 @@
 // than in the next profile, each with a spread under 5% (docs/cost-model.md). Bunched runs
 // measure the machine of that second; runs in rounds measure it over the profile, and their median
 // passes over a slow spell shorter than half of it. All buffers are alive at once (a peak resident
-// size of 1.8 GB with the default shapes on 2 devices).
+// size of 5.7 GB with the default shapes and 4 placements on 2 devices, 1.8 GB with one).
 //
 // What is recorded. A figure's time is the median of its runs; with them come
 //     spread      = (p90 - p10) / median   how much the machine varied over the profile
