@@ -98,6 +98,14 @@ double FlatRingPass(const Prepared& p) {
          (p.participants - 1) / p.participants * p.bytes / BottleneckBandwidth(p);
 }
 
+// One flat ring pass over the figures `kind` sees.
+Result<CollectiveCost> FlatRingPassCost(CollectiveKind kind, int64_t bytes,
+                                        const CollectiveGroup& group) {
+  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(kind, bytes, group));
+  if (p.trivial()) return CollectiveCost{};
+  return CollectiveCost{FlatRingPass(p), "ring"};
+}
+
 // Depth of a binary tree over n members.
 double TreeDepth(double n) { return std::ceil(std::log2(n)); }
 
@@ -186,16 +194,12 @@ Result<CollectiveCost> AllReduceCost(int64_t bytes, const CollectiveGroup& group
 // make a group spanning hosts cheaper than the same devices in one host whenever the inter-host
 // latency is under n_0 times the intra-host one.
 Result<CollectiveCost> AllGatherCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kAllGather, bytes, group));
-  if (p.trivial()) return CollectiveCost{};
-  return CollectiveCost{FlatRingPass(p), "ring"};
+  return FlatRingPassCost(CollectiveKind::kAllGather, bytes, group);
 }
 
 // The same ring run backwards (Thakur et al. 2005), on the figures of a reduce-scatter.
 Result<CollectiveCost> ReduceScatterCost(int64_t bytes, const CollectiveGroup& group) {
-  ALPA_ASSIGN_OR_RETURN(Prepared p, Prepare(CollectiveKind::kReduceScatter, bytes, group));
-  if (p.trivial()) return CollectiveCost{};
-  return CollectiveCost{FlatRingPass(p), "ring"};
+  return FlatRingPassCost(CollectiveKind::kReduceScatter, bytes, group);
 }
 
 // All-to-all: pairwise exchange (Thakur et al. 2005, long messages: (p - 1) alpha + n beta with n

@@ -57,36 +57,41 @@ Result<CollectiveGroup> MeshAxesGroup(const cluster::ClusterSpec& spec,
     group.push_back(mesh.devices[static_cast<size_t>(position)]);
   }
   std::set<int64_t> hosts, racks;
-  double intra_bandwidth = 0, intra_latency = 0;
   for (int64_t device : group) {
-    const cluster::Link& link = spec.hosts[static_cast<size_t>(host(device))].intra_host;
-    if (hosts.insert(host(device)).second) {
-      intra_bandwidth =
-          hosts.size() == 1 ? link.bandwidth : std::min(intra_bandwidth, link.bandwidth);
-      intra_latency = std::max(intra_latency, link.latency);
-    }
+    hosts.insert(host(device));
     racks.insert(rack(device));
   }
+  // The slowest of the figures `figures_of` gives each host's intra-host link: the least
+  // bandwidth and the most latency (the slowest member sets the pace of a ring).
+  auto slowest = [&](auto figures_of) {
+    cluster::LinkFigures result{std::numeric_limits<double>::infinity(), 0};
+    for (int64_t h : hosts) {
+      const cluster::LinkFigures figures =
+          figures_of(spec.hosts[static_cast<size_t>(h)].intra_host);
+      result.bandwidth = std::min(result.bandwidth, figures.bandwidth);
+      result.latency = std::max(result.latency, figures.latency);
+    }
+    return result;
+  };
   const int64_t per_host = MostPerKey(group, host);
   const int64_t per_rack = MostPerKey(group, rack);
   const auto size = [](const std::set<int64_t>& set) { return static_cast<int64_t>(set.size()); };
 
   CollectiveGroup result;
-  result.levels.push_back({per_host, intra_latency, intra_bandwidth});
-  // A kind that some of the hosts' links have figures of its own for sees, as for the link's own
-  // figures, the slowest of the hosts'.
+  const cluster::LinkFigures intra = slowest([](const cluster::Link& link) {
+    return cluster::LinkFigures{link.bandwidth, link.latency};
+  });
+  result.levels.push_back({per_host, intra.latency, intra.bandwidth});
+  // A kind that some of the hosts' links have figures of its own for sees the slowest of each
+  // host's figures for it (its own, or the link's).
   for (CollectiveKind kind : kCollectiveKinds) {
     const std::string_view name = CollectiveKindName(kind);
-    bool measured = false;
-    cluster::LinkFigures slowest{std::numeric_limits<double>::infinity(), 0};
-    for (int64_t h : hosts) {
-      const cluster::Link& link = spec.hosts[static_cast<size_t>(h)].intra_host;
-      measured = measured || link.collectives.contains(name);
-      const cluster::LinkFigures figures = link.For(name);
-      slowest.bandwidth = std::min(slowest.bandwidth, figures.bandwidth);
-      slowest.latency = std::max(slowest.latency, figures.latency);
-    }
-    if (measured) result.levels.front().measured[static_cast<size_t>(kind)] = slowest;
+    const bool measured = std::any_of(hosts.begin(), hosts.end(), [&](int64_t h) {
+      return spec.hosts[static_cast<size_t>(h)].intra_host.collectives.contains(name);
+    });
+    if (!measured) continue;
+    result.levels.front().measured[static_cast<size_t>(kind)] =
+        slowest([name](const cluster::Link& link) { return link.For(name); });
   }
   if (hosts.size() > 1) {
     // The NIC carries every group of the mesh that has devices on the host.

@@ -74,22 +74,17 @@ Sampler OnNextPlacementEveryRun(Sampler sampler, std::shared_ptr<PlacementTurn> 
 }
 
 // The sampler of `operation` on buffers of `specs` in `placements` placements (placed_buffers.h),
-// each run on the next. `operation` gets the buffers of one placement.
+// each run on the next. `operation` gets the buffers and the placement to use.
 Result<Sampler> BufferSampler(std::vector<PlacedBuffers::Spec> specs, int64_t placements,
-                              std::function<Status(const std::vector<void*>&)> operation,
+                              std::function<Status(const PlacedBuffers&, int64_t)> operation,
                               const ProfileOptions& options, Measurement& figure) {
   auto buffers = std::make_shared<PlacedBuffers>(std::move(specs), placements);
   auto turn = std::make_shared<PlacementTurn>(PlacementTurn{placements, 0});
-  std::vector<void*> current(buffers->size());
-  ALPA_ASSIGN_OR_RETURN(Sampler sampler,
-                        OperationSampler(
-                            [buffers, turn, current, operation = std::move(operation)]() mutable {
-                              for (size_t i = 0; i < current.size(); ++i) {
-                                current[i] = buffers->data(turn->current, i);
-                              }
-                              return operation(current);
-                            },
-                            options, figure));
+  ALPA_ASSIGN_OR_RETURN(Sampler sampler, OperationSampler(
+                                             [buffers, turn, operation = std::move(operation)] {
+                                               return operation(*buffers, turn->current);
+                                             },
+                                             options, figure));
   return OnNextPlacementEveryRun(std::move(sampler), std::move(turn));
 }
 
@@ -108,8 +103,9 @@ Plan MatMulPlan(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n)
     return BufferSampler(
         {{dtype, batch * m * k}, {dtype, batch * k * n}, {dtype, batch * m * n}},
         kComputeBoundPlacements,
-        [=](const std::vector<void*>& buffers) {
-          return kernels::BatchMatMul(dtype, batch, m, k, n, buffers[0], buffers[1], buffers[2]);
+        [=](const PlacedBuffers& buffers, int64_t p) {
+          return kernels::BatchMatMul(dtype, batch, m, k, n, buffers.data(p, 0), buffers.data(p, 1),
+                                      buffers.data(p, 2));
         },
         options, figure);
   };
@@ -144,8 +140,9 @@ Plan ConvolutionPlan(ir::DType dtype, const std::vector<int64_t>& s) {
     return BufferSampler(
         {{dtype, batch * in * h * w}, {dtype, out * in * kh * kw}, {dtype, batch * out * h * w}},
         kComputeBoundPlacements,
-        [=](const std::vector<void*>& buffers) {
-          return kernels::Convolution(dtype, params, buffers[0], buffers[1], buffers[2]);
+        [=](const PlacedBuffers& buffers, int64_t p) {
+          return kernels::Convolution(dtype, params, buffers.data(p, 0), buffers.data(p, 1),
+                                      buffers.data(p, 2));
         },
         options, figure);
   };
@@ -166,10 +163,10 @@ Plan ElementwisePlan(int64_t array_bytes) {
     constexpr ir::DType kF32 = ir::DType::kF32;
     return BufferSampler(
         {{kF32, elements}, {kF32, elements}, {kF32, elements}}, options.placements,
-        [=](const std::vector<void*>& buffers) {
-          const auto* a = static_cast<const float*>(buffers[0]);
-          const auto* b = static_cast<const float*>(buffers[1]);
-          auto* c = static_cast<float*>(buffers[2]);
+        [=](const PlacedBuffers& buffers, int64_t p) {
+          const auto* a = static_cast<const float*>(buffers.data(p, 0));
+          const auto* b = static_cast<const float*>(buffers.data(p, 1));
+          auto* c = static_cast<float*>(buffers.data(p, 2));
 #pragma omp parallel for schedule(static)
           for (int64_t i = 0; i < elements; ++i) c[i] = a[i] + b[i];
           return Status::Ok();

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "cluster/cluster_json.h"
@@ -57,20 +58,28 @@ std::vector<std::string> Dtypes(const ClusterSpec& spec) {
   return dtypes;
 }
 
+// Runs of identical consecutive hosts, each with its label: "3" for one host, "0-1" for several.
+std::vector<std::pair<std::string, const HostSpec*>> HostRuns(const ClusterSpec& spec) {
+  std::vector<std::pair<std::string, const HostSpec*>> runs;
+  for (size_t i = 0; i < spec.hosts.size();) {
+    size_t end = i + 1;
+    while (end < spec.hosts.size() && spec.hosts[end] == spec.hosts[i]) ++end;
+    runs.emplace_back(end - i == 1 ? fmt::format("{}", i) : fmt::format("{}-{}", i, end - 1),
+                      &spec.hosts[i]);
+    i = end;
+  }
+  return runs;
+}
+
 std::string HostsTable(const ClusterSpec& spec) {
   Table table({"hosts", "devices", "device type", "intra-host link", "bandwidth", "latency"},
               {Table::Align::kLeft, Table::Align::kRight, Table::Align::kLeft, Table::Align::kLeft,
                Table::Align::kRight, Table::Align::kRight});
-  for (size_t i = 0; i < spec.hosts.size();) {
-    size_t end = i + 1;
-    while (end < spec.hosts.size() && spec.hosts[end] == spec.hosts[i]) ++end;
-    const HostSpec& host = spec.hosts[i];
-    table.AddRow({end - i == 1 ? fmt::format("{}", i) : fmt::format("{}-{}", i, end - 1),
-                  fmt::format("{}", host.devices), host.device.name,
-                  std::string(cluster::TopologyName(host.intra_host.topology)),
-                  Bandwidth(host.intra_host.bandwidth) + " per device",
-                  FormatSeconds(host.intra_host.latency)});
-    i = end;
+  for (const auto& [hosts, host] : HostRuns(spec)) {
+    table.AddRow({hosts, fmt::format("{}", host->devices), host->device.name,
+                  std::string(cluster::TopologyName(host->intra_host.topology)),
+                  Bandwidth(host->intra_host.bandwidth) + " per device",
+                  FormatSeconds(host->intra_host.latency)});
   }
   return table.Render();
 }
@@ -82,15 +91,12 @@ std::string CollectiveFiguresTable(const ClusterSpec& spec) {
       {"hosts", "collective", "bandwidth", "latency"},
       {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight});
   bool any = false;
-  for (size_t i = 0; i < spec.hosts.size();) {
-    size_t end = i + 1;
-    while (end < spec.hosts.size() && spec.hosts[end] == spec.hosts[i]) ++end;
-    for (const auto& [name, figures] : spec.hosts[i].intra_host.collectives) {
-      table.AddRow({end - i == 1 ? fmt::format("{}", i) : fmt::format("{}-{}", i, end - 1), name,
-                    Bandwidth(figures.bandwidth) + " per device", FormatSeconds(figures.latency)});
+  for (const auto& [hosts, host] : HostRuns(spec)) {
+    for (const auto& [name, figures] : host->intra_host.collectives) {
+      table.AddRow({hosts, name, Bandwidth(figures.bandwidth) + " per device",
+                    FormatSeconds(figures.latency)});
       any = true;
     }
-    i = end;
   }
   return any ? "\nintra-host figures of their own (the other collectives see the link's):\n" +
                    table.Render()
