@@ -84,8 +84,12 @@ class StageBuilder {
     const ir::DType loss_type = loss_root->shape().dtype();
     for (const Instruction* sent : SentValues()) {
       Instruction* y = copy_.at(sent);
+      y->mutable_attributes().frontend_attributes.emplace_back(
+          std::string(kSentAttribute), std::to_string(stage_.sent.size()));
+      stage_.sent.push_back(sent->name());
       stage_.output_bytes += y->shape().ByteSize();
       if (!ir::IsFloating(y->shape().dtype())) continue;  // nothing flows back
+      stage_.cotangent_of.push_back(static_cast<int64_t>(stage_.sent.size()) - 1);
       Instruction* ct = NewParameter(y->shape(), stage_.cotangents, -1);
       std::vector<int64_t> all(static_cast<size_t>(y->shape().rank()));
       for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
@@ -110,10 +114,11 @@ class StageBuilder {
   }
 
   Instruction* NewParameter(const ir::Shape& shape, std::vector<int64_t>& kind,
-                            int64_t model_parameter) {
+                            int64_t model_parameter, std::string received = "") {
     const int64_t number = static_cast<int64_t>(stage_.model_parameter.size());
     kind.push_back(number);
     stage_.model_parameter.push_back(model_parameter);
+    stage_.received.push_back(std::move(received));
     return b_.Parameter(number, shape, "p" + std::to_string(number));
   }
 
@@ -131,8 +136,8 @@ class StageBuilder {
       ALPA_RETURN_IF_ERROR(Emit(t));
     } else {  // computed by an earlier layer
       const bool differentiable = value.shape().IsArray() && ir::IsFloating(value.shape().dtype());
-      copy_[&value] =
-          NewParameter(value.shape(), differentiable ? stage_.activations : stage_.batch, -1);
+      copy_[&value] = NewParameter(
+          value.shape(), differentiable ? stage_.activations : stage_.batch, -1, value.name());
       stage_.input_bytes += value.shape().ByteSize();
     }
     return copy_.at(&value);

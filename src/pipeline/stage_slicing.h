@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/module.h"
@@ -52,10 +53,22 @@ struct StageLoss {
   std::vector<int64_t> batch;        // the model's other parameters (tokens, labels)
   // For each stage parameter, the model's parameter number (weights and batch), or -1.
   std::vector<int64_t> model_parameter;
+  // For each stage parameter that receives a value computed by an earlier layer (an activation,
+  // or a batch parameter with model_parameter -1): the name of that instruction of the model's
+  // loss; "" for the others.
+  std::vector<std::string> received;
+  // The values sent to later layers, in post order: names of instructions of the model's loss.
+  // The stage module's copy of sent value j carries the frontend attribute alpa_sent="j"
+  // (kSentAttribute), which autodiff's copies keep, so the runtime finds it in the stage's step.
+  std::vector<std::string> sent;
+  // For each parameter of `cotangents`: the index in `sent` of the value it is the cotangent of.
+  std::vector<int64_t> cotangent_of;
   bool has_loss = false;
   int64_t input_bytes = 0;   // of the activations received, per micro-batch
   int64_t output_bytes = 0;  // of the values sent on
 };
+
+inline constexpr std::string_view kSentAttribute = "alpa_sent";
 
 // `weights` are parameter numbers of `loss`'s entry; `layers` its LayersFromBoundaries (or
 // another assignment that keeps every operand in the layer of its reader or before). Errors:

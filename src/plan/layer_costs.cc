@@ -22,70 +22,6 @@
 namespace alpa::plan {
 namespace {
 
-Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& spec,
-                                           const MeshConfig& config) {
-  const std::vector<cluster::HostType> types = cluster::HostTypes(spec);
-  const int64_t first_host = types[static_cast<size_t>(config.submesh.host_type)].hosts.front();
-  ALPA_ASSIGN_OR_RETURN(cluster::PhysicalMesh physical,
-                        cluster::HostBlockMesh(spec, first_host, HostsOf(config.submesh),
-                                               config.submesh.shape.back()));
-  return cluster::MakeLogicalMesh(spec, physical, config.logical_shape);
-}
-
-// One layer's step, ready for the intra-op pass.
-struct LayerStep {
-  std::unique_ptr<ir::Module> step;
-  std::vector<cost::ParameterRole> roles;
-  std::vector<sharding::MethodParameter> parameters;
-  // Step parameters a micro-batch in flight holds until its backward pass: the activations the
-  // layer received and the model's batch (tokens, labels). Saved activations (memory_model.h)
-  // are computed values only, so a layer that keeps nothing else (remat) would hold nothing.
-  std::vector<int64_t> held_inputs;
-  double flops = 0;
-};
-
-Result<LayerStep> BuildLayerStep(const pipeline::StageLoss& stage,
-                                 autodiff::TrainStepOptions training) {
-  training.num_micro_batches = 1;
-  LayerStep layer;
-  ALPA_ASSIGN_OR_RETURN(layer.step, autodiff::BuildTrainStep(*stage.module, stage.weights, training,
-                                                             stage.activations));
-  const std::vector<autodiff::StepParameter> layout =
-      autodiff::StepParameterLayout(*stage.module, stage.weights, training);
-  for (autodiff::StepParameter kind : layout) layer.roles.push_back(RoleOfStepParameter(kind));
-  // The step's batch parameters are the loss's non-weights, in order (autodiff/train_step.h).
-  std::set<int64_t> held(stage.activations.begin(), stage.activations.end());
-  held.insert(stage.batch.begin(), stage.batch.end());
-  const std::set<int64_t> weights(stage.weights.begin(), stage.weights.end());
-  int64_t step_parameter =
-      std::find(layout.begin(), layout.end(), autodiff::StepParameter::kBatch) - layout.begin();
-  for (int64_t p = 0; p < stage.module->entry()->parameter_count(); ++p) {
-    if (weights.count(p)) continue;
-    if (held.count(p)) layer.held_inputs.push_back(step_parameter);
-    ++step_parameter;
-  }
-  ALPA_ASSIGN_OR_RETURN(layer.parameters,
-                        sharding::StepParameters(*layer.step->entry(), layer.roles,
-                                                 autodiff::StepNextValueElements(layout)));
-  ALPA_ASSIGN_OR_RETURN(cost::FlopCount flops, cost::CountFlops(*layer.step->entry()));
-  layer.flops = flops.flops;
-  return layer;
-}
-
-sharding::AutoShardingOptions OptionsFor(const LayerStep& layer, const MeshConfig& config,
-                                         sharding::AutoShardingOptions options) {
-  options.force_batch_axis = config.force_batch ? 0 : -1;
-  options.batch_parameters.clear();
-  options.next_values.clear();
-  for (const sharding::MethodParameter& parameter : layer.parameters) {
-    if (parameter.role == cost::ParameterRole::kBatch) {
-      options.batch_parameters.push_back(parameter.name);
-    }
-    if (!parameter.next_value.empty()) options.next_values[parameter.name] = parameter.next_value;
-  }
-  return options;
-}
-
 // The instructions whose values only go into the weights' gradients: gradient-tagged values,
 // and those all of whose users are such. With gradient accumulation their collectives run once
 // per step, on the sums (Alpa skips the gradient synchronisation of all micro-batches but the
@@ -114,7 +50,7 @@ std::set<const ir::Instruction*> GradientOnly(const ir::Computation& entry) {
 
 // Splits the estimate by pass (cost/memory_model.h): forward and backward work run per
 // micro-batch; the update, and the gradients' collectives, once per step.
-LayerCost CostOf(const LayerStep& layer, const sharding::ShardingSolution& solution,
+LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solution,
                  const std::vector<int64_t>& mesh_shape) {
   const ir::Computation& entry = *layer.step->entry();
   const sharding::StrategyGraph& graph = solution.graph;
@@ -164,6 +100,58 @@ LayerCost CostOf(const LayerStep& layer, const sharding::ShardingSolution& solut
 }
 
 }  // namespace
+
+Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& spec,
+                                           const MeshConfig& config) {
+  const std::vector<cluster::HostType> types = cluster::HostTypes(spec);
+  const int64_t first_host = types[static_cast<size_t>(config.submesh.host_type)].hosts.front();
+  ALPA_ASSIGN_OR_RETURN(cluster::PhysicalMesh physical,
+                        cluster::HostBlockMesh(spec, first_host, HostsOf(config.submesh),
+                                               config.submesh.shape.back()));
+  return cluster::MakeLogicalMesh(spec, physical, config.logical_shape);
+}
+
+Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
+                                 autodiff::TrainStepOptions training) {
+  training.num_micro_batches = 1;
+  StageStep layer;
+  ALPA_ASSIGN_OR_RETURN(layer.step, autodiff::BuildTrainStep(*stage.module, stage.weights, training,
+                                                             stage.activations));
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(*stage.module, stage.weights, training);
+  for (autodiff::StepParameter kind : layout) layer.roles.push_back(RoleOfStepParameter(kind));
+  // The step's batch parameters are the loss's non-weights, in order (autodiff/train_step.h).
+  std::set<int64_t> held(stage.activations.begin(), stage.activations.end());
+  held.insert(stage.batch.begin(), stage.batch.end());
+  const std::set<int64_t> weights(stage.weights.begin(), stage.weights.end());
+  int64_t step_parameter =
+      std::find(layout.begin(), layout.end(), autodiff::StepParameter::kBatch) - layout.begin();
+  for (int64_t p = 0; p < stage.module->entry()->parameter_count(); ++p) {
+    if (weights.count(p)) continue;
+    if (held.count(p)) layer.held_inputs.push_back(step_parameter);
+    ++step_parameter;
+  }
+  ALPA_ASSIGN_OR_RETURN(layer.parameters,
+                        sharding::StepParameters(*layer.step->entry(), layer.roles,
+                                                 autodiff::StepNextValueElements(layout)));
+  ALPA_ASSIGN_OR_RETURN(cost::FlopCount flops, cost::CountFlops(*layer.step->entry()));
+  layer.flops = flops.flops;
+  return layer;
+}
+
+sharding::AutoShardingOptions StageShardingOptions(const StageStep& layer, const MeshConfig& config,
+                                                   sharding::AutoShardingOptions options) {
+  options.force_batch_axis = config.force_batch ? 0 : -1;
+  options.batch_parameters.clear();
+  options.next_values.clear();
+  for (const sharding::MethodParameter& parameter : layer.parameters) {
+    if (parameter.role == cost::ParameterRole::kBatch) {
+      options.batch_parameters.push_back(parameter.name);
+    }
+    if (!parameter.next_value.empty()) options.next_values[parameter.name] = parameter.next_value;
+  }
+  return options;
+}
 
 cost::ParameterRole RoleOfStepParameter(autodiff::StepParameter kind) {
   switch (kind) {
@@ -269,11 +257,11 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   std::vector<std::vector<LayerCost>> distinct_costs(distinct.size());
   std::vector<double> distinct_flops(distinct.size());
   for (size_t d = 0; d < distinct.size(); ++d) {
-    ALPA_ASSIGN_OR_RETURN(LayerStep layer, BuildLayerStep(distinct[d], training));
+    ALPA_ASSIGN_OR_RETURN(StageStep layer, BuildStageStep(distinct[d], training));
     distinct_flops[d] = layer.flops;
     std::vector<sharding::AutoShardingOptions> per_mesh;
     for (const MeshConfig& config : table.configs) {
-      per_mesh.push_back(OptionsFor(layer, config, auto_sharding));
+      per_mesh.push_back(StageShardingOptions(layer, config, auto_sharding));
     }
     std::vector<Result<sharding::ShardingSolution>> solutions =
         sharding::AutoShardMeshes(*layer.step->entry(), cluster, meshes, per_mesh, options.threads);

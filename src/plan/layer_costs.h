@@ -28,15 +28,19 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "autodiff/train_step.h"
 #include "cluster/cluster_spec.h"
+#include "cluster/mesh.h"
 #include "cluster/submesh.h"
 #include "cost/memory_model.h"
 #include "ir/module.h"
+#include "pipeline/stage_slicing.h"
 #include "sharding/auto_sharding.h"
+#include "sharding/parallel_methods.h"
 #include "support/status.h"
 
 namespace alpa::plan {
@@ -64,6 +68,32 @@ std::vector<MeshConfig> EnumerateMeshConfigs(const cluster::ClusterSpec& cluster
 
 // The hosts a sub-mesh spans: the product of its shape but the last (devices per host) dimension.
 int64_t HostsOf(const cluster::Submesh& submesh);
+
+// The logical mesh of `config` on the cluster (its sub-mesh placed on the first hosts of its type).
+Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& cluster,
+                                           const MeshConfig& config);
+
+// A layer range's train step (its stage loss, pipeline/stage_slicing.h, trained on one
+// micro-batch, returning the gradients of the activations it receives), ready for the intra-op
+// pass.
+struct StageStep {
+  std::unique_ptr<ir::Module> step;
+  std::vector<cost::ParameterRole> roles;
+  std::vector<sharding::MethodParameter> parameters;
+  // Step parameters a micro-batch in flight holds until its backward pass: the activations the
+  // layer received and the model's batch (tokens, labels). Saved activations (memory_model.h)
+  // are computed values only, so a layer that keeps nothing else (remat) would hold nothing.
+  std::vector<int64_t> held_inputs;
+  double flops = 0;
+};
+Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
+                                 autodiff::TrainStepOptions training);
+
+// `options` for auto-sharding `step` on `config`: its batch parameters, the next value of each
+// carried parameter, and the batch forced onto axis 0 when the configuration says so.
+sharding::AutoShardingOptions StageShardingOptions(const StageStep& step,
+                                                   const MeshConfig& config,
+                                                   sharding::AutoShardingOptions options);
 
 // "(1,8) as [2,4] dp" style text.
 std::string MeshConfigName(const MeshConfig& config);

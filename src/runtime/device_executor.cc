@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "interp/evaluator.h"
@@ -45,12 +46,31 @@ Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
                                            const interp::DeviceContext& device,
                                            const ExecuteOptions& options,
                                            ExecutionProfile* profile) {
+  return ExecuteOnBorrowedArguments(list, arguments, device, options, profile);
+}
+
+Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
+                                               std::vector<ir::Literal>& arguments,
+                                               const interp::DeviceContext& device,
+                                               const ExecuteOptions& options,
+                                               ExecutionProfile* profile) {
   ALPA_RETURN_IF_ERROR(interp::CheckArguments(*list.computation, arguments));
   ExecutionProfile local_profile;
   ExecutionProfile& out = profile != nullptr ? *profile : local_profile;
   out = ExecutionProfile{};
 
   std::vector<ir::Literal> slots(static_cast<size_t>(list.slot_count));
+  // Parameters' slots are never freed (the caller owns them): they go back whatever happens.
+  struct HandBack {
+    std::vector<ir::Literal>& arguments;
+    std::vector<ir::Literal>& slots;
+    const std::vector<int32_t>& parameter_slots;
+    ~HandBack() {
+      for (size_t i = 0; i < arguments.size(); ++i) {
+        arguments[i] = std::move(slots[static_cast<size_t>(parameter_slots[i])]);
+      }
+    }
+  } hand_back{arguments, slots, list.parameter_slots};
   std::vector<int64_t> slot_bytes(static_cast<size_t>(list.slot_count), 0);
   int64_t live = 0;
   for (size_t i = 0; i < arguments.size(); ++i) {
@@ -116,6 +136,9 @@ Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
       slots[static_cast<size_t>(slot)] = ir::Literal();
       live -= std::exchange(slot_bytes[static_cast<size_t>(slot)], 0);
     }
+  }
+  if (std::count(list.parameter_slots.begin(), list.parameter_slots.end(), list.root_slot)) {
+    return slots[static_cast<size_t>(list.root_slot)];  // the caller keeps the parameter
   }
   return std::move(slots[static_cast<size_t>(list.root_slot)]);
 }

@@ -60,6 +60,14 @@ Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
                                            const ExecuteOptions& options = {},
                                            ExecutionProfile* profile = nullptr);
 
+// The same on arguments the caller keeps: they are moved in for the run and handed back after
+// it, on success or error (a weight read by every micro-batch's program is never copied).
+Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
+                                               std::vector<ir::Literal>& arguments,
+                                               const interp::DeviceContext& device,
+                                               const ExecuteOptions& options = {},
+                                               ExecutionProfile* profile = nullptr);
+
 }  // namespace alpa::runtime
 
 #endif  // ALPA_RUNTIME_DEVICE_EXECUTOR_H_

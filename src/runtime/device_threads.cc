@@ -1,11 +1,30 @@
 #include "runtime/device_threads.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <string>
 
 namespace alpa::runtime {
+
+Status CombineDeviceStatuses(const std::vector<Status>& statuses, std::string_view what) {
+  std::vector<std::string> errors, timeouts;
+  StatusCode code = StatusCode::kDeadlineExceeded;
+  for (size_t device = 0; device < statuses.size(); ++device) {
+    const Status& status = statuses[device];
+    if (status.ok()) continue;
+    const bool timeout = status.code() == StatusCode::kDeadlineExceeded;
+    if (!timeout && errors.empty()) code = status.code();
+    (timeout ? timeouts : errors).push_back(fmt::format("device {}: {}", device, status.message()));
+  }
+  if (errors.empty() && timeouts.empty()) return Status::Ok();
+  errors.insert(errors.end(), timeouts.begin(), timeouts.end());
+  return Status(code, fmt::format("{} on {} devices failed: {}", what, statuses.size(),
+                                  fmt::join(errors, "; ")));
+}
 namespace {
 
 // Binds the calling thread to `cores`. A binding the system refuses (a core taken away since

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,6 +33,12 @@ std::vector<int> AllowedCores();
 // cores as devices, its share of allowed.size() / devices consecutive cores (the remainder of
 // the division idle); with more devices than cores, the one core allowed[device % size], shared.
 std::vector<int> DeviceCores(int64_t device, int64_t devices, const std::vector<int>& allowed);
+
+// One status for a run of every device: ok when all are, else "WHAT on N devices failed: "
+// and every failing device's message ("device d: ..."), the devices' own errors before the
+// timeouts they caused (a peer blocked on a device that failed gives up after its timeout), with
+// the first own error's code.
+Status CombineDeviceStatuses(const std::vector<Status>& statuses, std::string_view what);
 
 class DeviceThreads {
  public:

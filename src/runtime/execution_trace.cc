@@ -24,6 +24,11 @@ void ExecutionTrace::Add(int64_t device, const std::vector<ExecutionEvent>& even
   row.insert(row.end(), events.begin(), events.end());
 }
 
+void ExecutionTrace::AddTasks(int64_t device, const std::vector<PipelineEvent>& events) {
+  std::vector<PipelineEvent>& row = tasks_.at(static_cast<size_t>(device));
+  row.insert(row.end(), events.begin(), events.end());
+}
+
 std::string ExecutionTrace::ToChromeTrace() const {
   nlohmann::json events = nlohmann::json::array();
   events.push_back(
@@ -57,11 +62,27 @@ std::string ExecutionTrace::ToChromeTrace() const {
                           {"shape", event.instruction->shape().ToString(false)}}}});
     }
   }
+  int64_t tasks = 0;
+  for (size_t d = 0; d < tasks_.size(); ++d) {
+    for (const PipelineEvent& event : tasks_[d]) {
+      ++tasks;
+      events.push_back({{"name", event.label},
+                        {"cat", event.transfer ? "transfer" : "task"},
+                        {"ph", "X"},
+                        {"pid", 0},
+                        {"tid", d},
+                        {"ts", event.start_s * kMicrosecondsPerSecond},
+                        {"dur", event.duration_s * kMicrosecondsPerSecond}});
+    }
+  }
   nlohmann::json trace = {
       {"traceEvents", events},
       {"displayTimeUnit", "ms"},
       {"otherData",
-       {{"devices", events_.size()}, {"kernels", kernels}, {"collectives", collectives}}}};
+       {{"devices", events_.size()},
+        {"kernels", kernels},
+        {"collectives", collectives},
+        {"tasks", tasks}}}};
   return trace.dump(1);
 }
 

@@ -2,7 +2,8 @@
 // chrome://tracing and Perfetto open,
 //   {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}
 // pid 0, one thread (tid) per device, one complete event ("ph": "X", ts/dur in microseconds) per
-// instruction the device ran, cat "kernel" or "collective", args the opcode and shape; plus one
+// instruction the device ran, cat "kernel" or "collective", args the opcode and shape (or, for a
+// pipelined run, one per task and transfer, cat "task" or "transfer"); plus one
 // event per spanned interval on a "steps" row (tid -1), such as each training step.
 #ifndef ALPA_RUNTIME_EXECUTION_TRACE_H_
 #define ALPA_RUNTIME_EXECUTION_TRACE_H_
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "runtime/device_executor.h"
+#include "runtime/pipeline_executor.h"
 #include "support/status.h"
 
 namespace alpa::runtime {
@@ -29,6 +31,9 @@ class ExecutionTrace {
   // Appends device `device`'s events (its ExecutionProfile::events).
   void Add(int64_t device, const std::vector<ExecutionEvent>& events);
   void AddSpan(TraceSpan span) { spans_.push_back(std::move(span)); }
+  // Appends a pipelined run's events of device `device` (PipelineProfile::events): its
+  // forwards, backwards and updates (cat "task") and its sends and receives (cat "transfer").
+  void AddTasks(int64_t device, const std::vector<PipelineEvent>& events);
 
   std::string ToChromeTrace() const;
   // Writes ToChromeTrace() to `path`; the error names the path.
@@ -37,6 +42,8 @@ class ExecutionTrace {
  private:
   std::vector<std::vector<ExecutionEvent>> events_;  // by device
   std::vector<TraceSpan> spans_;
+  std::vector<std::vector<PipelineEvent>> tasks_ = std::vector<std::vector<PipelineEvent>>(
+      events_.size());  // by device
 };
 
 }  // namespace alpa::runtime

@@ -106,21 +106,7 @@ Result<SpmdRun> RunSpmdProgram(const InstructionList& program,
     results[device] = std::move(result).value();
     return Status::Ok();
   });
-  // A device's own error first: the timeouts of its peers follow from it.
-  std::vector<std::string> errors, timeouts;
-  StatusCode code = StatusCode::kDeadlineExceeded;
-  for (int64_t device = 0; device < devices; ++device) {
-    const Status& status = statuses[static_cast<size_t>(device)];
-    if (status.ok()) continue;
-    const bool timeout = status.code() == StatusCode::kDeadlineExceeded;
-    if (!timeout && errors.empty()) code = status.code();
-    (timeout ? timeouts : errors).push_back(fmt::format("device {}: {}", device, status.message()));
-  }
-  if (!errors.empty() || !timeouts.empty()) {
-    errors.insert(errors.end(), timeouts.begin(), timeouts.end());
-    return Status(code, fmt::format("program {} on {} devices failed: {}", name, devices,
-                                    fmt::join(errors, "; ")));
-  }
+  ALPA_RETURN_IF_ERROR(CombineDeviceStatuses(statuses, fmt::format("program {}", name)));
   run.outputs.resize(static_cast<size_t>(devices));
   for (size_t device = 0; device < results.size(); ++device) {
     ir::Literal& result = results[device];

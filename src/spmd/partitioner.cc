@@ -392,4 +392,10 @@ Result<std::unique_ptr<ir::Module>> PartitionComputation(const ir::Computation& 
   return Partitioner(computation, solution, mesh_shape, options).Run();
 }
 
+Result<LeafSpecs> LayoutBeforeCollectives(const ir::Instruction& instruction,
+                                          const Strategy& strategy) {
+  std::vector<int64_t> scatter_dims;
+  return BeforeCollectives(instruction, strategy, scatter_dims);
+}
+
 }  // namespace alpa::spmd

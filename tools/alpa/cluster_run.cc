@@ -22,6 +22,7 @@
 #include "spmd/collective_stats.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/pipeshard_run.h"
 #include "tools/alpa/run_plan.h"
 #include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
@@ -231,6 +232,26 @@ void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExe
 
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
                  int64_t steps, uint64_t seed, bool json) {
+  const bool pipeline_flags = options.schedule != "auto" || !options.manual_stages.empty();
+  if (options.method == "pipeshard" && (!options.mesh.empty() || options.batch_axis)) {
+    return ReportError(InvalidArgument(
+        "--mesh and --batch-axis are single-stage flags: a pipelined plan picks each stage's "
+        "mesh; give stages with --manual-stages"));
+  }
+  if (options.method != "pipeshard" && options.plan.empty() && pipeline_flags) {
+    return ReportError(InvalidArgument("--schedule and --manual-stages need --method pipeshard"));
+  }
+  if (options.method == "pipeshard") {
+    return RunPipeshardOnCluster(zoo, f32_step, options, std::nullopt, steps, seed, json);
+  }
+  if (!options.plan.empty()) {
+    Result<std::optional<plan::ManualStages>> pipelined =
+        ReadPipelinedRunPlan(options.plan, zoo, options.cluster);
+    if (!pipelined.ok()) return ReportError(pipelined.status().WithContext("--plan"));
+    if (*pipelined) {
+      return RunPipeshardOnCluster(zoo, f32_step, options, *pipelined, steps, seed, json);
+    }
+  }
   Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
   if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
   runtime::MpiWorld* mpi = backend->get();

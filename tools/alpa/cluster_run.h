@@ -33,6 +33,10 @@ struct ClusterRunOptions {
   // --kernels: "fast" (the kernels layer where it has the op) or "reference" (every instruction
   // in the interpreter's handlers).
   std::string kernels = "fast";
+  // --method pipeshard: the schedule ("auto": the planner's choice among 1f1b, gpipe and
+  // interleaved-1f1b) and a file of manual stages (plan/manual_stages.h).
+  std::string schedule = "auto";
+  std::string manual_stages;
 };
 
 // Returns the process exit code (command_util.h). `f32_step` is the same model built in f32, which

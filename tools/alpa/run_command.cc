@@ -92,8 +92,21 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                           "train on as many in-process devices, one thread each");
   command
       ->add_option("--method", options.cluster.method,
-                   "With --cluster: shard (auto-sharding), data, zero2 or zero3")
+                   "With --cluster: shard (auto-sharding), data, zero2, zero3, or pipeshard "
+                   "(pipeline stages on sub-meshes, auto-sharded inside each)")
       ->capture_default_str()
+      ->needs(cluster);
+  command
+      ->add_option("--schedule", options.cluster.schedule,
+                   "With --method pipeshard: gpipe, 1f1b, interleaved-1f1b or auto (the "
+                   "planner's choice among them)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "gpipe", "1f1b", "interleaved-1f1b"}))
+      ->needs(cluster);
+  command
+      ->add_option("--manual-stages", options.cluster.manual_stages,
+                   "With --method pipeshard: run these stages (Alpa's ManualStageOption, format "
+                   "in src/plan/manual_stages.h) in place of the planner's")
       ->needs(cluster);
   command
       ->add_option("--mesh", options.cluster.mesh,

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "support/file.h"
@@ -12,36 +14,39 @@
 
 namespace alpa::tools {
 
-Result<RunPlan> ReadRunPlan(const std::string& path, const ZooStep& zoo,
-                            const std::string& cluster) {
-  using plan_document::Field;
-  using plan_document::Json;
-  using plan_document::Text;
+namespace {
+
+using plan_document::Field;
+using plan_document::Json;
+using plan_document::Text;
+
+Result<Json> LoadPlanDocument(const std::string& path) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  const Json plan = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  Json plan = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!plan.is_object() || Text(plan, "format") != "alpa-plan") {
     return InvalidArgument(
         "{}: not a plan document (no \"format\": \"alpa-plan\"); write one with "
         "alpa plan MODEL --cluster SPEC -o plan.json",
         path);
   }
-  if (plan_document::Items(plan, "stages").size() > 1) {
-    return Unimplemented(
-        "{}: a pipelined plan of {} stages; running pipelines needs the pipeline runtime, which "
-        "does not exist yet: plan one stage with alpa plan --method shard",
-        path, plan_document::Items(plan, "stages").size());
-  }
-  // Every field that differs, with the plan's value first.
+  return plan;
+}
+
+// Every field that differs, with the plan's value first. `fingerprint` is of the `module` the plan
+// document fingerprints: the train step (one stage) or the loss (pipelined).
+Status CheckMadeFor(const Json& plan, const std::string& path, const ZooStep& zoo,
+                    std::string_view module, const std::string& fingerprint,
+                    const std::string& cluster) {
   std::vector<std::string> differences;
   const Json& model = Field(plan, "model");
   const std::string& name = zoo.zoo.entry.name;
   if (Text(model, "name") != name) {
     differences.push_back(fmt::format("model {} in the plan, {} here", Text(model, "name"), name));
-  } else if (Text(model, "fingerprint") != ModuleFingerprint(*zoo.step)) {
+  } else if (Text(model, "fingerprint") != fingerprint) {
     differences.push_back(fmt::format(
-        "train step fingerprint {} in the plan, {} here (another --batch, --dtype, --optimizer, "
-        "... than the plan was made with)",
-        Text(model, "fingerprint"), ModuleFingerprint(*zoo.step)));
+        "{} fingerprint {} in the plan, {} here (another --batch, --dtype, --optimizer, "
+        "--micro-batches, ... than the plan was made with)",
+        module, Text(model, "fingerprint"), fingerprint));
   }
   if (Text(plan, "cluster") != cluster) {
     differences.push_back(
@@ -51,6 +56,27 @@ Result<RunPlan> ReadRunPlan(const std::string& path, const ZooStep& zoo,
     return InvalidArgument("{} was made for another run: {}; re-plan with alpa plan", path,
                            fmt::join(differences, "; "));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::optional<plan::ManualStages>> ReadPipelinedRunPlan(const std::string& path,
+                                                               const ZooStep& zoo,
+                                                               const std::string& cluster) {
+  ALPA_ASSIGN_OR_RETURN(const Json plan, LoadPlanDocument(path));
+  if (plan_document::Items(plan, "stages").empty()) return std::optional<plan::ManualStages>();
+  ALPA_RETURN_IF_ERROR(
+      CheckMadeFor(plan, path, zoo, "loss", ModuleFingerprint(*zoo.zoo.model.loss), cluster));
+  ALPA_ASSIGN_OR_RETURN(plan::ManualStages stages,
+                        plan::ParseSavedPlanStages(plan.dump(), path));
+  return std::optional(std::move(stages));
+}
+
+Result<RunPlan> ReadRunPlan(const std::string& path, const ZooStep& zoo,
+                            const std::string& cluster) {
+  ALPA_ASSIGN_OR_RETURN(const Json plan, LoadPlanDocument(path));
+  ALPA_RETURN_IF_ERROR(CheckMadeFor(plan, path, zoo, "train step", ModuleFingerprint(*zoo.step), cluster));
   RunPlan run;
   run.method = Text(plan, "method");
   if (run.method == "auto" || run.method == "pipeshard") run.method = "shard";  // one stage

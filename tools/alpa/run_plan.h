@@ -6,9 +6,9 @@
 //
 // The plan must be for this model, config and cluster: the model's name and its train step's
 // fingerprint (which changes with --batch, --dtype, --optimizer, ...) and the cluster text are
-// compared, and every field that differs is named with both values. A pipelined plan (several
-// stages) needs the pipeline runtime, which does not exist yet: refused, saying to re-plan with
-// --method shard.
+// compared, and every field that differs is named with both values. A pipelined plan (the
+// document of pipeshard_plan.h, with stages) runs on the pipeline runtime (pipeshard_run.h):
+// ReadPipelinedRunPlan gives its stages.
 #ifndef ALPA_TOOLS_ALPA_RUN_PLAN_H_
 #define ALPA_TOOLS_ALPA_RUN_PLAN_H_
 
@@ -18,6 +18,7 @@
 #include <string>
 
 #include "support/status.h"
+#include "plan/manual_stages.h"
 #include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
@@ -29,6 +30,12 @@ struct RunPlan {
   std::map<std::string, std::string> strategies;  // instruction -> strategy name
   double step_time_s = 0;                         // the saved estimate
 };
+
+// The stages of `path` when it is a pipelined plan (nullopt for a single-stage plan), checked to
+// be for `zoo`'s loss (its fingerprint) and `cluster`; errors name every field that differs.
+Result<std::optional<plan::ManualStages>> ReadPipelinedRunPlan(const std::string& path,
+                                                               const ZooStep& zoo,
+                                                               const std::string& cluster);
 
 // Reads `path` for `zoo`'s train step on `cluster` (the --cluster text).
 Result<RunPlan> ReadRunPlan(const std::string& path, const ZooStep& zoo,

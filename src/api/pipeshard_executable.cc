@@ -1,0 +1,266 @@
+#include "api/pipeshard_executable.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "api/pipeline_lowering.h"
+#include "autodiff/optimizer.h"
+#include "spmd/literal_split.h"
+
+namespace alpa::api {
+namespace {
+
+// Rows [first, first + rows) of `value` along dimension 0 (contiguous in row-major order).
+ir::Literal SliceRows(const ir::Literal& value, int64_t first, int64_t rows) {
+  std::vector<int64_t> dims = value.shape().dims();
+  const int64_t row_bytes = value.size_bytes() / dims[0];
+  dims[0] = rows;
+  ir::Literal slice = ir::Literal::CreateUninitialized(ir::Shape::Array(value.shape().dtype(), dims));
+  std::memcpy(slice.data(), value.data() + first * row_bytes, static_cast<size_t>(rows * row_bytes));
+  return slice;
+}
+
+bool IsState(spmd::StageParameter role) {
+  return role == spmd::StageParameter::kWeight || role == spmd::StageParameter::kOptimizerState ||
+         role == spmd::StageParameter::kStepCount;
+}
+
+// Stages j and k share devices exactly when j % S == k % S (S device groups); the groups tile
+// the devices 0 .. N-1 of the cluster.
+Status CheckStageDevices(const plan::PipeshardPlan& plan, int64_t cluster_devices) {
+  const int64_t groups = static_cast<int64_t>(plan.stages.size()) / plan.num_chunks;
+  std::map<int64_t, int64_t> group_of_device;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const int64_t group = static_cast<int64_t>(s) % groups;
+    const std::vector<int64_t>& devices = plan.stages[s].devices;
+    if (devices != plan.stages[static_cast<size_t>(group)].devices) {
+      return InvalidArgument("stage {} runs on devices {} but shares stage {}'s devices {}", s,
+                             devices, group, plan.stages[static_cast<size_t>(group)].devices);
+    }
+    for (int64_t d : devices) {
+      if (d < 0 || d >= cluster_devices) {
+        return InvalidArgument("stage {} names device {}; the cluster has devices 0..{}", s, d,
+                               cluster_devices - 1);
+      }
+      auto [it, added] = group_of_device.emplace(d, group);
+      if (!added && it->second != group) {
+        return InvalidArgument("stages {} and {} overlap on device {}", it->second, s, d);
+      }
+    }
+  }
+  if (static_cast<int64_t>(group_of_device.size()) != cluster_devices) {
+    return InvalidArgument("the plan's stages use {} of the cluster's {} devices",
+                           group_of_device.size(), cluster_devices);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
+                                                 const cluster::ClusterSpec& cluster,
+                                                 const plan::PipeshardPlan& plan,
+                                                 const std::vector<plan::MeshConfig>& configs,
+                                                 const PipeshardRunOptions& options) {
+  if (step.loss == nullptr || step.loss->entry() == nullptr) {
+    return InvalidArgument("ParallelizePipeshard needs a loss module with an entry");
+  }
+  if (plan.stages.empty() || plan.num_chunks < 1 ||
+      plan.stages.size() % static_cast<size_t>(plan.num_chunks) != 0) {
+    return InvalidArgument("a pipelined plan needs stages in whole chunks ({} stages, {} chunks)",
+                           plan.stages.size(), plan.num_chunks);
+  }
+  const int64_t micro_batches = step.training.num_micro_batches;
+  if (plan.num_micro_batches != micro_batches) {
+    return InvalidArgument("the plan is for {} micro-batches, the train step has {}",
+                           plan.num_micro_batches, micro_batches);
+  }
+  ALPA_RETURN_IF_ERROR(CheckStageDevices(plan, cluster::TotalDevices(cluster)));
+
+  PipeshardExecutable exe;
+  exe.step_ = step;
+  exe.options_ = options;
+  exe.num_chunks_ = plan.num_chunks;
+  ALPA_ASSIGN_OR_RETURN(std::vector<StageProgram> stages,
+                        BuildStagePrograms(*step.loss, step.weights, step.training, cluster, plan,
+                                           configs, options.stages));
+  exe.stages_ = std::make_shared<std::vector<StageProgram>>(std::move(stages));
+  const int64_t groups = static_cast<int64_t>(plan.stages.size()) / plan.num_chunks;
+  ALPA_ASSIGN_OR_RETURN(exe.schedule_,
+                        pipeline::MakeSchedule(plan.schedule, static_cast<int>(groups),
+                                               static_cast<int>(micro_batches),
+                                               static_cast<int>(plan.num_chunks)));
+  exe.micro_batch_rows_ = 0;
+  for (int64_t w : step.weights) {
+    const ir::Shape& shape = step.loss->entry()->parameters()[static_cast<size_t>(w)]->shape();
+    exe.state_counts_.push_back(static_cast<int64_t>(
+        autodiff::OptimizerState(step.training.optimizer, shape.dims()).size()));
+  }
+  ALPA_RETURN_IF_ERROR(LowerPipeline(exe));
+  exe.threads_ = std::make_shared<runtime::DeviceThreads>(exe.device_count());
+  for (const runtime::PipelineDevice& device : exe.devices_) {
+    exe.slots_.emplace_back(static_cast<size_t>(device.slot_count));
+  }
+  return exe;
+}
+
+int64_t PipeshardExecutable::CarriedCount() const {
+  int64_t count = static_cast<int64_t>(step_.weights.size()) + 1;
+  for (int64_t states : state_counts_) count += states;
+  return count;
+}
+
+// The model step carries (W..., the states of W_0, of W_1, ..., t); a stage's step likewise for
+// its own weights.
+int64_t PipeshardExecutable::CarriedIndex(const StageProgram& stage, size_t p) const {
+  const spmd::StageParameter role = stage.roles.parameters[p];
+  if (role == spmd::StageParameter::kStepCount) return CarriedCount() - 1;
+  const int64_t stage_weights = static_cast<int64_t>(stage.model_weights.size());
+  int64_t i = static_cast<int64_t>(p);  // the stage's weight
+  int64_t state = -1;                   // and which of its states, for an optimizer state
+  if (role == spmd::StageParameter::kOptimizerState) {
+    state = static_cast<int64_t>(p) - stage_weights;
+    for (i = 0; state >= stage.states_per_weight[static_cast<size_t>(i)]; ++i) {
+      state -= stage.states_per_weight[static_cast<size_t>(i)];
+    }
+  }
+  const int64_t model_weight = stage.model_weights[static_cast<size_t>(i)];
+  const int64_t k = std::find(step_.weights.begin(), step_.weights.end(), model_weight) -
+                    step_.weights.begin();
+  if (state < 0) return k;
+  int64_t index = static_cast<int64_t>(step_.weights.size()) + state;
+  for (int64_t w = 0; w < k; ++w) index += state_counts_[static_cast<size_t>(w)];
+  return index;
+}
+
+Status PipeshardExecutable::Place(const std::vector<ir::Literal>& carried) {
+  if (static_cast<int64_t>(carried.size()) != CarriedCount()) {
+    return InvalidArgument("Place: {} carried values for a step that carries {}", carried.size(),
+                           CarriedCount());
+  }
+  for (auto& device : slots_) {
+    for (ir::Literal& slot : device) slot = ir::Literal();
+  }
+  for (size_t s = 0; s < stages_->size(); ++s) {
+    const StageProgram& stage = (*stages_)[s];
+    for (size_t p = 0; p < stage.roles.parameters.size(); ++p) {
+      if (!IsState(stage.roles.parameters[p])) continue;
+      const int64_t index = CarriedIndex(stage, p);
+      ALPA_ASSIGN_OR_RETURN(std::vector<ir::Literal> tiles,
+                            spmd::SplitLiteral(carried[static_cast<size_t>(index)],
+                                               stage.parameter_specs[p], stage.mesh_shape));
+      for (size_t position = 0; position < tiles.size(); ++position) {
+        const int64_t device = stage.devices[position];
+        slots_[static_cast<size_t>(device)][static_cast<size_t>(
+            slots_of_[s][position].state[p])] = std::move(tiles[position]);
+      }
+    }
+  }
+  placed_ = true;
+  return Status::Ok();
+}
+
+Result<double> PipeshardExecutable::Step(
+    const std::vector<ir::Literal>& batch,
+    std::optional<std::chrono::steady_clock::time_point> trace_epoch) {
+  if (!placed_) return FailedPrecondition("Step before Place (or after a failed step)");
+  const ir::Computation& loss = *step_.loss->entry();
+  std::vector<int64_t> batch_index(static_cast<size_t>(loss.parameter_count()), -1);
+  int64_t batch_count = 0;
+  for (int64_t p = 0; p < loss.parameter_count(); ++p) {
+    if (std::find(step_.weights.begin(), step_.weights.end(), p) == step_.weights.end()) {
+      batch_index[static_cast<size_t>(p)] = batch_count++;
+    }
+  }
+  if (static_cast<int64_t>(batch.size()) != batch_count) {
+    return InvalidArgument("Step: {} batch values for a model with {} batch parameters",
+                           batch.size(), batch_count);
+  }
+  const int64_t micro_batches = schedule_.num_micro_batches;
+  for (size_t s = 0; s < stages_->size(); ++s) {
+    const StageProgram& stage = (*stages_)[s];
+    for (size_t p = 0; p < stage.roles.parameters.size(); ++p) {
+      if (stage.roles.parameters[p] != spmd::StageParameter::kBatch) continue;
+      const ir::Instruction& parameter = *stage.step->entry()->parameters()[p];
+      const int64_t loss_parameter = stage.loss_parameter[p];
+      const int64_t model_parameter = stage.loss.model_parameter[static_cast<size_t>(loss_parameter)];
+      const ir::Literal& whole =
+          batch[static_cast<size_t>(batch_index[static_cast<size_t>(model_parameter)])];
+      const int64_t rows = parameter.shape().dims().empty() ? 0 : parameter.shape().dims()[0];
+      if (whole.shape().rank() == 0 || whole.shape().dims()[0] != rows * micro_batches) {
+        return InvalidArgument(
+            "Step: batch parameter %{} is {}; {} micro-batches of {} need {} rows",
+            loss.parameters()[static_cast<size_t>(model_parameter)]->name(),
+            whole.shape().ToString(), micro_batches, parameter.shape().ToString(),
+            rows * micro_batches);
+      }
+      for (int64_t m = 0; m < micro_batches; ++m) {
+        ALPA_ASSIGN_OR_RETURN(std::vector<ir::Literal> tiles,
+                              spmd::SplitLiteral(SliceRows(whole, m * rows, rows),
+                                                 stage.parameter_specs[p], stage.mesh_shape));
+        for (size_t position = 0; position < tiles.size(); ++position) {
+          slots_[static_cast<size_t>(stage.devices[position])][static_cast<size_t>(
+              slots_of_[s][position].inputs[static_cast<size_t>(m)][p])] =
+              std::move(tiles[position]);
+        }
+      }
+    }
+  }
+  runtime::PipelineRunOptions run;
+  run.communicator.timeout_seconds = options_.timeout_seconds;
+  run.memory_limit_bytes = options_.memory_limit_bytes;
+  run.threads = threads_.get();
+  if (trace_epoch) {
+    run.trace = true;
+    run.epoch = *trace_epoch;
+  }
+  Result<std::vector<runtime::PipelineProfile>> profiles = runtime::RunPipeline(devices_, slots_, run);
+  if (!profiles.ok()) {
+    placed_ = false;
+    return profiles.status();
+  }
+  last_run_ = std::move(profiles).value();
+  double loss_sum = 0;
+  for (size_t s = 0; s < stages_->size(); ++s) {
+    if (!(*stages_)[s].loss.has_loss) continue;
+    for (int64_t slot : slots_of_[s][0].loss) {
+      ir::Literal& value = slots_[static_cast<size_t>((*stages_)[s].devices[0])][static_cast<size_t>(slot)];
+      loss_sum += value.GetDouble(0);
+      value = ir::Literal();
+    }
+  }
+  return loss_sum / static_cast<double>(micro_batches);
+}
+
+Result<std::vector<ir::Literal>> PipeshardExecutable::Fetch() const {
+  if (!placed_) return FailedPrecondition("Fetch before Place (or after a failed step)");
+  const int64_t total = CarriedCount();
+  std::vector<ir::Literal> carried(static_cast<size_t>(total));
+  std::vector<bool> done(static_cast<size_t>(total), false);
+  for (size_t s = 0; s < stages_->size(); ++s) {
+    const StageProgram& stage = (*stages_)[s];
+    for (size_t p = 0; p < stage.roles.parameters.size(); ++p) {
+      if (!IsState(stage.roles.parameters[p])) continue;
+      const int64_t index = CarriedIndex(stage, p);
+      if (done[static_cast<size_t>(index)]) continue;
+      std::vector<ir::Literal> tiles;
+      for (size_t position = 0; position < stage.devices.size(); ++position) {
+        tiles.push_back(slots_[static_cast<size_t>(stage.devices[position])][static_cast<size_t>(
+            slots_of_[s][position].state[p])]);
+      }
+      ALPA_ASSIGN_OR_RETURN(carried[static_cast<size_t>(index)],
+                            spmd::AssembleLiteral(tiles, stage.parameter_specs[p],
+                                                  stage.mesh_shape,
+                                                  stage.step->entry()->parameters()[p]->shape()));
+      done[static_cast<size_t>(index)] = true;
+    }
+  }
+  return carried;
+}
+
+}  // namespace alpa::api

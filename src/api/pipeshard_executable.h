@@ -1,0 +1,134 @@
+// Running a pipelined plan (Alpa's PipeshardParallel): every stage's programs
+// (pipeshard_stages.h) on its sub-mesh, the micro-batches in the order of the plan's schedule
+// (pipeline/schedule.h, the simulator's), values between stages moved tile to tile
+// (spmd/cross_mesh.h), each device running its own static list (runtime/pipeline_executor.h):
+//
+//   F(s, m): receive micro-batch m's inputs of stage s, run its forward, send what it sends on
+//   B(s, m): receive the cotangents of what it sent, run its backward, add its weights'
+//            gradients to their sums, send its inputs' gradients back
+//   then, once per step on every stage: the update on the summed gradients / M
+//
+//   PipeshardExecutable exe = ParallelizePipeshard(step, cluster, plan, table.configs).value();
+//   exe.Place(carried);                   // the model step's weights, optimizer state, t
+//   double loss = exe.Step(batch).value();  // the batch's micro-batches stacked along dim 0
+//   std::vector<ir::Literal> now = exe.Fetch().value();
+//
+// The step is the model's train step with M micro-batches (autodiff/train_step.h): the same
+// carried values in the same order, the mean of the micro-batches' losses and gradients, so a
+// run can be checked against the reference interpreter on one device.
+//
+// A weight read by several stages (GPT's tied embedding) has a copy on each, whose gradient sums
+// are added together before the update. Not yet: MPI ranks.
+#ifndef ALPA_API_PIPESHARD_EXECUTABLE_H_
+#define ALPA_API_PIPESHARD_EXECUTABLE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "api/pipeshard_stages.h"
+#include "autodiff/train_step.h"
+#include "cluster/cluster_spec.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "pipeline/schedule.h"
+#include "plan/layer_costs.h"
+#include "plan/pipeshard_planner.h"
+#include "runtime/device_threads.h"
+#include "runtime/pipeline_executor.h"
+#include "support/status.h"
+
+namespace alpa::api {
+
+// The model to pipeline: its loss at the micro-batch size, its weights, how it trains
+// (training.num_micro_batches is the step's M).
+struct PipeshardStep {
+  const ir::Module* loss = nullptr;
+  std::vector<int64_t> weights;
+  autodiff::TrainStepOptions training;
+};
+
+struct PipeshardRunOptions {
+  StageProgramOptions stages;
+  runtime::KernelChoice kernels = runtime::KernelChoice::kFast;
+  // Each device's memory; a device past it fails the step naming the buffer. 0: no limit.
+  int64_t memory_limit_bytes = 0;
+  double timeout_seconds = 10;  // a receive or collective waiting longer fails the step
+};
+
+class PipeshardExecutable {
+ public:
+  // Keeps `carried` (the model step's weights, their optimizer state, then t) as every stage's
+  // tiles of the values it reads.
+  Status Place(const std::vector<ir::Literal>& carried);
+  // One training step on `batch` (the model's batch parameters, M micro-batches stacked along
+  // dimension 0); returns the mean of the micro-batches' losses. With `trace_epoch`, every
+  // device's instructions are timed (last_run()).
+  Result<double> Step(const std::vector<ir::Literal>& batch,
+                      std::optional<std::chrono::steady_clock::time_point> trace_epoch =
+                          std::nullopt);
+  // The carried values, whole, from the devices of the first stage holding each.
+  Result<std::vector<ir::Literal>> Fetch() const;
+
+  int64_t device_count() const { return static_cast<int64_t>(devices_.size()); }
+  const std::vector<StageProgram>& stages() const { return *stages_; }
+  const pipeline::Schedule& schedule() const { return schedule_; }
+  // Bytes one step moves between devices across stages (every micro-batch's activations and
+  // cotangents): the cross-mesh plans' bytes_between_devices.
+  int64_t cross_mesh_bytes() const { return cross_mesh_bytes_; }
+  // Each device's profile of the last step (peak memory, busy time, events when traced).
+  const std::vector<runtime::PipelineProfile>& last_run() const { return last_run_; }
+  // Every device's static list (for tests and --trace).
+  const std::vector<runtime::PipelineDevice>& device_programs() const { return devices_; }
+
+ private:
+  friend Result<PipeshardExecutable> ParallelizePipeshard(
+      const PipeshardStep&, const cluster::ClusterSpec&, const plan::PipeshardPlan&,
+      const std::vector<plan::MeshConfig>&, const PipeshardRunOptions&);
+  friend class PipelineLowering;  // pipeline_lowering.cc
+  PipeshardExecutable() = default;
+  // The model step's carried values: weights, their optimizer states, t.
+  int64_t CarriedCount() const;
+  // The index in them of the stage's step parameter p (a weight, optimizer state or t).
+  int64_t CarriedIndex(const StageProgram& stage, size_t p) const;
+
+  // Where a stage's values live on one of its devices.
+  struct StageSlots {
+    std::vector<int64_t> state;  // by step parameter (weights, optimizer state, t), else -1
+    // [m][step parameter]: each micro-batch's inputs (received, cotangents, batch), else -1.
+    std::vector<std::vector<int64_t>> inputs;
+    std::vector<int64_t> loss;  // [m]: the loss (stages with the model's loss)
+  };
+
+  PipeshardStep step_;
+  std::shared_ptr<std::vector<StageProgram>> stages_;
+  pipeline::Schedule schedule_;
+  int64_t num_chunks_ = 1;
+  int64_t micro_batch_rows_ = 0;
+  std::vector<runtime::PipelineDevice> devices_;
+  // slots_of_[stage][position on its mesh]
+  std::vector<std::vector<StageSlots>> slots_of_;
+  std::vector<std::vector<ir::Literal>> slots_;  // by device
+  std::vector<int64_t> state_counts_;            // optimizer states per model weight
+  std::shared_ptr<runtime::DeviceThreads> threads_;
+  PipeshardRunOptions options_;
+  int64_t cross_mesh_bytes_ = 0;
+  bool placed_ = false;
+  std::vector<runtime::PipelineProfile> last_run_;
+};
+
+// Builds the stages' programs for `plan` (made by the pipeshard planner over `configs`, the
+// layer cost table's) and compiles every device's list. Errors: a plan whose stages do not match
+// the model or the cluster (named), a weight read by several stages (not supported yet), a stage
+// that does not plan or partition.
+Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
+                                                 const cluster::ClusterSpec& cluster,
+                                                 const plan::PipeshardPlan& plan,
+                                                 const std::vector<plan::MeshConfig>& configs,
+                                                 const PipeshardRunOptions& options = {});
+
+}  // namespace alpa::api
+
+#endif  // ALPA_API_PIPESHARD_EXECUTABLE_H_

@@ -1,0 +1,226 @@
+#include "api/pipeshard_stages.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "autodiff/optimizer.h"
+#include "ir/value_tag.h"
+#include "spmd/partitioner.h"
+
+namespace alpa::api {
+namespace {
+
+// The step's copy of each sent value (the first instruction carrying its alpa_sent attribute:
+// autodiff copies the forward pass before any recomputation) appended to the step's results.
+Status AppendSentValues(ir::Module& step, int64_t sent) {
+  ir::Computation& entry = *step.entry();
+  std::vector<ir::Instruction*> copies(static_cast<size_t>(sent), nullptr);
+  for (const std::unique_ptr<ir::Instruction>& instruction : entry.instructions()) {
+    for (const auto& [key, value] : instruction->attributes().frontend_attributes) {
+      if (key != pipeline::kSentAttribute) continue;
+      ir::Instruction*& copy = copies[static_cast<size_t>(std::stoll(value))];
+      if (copy == nullptr) copy = instruction.get();
+    }
+  }
+  ir::Instruction* root = entry.root();
+  std::vector<ir::Shape> shapes = root->shape().tuple_shapes();
+  auto outputs = std::make_unique<ir::Instruction>("stage_results", ir::Opcode::kTuple, ir::Shape());
+  for (ir::Instruction* element : root->operands()) outputs->AppendOperand(element);
+  for (size_t j = 0; j < copies.size(); ++j) {
+    if (copies[j] == nullptr) {
+      return Internal("the stage's train step lost sent value {}", j);
+    }
+    outputs->AppendOperand(copies[j]);
+    shapes.push_back(copies[j]->shape());
+  }
+  outputs->set_shape(ir::Shape::Tuple(std::move(shapes)));
+  entry.set_root(entry.AddInstruction(std::move(outputs)));
+  return Status::Ok();
+}
+
+sharding::ShardingSpec WithoutPartial(sharding::ShardingSpec spec) {
+  spec.partial_axes.clear();
+  return spec;
+}
+
+spmd::StageParameter RoleOf(autodiff::StepParameter kind, const pipeline::StageLoss& loss,
+                            int64_t loss_parameter) {
+  switch (kind) {
+    case autodiff::StepParameter::kWeight:
+      return spmd::StageParameter::kWeight;
+    case autodiff::StepParameter::kOptimizerState:
+      return spmd::StageParameter::kOptimizerState;
+    case autodiff::StepParameter::kStepCount:
+      return spmd::StageParameter::kStepCount;
+    case autodiff::StepParameter::kBatch:
+      break;
+  }
+  const auto& cotangents = loss.cotangents;
+  if (std::find(cotangents.begin(), cotangents.end(), loss_parameter) != cotangents.end()) {
+    return spmd::StageParameter::kCotangent;
+  }
+  return loss.received[static_cast<size_t>(loss_parameter)].empty()
+             ? spmd::StageParameter::kBatch
+             : spmd::StageParameter::kReceived;
+}
+
+// Each weight's gradient: the gradient-tagged value nearest its next value (with a loss scale
+// the divided one), and each gradient's layout as the partitioned program holds it.
+Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
+  for (const std::string& name : stage.split.gradient_names) {
+    const ir::Instruction* gradient = entry.GetInstruction(name);
+    const int64_t node = gradient == nullptr ? -1 : stage.solution.graph.NodeOf(*gradient);
+    if (node < 0) return Internal("the stage's gradient %{} has no layout", name);
+    ALPA_ASSIGN_OR_RETURN(sharding::LeafSpecs specs,
+                          spmd::LayoutBeforeCollectives(*gradient, stage.solution.Chosen(node)));
+    stage.gradient_specs.push_back(specs.at(0));
+  }
+  std::map<const ir::Instruction*, int64_t> position;
+  for (const std::unique_ptr<ir::Instruction>& x : entry.instructions()) {
+    position[x.get()] = static_cast<int64_t>(position.size());
+  }
+  for (size_t i = 0; i < stage.model_weights.size(); ++i) {
+    const ir::Instruction* next = entry.root()->operand(stage.roles.next_value_leaves[i]);
+    const ir::Instruction* nearest = nullptr;
+    std::vector<const ir::Instruction*> stack = {next};
+    std::set<const ir::Instruction*> seen;
+    while (!stack.empty()) {
+      const ir::Instruction* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      if (ir::GetValueTag(*x) == ir::ValueTag::kGradient &&
+          (nearest == nullptr || position.at(x) > position.at(nearest))) {
+        nearest = x;
+      }
+      for (const ir::Instruction* operand : x->operands()) stack.push_back(operand);
+    }
+    const auto& names = stage.split.gradient_names;
+    const auto it = nearest == nullptr ? names.end()
+                                       : std::find(names.begin(), names.end(), nearest->name());
+    stage.weight_gradient.push_back(it == names.end() ? -1 : it - names.begin());
+  }
+  return Status::Ok();
+}
+
+Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector<int64_t>& weights,
+                                       const pipeline::ForwardLayers& layers,
+                                       const autodiff::TrainStepOptions& training,
+                                       const cluster::ClusterSpec& cluster,
+                                       const plan::PlannedStage& planned,
+                                       const plan::MeshConfig& config,
+                                       const StageProgramOptions& options) {
+  StageProgram stage;
+  ALPA_ASSIGN_OR_RETURN(stage.loss,
+                        pipeline::SliceStageLoss(loss, weights, layers,
+                                                 planned.choice.first_layer,
+                                                 planned.choice.last_layer));
+  ALPA_ASSIGN_OR_RETURN(plan::StageStep step, plan::BuildStageStep(stage.loss, training));
+  ALPA_RETURN_IF_ERROR(
+      AppendSentValues(*step.step, static_cast<int64_t>(stage.loss.sent.size())));
+  stage.mesh_shape = config.logical_shape;
+  stage.devices = planned.devices;
+
+  sharding::AutoShardingOptions sharding_options = options.auto_sharding;
+  sharding_options.memory_budget_bytes = std::numeric_limits<int64_t>::max() / 4;
+  sharding_options = plan::StageShardingOptions(step, config, sharding_options);
+  ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, plan::LogicalMeshOf(cluster, config));
+  const ir::Computation& entry = *step.step->entry();
+  ALPA_ASSIGN_OR_RETURN(stage.solution, sharding::AutoShard(entry, cluster, mesh, sharding_options));
+
+  // Roles: the step's parameters (autodiff/train_step.h's layout) and its result leaves
+  // (loss, W'..., state'..., t + 1, input gradients..., then the sent values appended above).
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(*stage.loss.module, stage.loss.weights, training);
+  int64_t next_batch = 0;
+  size_t next_weight = 0;
+  const std::set<int64_t> loss_weights(stage.loss.weights.begin(), stage.loss.weights.end());
+  for (autodiff::StepParameter kind : layout) {
+    int64_t loss_parameter = -1;
+    if (kind == autodiff::StepParameter::kWeight) loss_parameter = stage.loss.weights[next_weight++];
+    if (kind == autodiff::StepParameter::kBatch) {
+      while (loss_weights.count(next_batch)) ++next_batch;
+      loss_parameter = next_batch++;
+    }
+    stage.roles.parameters.push_back(RoleOf(kind, stage.loss, loss_parameter));
+    stage.loss_parameter.push_back(loss_parameter);
+  }
+  stage.roles.loss_leaf = stage.loss.has_loss ? 0 : -1;
+  int64_t leaf = 1;
+  for (int64_t next : autodiff::StepNextValueElements(layout)) {
+    if (next >= 0) stage.roles.next_value_leaves.push_back(leaf++);
+  }
+  for (size_t a = 0; a < stage.loss.activations.size(); ++a) {
+    stage.roles.input_gradient_leaves.push_back(leaf++);
+  }
+  for (size_t j = 0; j < stage.loss.sent.size(); ++j) stage.roles.sent_leaves.push_back(leaf++);
+
+  spmd::PartitionOptions partition;
+  ALPA_ASSIGN_OR_RETURN(partition.result_specs,
+                        spmd::NextValueResultSpecs(entry, stage.solution,
+                                                   sharding_options.next_values));
+  const std::vector<sharding::ShardingSpec> produced = spmd::ResultSpecs(entry, stage.solution);
+  std::vector<int64_t> whole = stage.roles.input_gradient_leaves;
+  whole.insert(whole.end(), stage.roles.sent_leaves.begin(), stage.roles.sent_leaves.end());
+  if (stage.loss.has_loss) whole.push_back(0);
+  for (int64_t l : whole) partition.result_specs[l] = WithoutPartial(produced[static_cast<size_t>(l)]);
+  ALPA_ASSIGN_OR_RETURN(stage.program,
+                        spmd::PartitionComputation(entry, stage.solution, stage.mesh_shape,
+                                                   partition));
+  stage.result_specs = spmd::ResultSpecs(entry, stage.solution, partition);
+  for (const ir::Instruction* parameter : entry.parameters()) {
+    const int64_t node = stage.solution.graph.NodeOf(*parameter);
+    stage.parameter_specs.push_back(node < 0 ? sharding::ShardingSpec::Replicated(
+                                                   parameter->shape().rank())
+                                             : stage.solution.Chosen(node).output.at(0));
+  }
+  ALPA_ASSIGN_OR_RETURN(stage.split, spmd::SplitStageProgram(*stage.program, stage.roles));
+  for (int64_t w : stage.loss.weights) {
+    stage.model_weights.push_back(stage.loss.model_parameter[static_cast<size_t>(w)]);
+    const ir::Shape& shape = stage.loss.module->entry()->parameters()[static_cast<size_t>(w)]->shape();
+    stage.states_per_weight.push_back(
+        static_cast<int64_t>(autodiff::OptimizerState(training.optimizer, shape.dims()).size()));
+  }
+  ALPA_RETURN_IF_ERROR(FindGradients(entry, stage));
+  stage.collectives = spmd::CountCollectives(*stage.program->entry());
+  stage.step = std::move(step.step);
+  return stage;
+}
+
+}  // namespace
+
+Result<std::vector<StageProgram>> BuildStagePrograms(const ir::Module& loss,
+                                                     const std::vector<int64_t>& weights,
+                                                     const autodiff::TrainStepOptions& training,
+                                                     const cluster::ClusterSpec& cluster,
+                                                     const plan::PipeshardPlan& plan,
+                                                     const std::vector<plan::MeshConfig>& configs,
+                                                     const StageProgramOptions& options) {
+  if (loss.entry() == nullptr) return InvalidArgument("module {} has no entry", loss.name());
+  const pipeline::ForwardLayers layers = pipeline::LayersFromBoundaries(*loss.entry());
+  std::vector<StageProgram> stages;
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const plan::PlannedStage& planned = plan.stages[s];
+    const int64_t config = planned.choice.config;
+    if (config < 0 || config >= static_cast<int64_t>(configs.size())) {
+      return InvalidArgument("stage {}: mesh configuration {} of {}", s, config, configs.size());
+    }
+    Result<StageProgram> stage = BuildStageProgram(loss, weights, layers, training, cluster,
+                                                   planned, configs[static_cast<size_t>(config)],
+                                                   options);
+    if (!stage.ok()) {
+      return stage.status().WithContext(fmt::format("stage {} (layers {}..{} on {})", s,
+                                                    planned.choice.first_layer,
+                                                    planned.choice.last_layer,
+                                                    plan::MeshConfigName(configs[config])));
+    }
+    stages.push_back(std::move(stage).value());
+  }
+  return stages;
+}
+
+}  // namespace alpa::api

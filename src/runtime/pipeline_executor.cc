@@ -1,0 +1,376 @@
+#include "runtime/pipeline_executor.h"
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "runtime/device_executor.h"
+#include "runtime/spmd_executor.h"
+#include "support/units.h"
+
+namespace alpa::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point epoch, Clock::time_point t) {
+  return std::chrono::duration<double>(t - epoch).count();
+}
+
+// Tagged messages between the in-process devices: a send leaves its piece here and returns; a
+// receive waits for its piece up to the timeout.
+class Mailbox {
+ public:
+  explicit Mailbox(double timeout_seconds) : timeout_seconds_(timeout_seconds) {}
+
+  void Send(int64_t source, int64_t target, int64_t tag, ir::Literal piece) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      messages_[{source, target, tag}] = std::move(piece);
+    }
+    arrived_.notify_all();
+  }
+
+  Result<ir::Literal> Receive(int64_t source, int64_t target, int64_t tag) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const Key key{source, target, tag};
+    const bool arrived =
+        arrived_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
+                          [&] { return messages_.count(key) > 0; });
+    if (!arrived) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    fmt::format("no message {} from device {} within {} s", tag, source,
+                                timeout_seconds_));
+    }
+    ir::Literal piece = std::move(messages_.at(key));
+    messages_.erase(key);
+    return piece;
+  }
+
+ private:
+  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  double timeout_seconds_;
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::map<Key, ir::Literal> messages_;
+};
+
+// The collectives of a program on a sub-mesh: its device ids (partition ids) are positions in
+// mesh_devices, the world's ranks are global ids.
+class MeshCollectives : public interp::CollectiveBackend {
+ public:
+  MeshCollectives(Communicator& world, const std::vector<int64_t>& mesh_devices)
+      : world_(world), mesh_devices_(mesh_devices) {}
+
+  Status AllReduce(interp::CollectiveGroup group, interp::CollectiveReduction reduction,
+                   const ir::Literal& input, ir::Literal& output) override {
+    return world_.AllReduce(Global(group), reduction, input, output);
+  }
+  Status AllGather(interp::CollectiveGroup group, const ir::Literal& input,
+                   ir::Literal& output) override {
+    return world_.AllGather(Global(group), input, output);
+  }
+  Status ReduceScatter(interp::CollectiveGroup group, interp::CollectiveReduction reduction,
+                       const ir::Literal& input, ir::Literal& output) override {
+    return world_.ReduceScatter(Global(group), reduction, input, output);
+  }
+  Status AllToAll(interp::CollectiveGroup group, const ir::Literal& input,
+                  ir::Literal& output) override {
+    return world_.AllToAll(Global(group), input, output);
+  }
+  Status CollectivePermute(interp::CollectiveGroup group,
+                           std::span<const interp::SourceTargetPair> pairs,
+                           const ir::Literal& input, ir::Literal& output) override {
+    std::vector<interp::SourceTargetPair> global;
+    for (const auto& [source, target] : pairs) global.push_back({Id(source), Id(target)});
+    return world_.CollectivePermute(Global(group), global, input, output);
+  }
+  Status Broadcast(interp::CollectiveGroup group, int64_t root, const ir::Literal& input,
+                   ir::Literal& output) override {
+    return world_.Broadcast(Global(group), Id(root), input, output);
+  }
+
+ private:
+  int64_t Id(int64_t partition) const { return mesh_devices_[static_cast<size_t>(partition)]; }
+  // The group in global ids; a collective is a blocking call, so one buffer serves them all.
+  std::span<const int64_t> Global(interp::CollectiveGroup group) {
+    group_.clear();
+    for (int64_t partition : group) group_.push_back(Id(partition));
+    return group_;
+  }
+
+  CommunicatorCollectives world_;
+  const std::vector<int64_t>& mesh_devices_;
+  std::vector<int64_t> group_;
+};
+
+// Visits every row (the last dimension, contiguous) of `box` within an array of `dims`:
+// visit(element offset of the row's first element in the array, index of the row in the box).
+template <typename Visit>
+void ForEachRow(const std::vector<int64_t>& dims, const Box& box, Visit visit) {
+  const size_t rank = dims.size();
+  if (rank == 0) {
+    visit(0, 0);
+    return;
+  }
+  for (int64_t size : box.sizes) {
+    if (size == 0) return;
+  }
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t row = 0;; ++row) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset = offset * dims[d] + box.start[d] + index[d];
+    visit(offset, row);
+    size_t d = rank - 1;
+    while (d-- > 0) {
+      if (++index[d] < box.sizes[d]) break;
+      index[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+ir::Literal ExtractBox(const ir::Literal& tile, const Box& box) {
+  ir::Literal piece = ir::Literal::CreateUninitialized(
+      ir::Shape::Array(tile.shape().dtype(), box.sizes));
+  const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
+  const int64_t row_bytes = box.sizes.empty() ? element : box.sizes.back() * element;
+  ForEachRow(tile.shape().dims(), box, [&](int64_t offset, int64_t row) {
+    std::memcpy(piece.data() + row * row_bytes, tile.data() + offset * element,
+                static_cast<size_t>(row_bytes));
+  });
+  return piece;
+}
+
+void InsertBox(ir::Literal& tile, const Box& box, const ir::Literal& piece, bool add) {
+  const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
+  const int64_t row_length = box.sizes.empty() ? 1 : box.sizes.back();
+  ForEachRow(tile.shape().dims(), box, [&](int64_t offset, int64_t row) {
+    if (!add) {
+      std::memcpy(tile.data() + offset * element, piece.data() + row * row_length * element,
+                  static_cast<size_t>(row_length * element));
+      return;
+    }
+    for (int64_t i = 0; i < row_length; ++i) {
+      tile.SetDouble(offset + i,
+                     tile.GetDouble(offset + i) + piece.GetDouble(row * row_length + i));
+    }
+  });
+}
+
+Status Accumulate(ir::Literal& sum, const ir::Literal& value) {
+  if (sum.shape() != value.shape()) {
+    return Internal("accumulating {} into {}", value.shape().ToString(), sum.shape().ToString());
+  }
+  const int64_t n = sum.element_count();
+  if (sum.shape().dtype() == ir::DType::kF32) {
+    float* out = sum.typed_data<float>();
+    const float* in = value.typed_data<float>();
+    for (int64_t i = 0; i < n; ++i) out[i] += in[i];
+    return Status::Ok();
+  }
+  for (int64_t i = 0; i < n; ++i) sum.SetDouble(i, sum.GetDouble(i) + value.GetDouble(i));
+  return Status::Ok();
+}
+
+void Scale(ir::Literal& value, double factor) {
+  const int64_t n = value.element_count();
+  if (value.shape().dtype() == ir::DType::kF32) {
+    float* data = value.typed_data<float>();
+    const float f = static_cast<float>(factor);
+    for (int64_t i = 0; i < n; ++i) data[i] *= f;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) value.SetDouble(i, value.GetDouble(i) * factor);
+}
+
+// One device's run of its list.
+class DeviceRun {
+ public:
+  DeviceRun(const PipelineDevice& device, std::vector<ir::Literal>& slots, Communicator& world,
+            Mailbox& mailbox, const PipelineRunOptions& options, PipelineProfile& profile)
+      : device_(device),
+        slots_(slots),
+        world_(world),
+        mailbox_(mailbox),
+        options_(options),
+        profile_(profile) {
+    for (const ir::Literal& slot : slots_) held_ += LiteralBytes(slot);
+    profile_.peak_bytes = held_;
+  }
+
+  Status Run() {
+    std::vector<std::unique_ptr<MeshCollectives>> collectives;
+    for (const MeshProgram& program : device_.programs) {
+      collectives.push_back(std::make_unique<MeshCollectives>(world_, program.mesh_devices));
+    }
+    collectives_ = &collectives;
+    for (const PipelineInstruction& instruction : device_.instructions) {
+      const Clock::time_point start = Clock::now();
+      Status status = Execute(instruction);
+      if (!status.ok()) return status.WithContext(instruction.label);
+      const Clock::time_point end = Clock::now();
+      const double seconds = std::chrono::duration<double>(end - start).count();
+      if (instruction.kind == PipelineInstruction::Kind::kRun) profile_.busy_s += seconds;
+      if (options_.trace) {
+        const bool transfer = instruction.kind == PipelineInstruction::Kind::kSend ||
+                              instruction.kind == PipelineInstruction::Kind::kReceive;
+        profile_.events.push_back(
+            {instruction.label, transfer, SecondsSince(options_.epoch, start), seconds});
+      }
+      for (int64_t slot : instruction.release) Set(slot, ir::Literal());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  ir::Literal& Slot(int64_t slot) { return slots_[static_cast<size_t>(slot)]; }
+
+  // Replaces a slot's value, keeping the byte count.
+  void Set(int64_t slot, ir::Literal value) {
+    held_ += LiteralBytes(value) - LiteralBytes(Slot(slot));
+    Slot(slot) = std::move(value);
+  }
+
+  Status Reached(int64_t bytes, const std::string& label, std::string_view what) {
+    if (options_.memory_limit_bytes > 0 && bytes > options_.memory_limit_bytes) {
+      return Status(StatusCode::kResourceExhausted,
+                    fmt::format("out of memory: {} takes the device's live buffers to {}, past "
+                                "the {} it may use",
+                                what, FormatBytes(bytes), FormatBytes(options_.memory_limit_bytes)));
+    }
+    if (bytes > profile_.peak_bytes) {
+      profile_.peak_bytes = bytes;
+      profile_.peak_label = label;
+    }
+    return Status::Ok();
+  }
+
+  Status Execute(const PipelineInstruction& instruction) {
+    switch (instruction.kind) {
+      case PipelineInstruction::Kind::kRun:
+        return RunProgram(instruction);
+      case PipelineInstruction::Kind::kSend: {
+        ir::Literal piece = ExtractBox(Slot(instruction.slot), instruction.box);
+        if (instruction.peer != device_.device) profile_.sent_bytes += piece.size_bytes();
+        mailbox_.Send(device_.device, instruction.peer, instruction.tag, std::move(piece));
+        return Status::Ok();
+      }
+      case PipelineInstruction::Kind::kReceive: {
+        ALPA_ASSIGN_OR_RETURN(ir::Literal piece, mailbox_.Receive(instruction.peer, device_.device,
+                                                                  instruction.tag));
+        if (Slot(instruction.slot).shape() != instruction.tile) {
+          Set(instruction.slot, ir::Literal::CreateZeros(instruction.tile));
+        }
+        InsertBox(Slot(instruction.slot), instruction.box, piece, instruction.add);
+        return Reached(held_, instruction.label, "a received tile");
+      }
+      case PipelineInstruction::Kind::kAccumulate: {
+        ir::Literal& source = Slot(instruction.source_slot);
+        if (Slot(instruction.slot).shape() != source.shape()) {  // the first: moved, not added
+          held_ -= LiteralBytes(Slot(instruction.slot));
+          Slot(instruction.slot) = std::move(source);
+          source = ir::Literal();
+          return Status::Ok();
+        }
+        return Accumulate(Slot(instruction.slot), source);
+      }
+      case PipelineInstruction::Kind::kScale:
+        Scale(Slot(instruction.slot), instruction.factor);
+        return Status::Ok();
+      case PipelineInstruction::Kind::kZeros:
+        Set(instruction.slot, ir::Literal::CreateZeros(instruction.tile));
+        return Reached(held_, instruction.label, "a zeroed tile");
+    }
+    return Internal("unknown pipeline instruction");
+  }
+
+  Status RunProgram(const PipelineInstruction& instruction) {
+    const MeshProgram& program = device_.programs[static_cast<size_t>(instruction.program)];
+    std::vector<ir::Literal> arguments;
+    arguments.reserve(instruction.inputs.size());
+    for (int64_t slot : instruction.inputs) arguments.push_back(std::move(Slot(slot)));
+    interp::DeviceContext context;
+    const auto& mesh = program.mesh_devices;
+    context.partition_id = std::find(mesh.begin(), mesh.end(), device_.device) - mesh.begin();
+    context.num_partitions = static_cast<int64_t>(mesh.size());
+    context.collectives = (*collectives_)[static_cast<size_t>(instruction.program)].get();
+    ExecuteOptions execute;
+    ExecutionProfile run;
+    Result<ir::Literal> result =
+        ExecuteOnBorrowedArguments(*program.list, arguments, context, execute, &run);
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      Slot(instruction.inputs[i]) = std::move(arguments[i]);
+    }
+    if (!result.ok()) return result.status();
+    ALPA_RETURN_IF_ERROR(
+        Reached(held_ + run.peak_bytes - run.argument_bytes, instruction.label,
+                fmt::format("{} (at %{})", program.name,
+                            run.peak_instruction ? run.peak_instruction->name() : "its inputs")));
+    ir::Literal value = std::move(result).value();
+    std::vector<ir::Literal>& elements = value.tuple_elements();
+    if (elements.size() != instruction.outputs.size()) {
+      return Internal("{} returned {} values for {} output slots", program.name, elements.size(),
+                      instruction.outputs.size());
+    }
+    for (size_t i = 0; i < elements.size(); ++i) {
+      Set(instruction.outputs[i], std::move(elements[i]));
+    }
+    return Reached(held_, instruction.label, program.name);
+  }
+
+  const PipelineDevice& device_;
+  std::vector<ir::Literal>& slots_;
+  Communicator& world_;
+  Mailbox& mailbox_;
+  const PipelineRunOptions& options_;
+  PipelineProfile& profile_;
+  std::vector<std::unique_ptr<MeshCollectives>>* collectives_ = nullptr;
+  int64_t held_ = 0;
+};
+
+}  // namespace
+
+Result<std::vector<PipelineProfile>> RunPipeline(const std::vector<PipelineDevice>& devices,
+                                                 std::vector<std::vector<ir::Literal>>& slots,
+                                                 const PipelineRunOptions& options) {
+  const int64_t count = static_cast<int64_t>(devices.size());
+  if (count < 1 || slots.size() != devices.size()) {
+    return InvalidArgument("RunPipeline: {} devices and the slots of {}", count, slots.size());
+  }
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d].device != static_cast<int64_t>(d)) {
+      return InvalidArgument("RunPipeline: device list entry {} is device {}", d,
+                             devices[d].device);
+    }
+    slots[d].resize(static_cast<size_t>(devices[d].slot_count));
+  }
+  InProcessWorld world(count, options.communicator);
+  Mailbox mailbox(options.communicator.timeout_seconds);
+  std::vector<PipelineProfile> profiles(devices.size());
+  std::optional<DeviceThreads> own_threads;
+  DeviceThreads& threads =
+      options.threads != nullptr ? *options.threads : own_threads.emplace(count);
+  if (threads.devices() != count) {
+    return InvalidArgument("RunPipeline: {} device threads for {} devices", threads.devices(),
+                           count);
+  }
+  const std::vector<Status> statuses = threads.Run([&](int64_t rank) -> Status {
+    omp_set_num_threads(static_cast<int>(threads.cores(rank).size()));
+    const size_t d = static_cast<size_t>(rank);
+    return DeviceRun(devices[d], slots[d], world.device(rank), mailbox, options, profiles[d])
+        .Run();
+  });
+  ALPA_RETURN_IF_ERROR(CombineDeviceStatuses(statuses, "pipelined step"));
+  return profiles;
+}
+
+}  // namespace alpa::runtime

@@ -1,0 +1,337 @@
+#include "spmd/stage_split.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "ir/builder.h"
+#include "ir/value_tag.h"
+
+namespace alpa::spmd {
+namespace {
+
+using ir::Instruction;
+
+enum class Part { kNone, kConstant, kForward, kBackward, kUpdate };
+
+// The instructions `roots` reach through operands, the roots included.
+std::set<const Instruction*> AncestorsOf(const std::vector<const Instruction*>& roots) {
+  std::set<const Instruction*> seen;
+  std::vector<const Instruction*> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    const Instruction* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    for (const Instruction* operand : x->operands()) stack.push_back(operand);
+  }
+  return seen;
+}
+
+// Copies one program's instructions into a new module: parameters for its inputs, the
+// instructions of its part, constants wherever they are read, a tuple of its outputs.
+class PartBuilder {
+ public:
+  explicit PartBuilder(const std::string& name) : mb_(name), b_(mb_.NewComputation(name)) {}
+
+  void AddInput(const Instruction* value, PartInput input) {
+    const int64_t number = static_cast<int64_t>(inputs_.size());
+    copy_[value] = b_.Parameter(number, value->shape(), fmt::format("in.{}", number));
+    inputs_.push_back(input);
+  }
+
+  Result<Instruction*> ValueOf(const Instruction* x) {
+    auto it = copy_.find(x);
+    if (it != copy_.end()) return it->second;
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : x->operands()) {
+      ALPA_ASSIGN_OR_RETURN(Instruction * value, ValueOf(operand));
+      operands.push_back(value);
+    }
+    std::vector<ir::Computation*> callees;
+    for (const ir::Computation* callee : x->called_computations()) {
+      ALPA_ASSIGN_OR_RETURN(ir::Computation * copy, CopyCallee(*callee));
+      callees.push_back(copy);
+    }
+    Instruction* copy = b_.AddInstruction(x->opcode(), std::move(operands), x->attributes(),
+                                          std::move(callees), x->shape(), x->name());
+    ALPA_RETURN_IF_ERROR(b_.status());
+    copy_[x] = copy;
+    return copy;
+  }
+
+  Result<StagePart> Build(const std::vector<const Instruction*>& outputs) {
+    std::vector<Instruction*> values;
+    for (const Instruction* output : outputs) {
+      ALPA_ASSIGN_OR_RETURN(Instruction * value, ValueOf(output));
+      values.push_back(value);
+    }
+    ALPA_ASSIGN_OR_RETURN(ir::Computation * entry, b_.Build(b_.Tuple(values)));
+    StagePart part;
+    ALPA_ASSIGN_OR_RETURN(part.module, mb_.Build(entry));
+    part.inputs = std::move(inputs_);
+    return part;
+  }
+
+ private:
+  // A called computation (a reducer, a comparator) copied whole into this module, once.
+  Result<ir::Computation*> CopyCallee(const ir::Computation& callee) {
+    auto it = callees_.find(&callee);
+    if (it != callees_.end()) return it->second;
+    ir::ComputationBuilder b = mb_.NewComputation(callee.name());
+    std::map<const Instruction*, Instruction*> copy;
+    for (const Instruction* x : callee.MakePostOrder()) {
+      if (x->opcode() == ir::Opcode::kParameter) {
+        copy[x] = b.Parameter(x->attributes().parameter_number, x->shape(), x->name());
+        continue;
+      }
+      std::vector<Instruction*> operands;
+      for (const Instruction* operand : x->operands()) operands.push_back(copy.at(operand));
+      std::vector<ir::Computation*> nested;
+      for (const ir::Computation* inner : x->called_computations()) {
+        ALPA_ASSIGN_OR_RETURN(ir::Computation * inner_copy, CopyCallee(*inner));
+        nested.push_back(inner_copy);
+      }
+      copy[x] = b.AddInstruction(x->opcode(), std::move(operands), x->attributes(),
+                                 std::move(nested), x->shape(), x->name());
+    }
+    ALPA_ASSIGN_OR_RETURN(ir::Computation * built, b.Build(copy.at(callee.root())));
+    callees_[&callee] = built;
+    return built;
+  }
+
+  ir::ModuleBuilder mb_;
+  ir::ComputationBuilder b_;
+  std::map<const Instruction*, Instruction*> copy_;
+  std::map<const ir::Computation*, ir::Computation*> callees_;
+  std::vector<PartInput> inputs_;
+};
+
+std::string_view PartName(Part part) {
+  switch (part) {
+    case Part::kForward:
+      return "forward";
+    case Part::kBackward:
+      return "backward";
+    case Part::kUpdate:
+      return "update";
+    default:
+      return "constant";
+  }
+}
+
+class Splitter {
+ public:
+  Splitter(const ir::Computation& entry, const StageRoles& roles)
+      : entry_(entry), roles_(roles), order_(entry.MakePostOrder()) {}
+
+  Result<StageSplit> Split() {
+    ALPA_RETURN_IF_ERROR(CheckRoles());
+    Classify();
+    ALPA_RETURN_IF_ERROR(CheckCrossings());
+    return Build();
+  }
+
+ private:
+  const Instruction* Leaf(int64_t leaf) const { return entry_.root()->operand(leaf); }
+
+  Status CheckRoles() const {
+    const std::vector<Instruction*> parameters = entry_.parameters();
+    if (parameters.size() != roles_.parameters.size()) {
+      return InvalidArgument("the stage program has {} parameters, its roles list {}",
+                             parameters.size(), roles_.parameters.size());
+    }
+    const Instruction* root = entry_.root();
+    if (root == nullptr || root->opcode() != ir::Opcode::kTuple) {
+      return InvalidArgument("the stage program's root must be a tuple of its results");
+    }
+    std::vector<int64_t> leaves = roles_.next_value_leaves;
+    leaves.insert(leaves.end(), roles_.input_gradient_leaves.begin(),
+                  roles_.input_gradient_leaves.end());
+    leaves.insert(leaves.end(), roles_.sent_leaves.begin(), roles_.sent_leaves.end());
+    if (roles_.loss_leaf >= 0) leaves.push_back(roles_.loss_leaf);
+    for (int64_t leaf : leaves) {
+      if (leaf < 0 || leaf >= root->operand_count()) {
+        return InvalidArgument("result leaf {} is out of range: the root has {} elements", leaf,
+                               root->operand_count());
+      }
+    }
+    return Status::Ok();
+  }
+
+  bool IsParameter(const Instruction* x) const { return x->opcode() == ir::Opcode::kParameter; }
+  StageParameter RoleOf(const Instruction* parameter) const {
+    return roles_.parameters[static_cast<size_t>(parameter->attributes().parameter_number)];
+  }
+
+  void Classify() {
+    std::set<const Instruction*> constant, on_cotangent;
+    for (const Instruction* x : order_) {
+      if (IsParameter(x)) {
+        if (RoleOf(x) == StageParameter::kCotangent) on_cotangent.insert(x);
+        continue;
+      }
+      bool all_constant = true;
+      for (const Instruction* operand : x->operands()) {
+        all_constant = all_constant && constant.count(operand) > 0;
+        if (on_cotangent.count(operand)) on_cotangent.insert(x);
+      }
+      if (all_constant) constant.insert(x);
+    }
+    std::vector<const Instruction*> forward_roots, backward_roots, update_roots;
+    for (int64_t leaf : roles_.sent_leaves) forward_roots.push_back(Leaf(leaf));
+    if (roles_.loss_leaf >= 0) forward_roots.push_back(Leaf(roles_.loss_leaf));
+    for (int64_t leaf : roles_.input_gradient_leaves) backward_roots.push_back(Leaf(leaf));
+    for (const Instruction* x : order_) {
+      if (ir::GetValueTag(*x) == ir::ValueTag::kGradient) {
+        gradients_.push_back(x);
+        backward_roots.push_back(x);
+      }
+    }
+    for (int64_t leaf : roles_.next_value_leaves) update_roots.push_back(Leaf(leaf));
+
+    for (const Instruction* x : order_) part_of_[x] = IsParameter(x) ? Part::kNone : Part::kConstant;
+    auto assign = [&](const std::vector<const Instruction*>& roots, Part part, bool skip_ct) {
+      for (const Instruction* x : AncestorsOf(roots)) {
+        if (IsParameter(x) || constant.count(x) || part_of_[x] != Part::kConstant) continue;
+        if (skip_ct && on_cotangent.count(x)) continue;
+        part_of_[x] = part;
+      }
+    };
+    assign(forward_roots, Part::kForward, true);
+    assign(backward_roots, Part::kBackward, false);
+    assign(update_roots, Part::kUpdate, false);
+  }
+
+  // Every operand crossing from one program to a later one is a residual (forward -> backward)
+  // or a weight's gradient (backward -> update).
+  Status CheckCrossings() {
+    const std::set<const Instruction*> gradients(gradients_.begin(), gradients_.end());
+    for (const Instruction* x : order_) {
+      const Part part = part_of_.at(x);
+      if (part == Part::kNone || part == Part::kConstant) continue;
+      for (const Instruction* operand : x->operands()) {
+        const Part from = part_of_.at(operand);
+        if (from == part || from == Part::kNone || from == Part::kConstant) continue;
+        if (from == Part::kForward && part == Part::kBackward) {
+          if (std::find(residuals_.begin(), residuals_.end(), operand) == residuals_.end()) {
+            residuals_.push_back(operand);
+          }
+          continue;
+        }
+        if (from == Part::kBackward && part == Part::kUpdate && gradients.count(operand)) continue;
+        return Internal("the stage's {} pass reads %{} of its {} pass, which only residuals and "
+                        "the weights' gradients may cross",
+                        PartName(part), operand->name(), PartName(from));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Inputs: the train step's parameters the part reads, in parameter order, then its crossing
+  // values.
+  void AddParameterInputs(PartBuilder& builder, Part part) const {
+    std::set<const Instruction*> read;
+    for (const Instruction* x : order_) {
+      if (part_of_.at(x) != part) continue;
+      for (const Instruction* operand : x->operands()) {
+        if (IsParameter(operand)) read.insert(operand);
+      }
+    }
+    for (const Instruction* parameter : entry_.parameters()) {
+      if (read.count(parameter)) {
+        builder.AddInput(parameter,
+                         {PartInput::Kind::kParameter, parameter->attributes().parameter_number});
+      }
+    }
+  }
+
+  // A leaf that is a parameter (a value passed through) is read as an input too.
+  void AddLeafParameters(PartBuilder& builder, const std::vector<const Instruction*>& outputs,
+                         Part part) const {
+    for (const Instruction* output : outputs) {
+      if (IsParameter(output) && !ReadBy(output, part)) {
+        builder.AddInput(output,
+                         {PartInput::Kind::kParameter, output->attributes().parameter_number});
+      }
+    }
+  }
+  bool ReadBy(const Instruction* parameter, Part part) const {
+    for (const Instruction* x : order_) {
+      if (part_of_.at(x) != part) continue;
+      const auto& operands = x->operands();
+      if (std::find(operands.begin(), operands.end(), parameter) != operands.end()) return true;
+    }
+    return false;
+  }
+
+  Result<StageSplit> Build() {
+    StageSplit split;
+    std::vector<const Instruction*> forward_outputs, backward_outputs, update_outputs;
+    for (int64_t leaf : roles_.sent_leaves) forward_outputs.push_back(Leaf(leaf));
+    if (roles_.loss_leaf >= 0) forward_outputs.push_back(Leaf(roles_.loss_leaf));
+    forward_outputs.insert(forward_outputs.end(), residuals_.begin(), residuals_.end());
+    for (int64_t leaf : roles_.input_gradient_leaves) backward_outputs.push_back(Leaf(leaf));
+    backward_outputs.insert(backward_outputs.end(), gradients_.begin(), gradients_.end());
+    for (int64_t leaf : roles_.next_value_leaves) update_outputs.push_back(Leaf(leaf));
+
+    PartBuilder forward("stage_forward");
+    AddParameterInputs(forward, Part::kForward);
+    AddLeafParameters(forward, forward_outputs, Part::kForward);
+    ALPA_ASSIGN_OR_RETURN(split.forward, forward.Build(forward_outputs));
+
+    PartBuilder backward("stage_backward");
+    AddParameterInputs(backward, Part::kBackward);
+    AddLeafParameters(backward, backward_outputs, Part::kBackward);
+    for (size_t r = 0; r < residuals_.size(); ++r) {
+      backward.AddInput(residuals_[r], {PartInput::Kind::kResidual, static_cast<int64_t>(r)});
+    }
+    ALPA_ASSIGN_OR_RETURN(split.backward, backward.Build(backward_outputs));
+
+    PartBuilder update("stage_update");
+    AddParameterInputs(update, Part::kUpdate);
+    AddLeafParameters(update, update_outputs, Part::kUpdate);
+    for (size_t g = 0; g < gradients_.size(); ++g) {
+      if (UsedBy(gradients_[g], Part::kUpdate)) {
+        update.AddInput(gradients_[g], {PartInput::Kind::kGradient, static_cast<int64_t>(g)});
+      }
+    }
+    ALPA_ASSIGN_OR_RETURN(split.update, update.Build(update_outputs));
+    split.num_residuals = static_cast<int64_t>(residuals_.size());
+    split.num_gradients = static_cast<int64_t>(gradients_.size());
+    for (const Instruction* gradient : gradients_) split.gradient_names.push_back(gradient->name());
+    return split;
+  }
+
+  bool UsedBy(const Instruction* value, Part part) const {
+    for (const Instruction* x : order_) {
+      if (part_of_.at(x) != part) continue;
+      const auto& operands = x->operands();
+      if (std::find(operands.begin(), operands.end(), value) != operands.end()) return true;
+    }
+    const std::vector<int64_t>& leaves = roles_.next_value_leaves;
+    return part == Part::kUpdate && std::any_of(leaves.begin(), leaves.end(), [&](int64_t leaf) {
+             return Leaf(leaf) == value;
+           });
+  }
+
+  const ir::Computation& entry_;
+  const StageRoles& roles_;
+  std::vector<Instruction*> order_;
+  std::map<const Instruction*, Part> part_of_;
+  std::vector<const Instruction*> gradients_;  // tagged, in post order
+  std::vector<const Instruction*> residuals_;  // in post order of their first reader
+};
+
+}  // namespace
+
+Result<StageSplit> SplitStageProgram(const ir::Module& program, const StageRoles& roles) {
+  if (program.entry() == nullptr) {
+    return InvalidArgument("module {} has no entry computation", program.name());
+  }
+  return Splitter(*program.entry(), roles).Split();
+}
+
+}  // namespace alpa::spmd

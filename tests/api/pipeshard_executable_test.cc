@@ -1,0 +1,212 @@
+// The parity matrix of pipelined execution (issue 30): tiny zoo models cut into stages on
+// sub-meshes of local:4 and local:8, run under each schedule and micro-batch count for 3
+// training steps, give the reference interpreter's losses, weights and optimizer state on one
+// device within f32 rounding; each device's measured peak is set beside its stage's predicted
+// one, and the bytes between stages beside the planned transfers.
+#include "api/pipeshard_executable.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cluster/presets.h"
+#include "cluster/submesh.h"
+#include "interp/evaluator.h"
+#include "models/init.h"
+#include "models/zoo.h"
+
+namespace alpa::api {
+namespace {
+
+// A stage of the cell: its layer count and its mesh configuration.
+struct StageLayout {
+  int64_t devices = 1;
+  std::vector<int64_t> logical_shape;
+  bool force_batch = true;
+};
+
+struct Cell {
+  std::string model;
+  std::string cluster;
+  pipeline::ScheduleKind schedule;
+  int64_t micro_batches = 1;
+  std::vector<StageLayout> stages;  // device groups, in order
+  int64_t chunks = 1;
+  std::string name;
+};
+
+std::string CellName(const ::testing::TestParamInfo<Cell>& info) { return info.param.name; }
+void PrintTo(const Cell& cell, std::ostream* os) { *os << cell.name; }
+
+struct Model {
+  models::ZooModel zoo;
+  autodiff::TrainStepOptions training;
+  int64_t rows = 0;  // of one micro-batch
+};
+
+// SGD with momentum, as the single-stage parity matrix trains (parallelize_test.cc says why not
+// Adam), M micro-batches of 8 rows (wresnet: 4).
+Model BuildModel(const std::string& name, int64_t micro_batches) {
+  models::ZooOverrides overrides;
+  if (name != "wresnet-tiny") overrides.layers = 4;  // wresnet: its depths are fixed
+  overrides.batch = name == "wresnet-tiny" ? 4 : 8;
+  Result<models::ZooModel> zoo = models::BuildZooModel(name, overrides);
+  EXPECT_TRUE(zoo.ok()) << zoo.status().message();
+  Model model{std::move(zoo).value(), {}, *overrides.batch};
+  model.training = model.zoo.training;
+  model.training.optimizer.kind = autodiff::OptimizerKind::kSgd;
+  model.training.optimizer.learning_rate = 0.05;
+  model.training.optimizer.momentum = 0.9;
+  model.training.num_micro_batches = micro_batches;
+  return model;
+}
+
+int64_t FindConfig(const std::vector<plan::MeshConfig>& configs, const StageLayout& layout) {
+  for (size_t c = 0; c < configs.size(); ++c) {
+    const plan::MeshConfig& config = configs[c];
+    if (config.submesh.devices() == layout.devices &&
+        config.logical_shape == layout.logical_shape && config.force_batch == layout.force_batch) {
+      return static_cast<int64_t>(c);
+    }
+  }
+  return -1;
+}
+
+// Layers dealt to the cell's stages as evenly as they go, the first stages one more.
+std::vector<plan::StageChoice> StagesOf(const Cell& cell, const plan::LayerCostTable& table) {
+  if (cell.stages.empty()) return {};
+  const int64_t virtual_stages = static_cast<int64_t>(cell.stages.size()) * cell.chunks;
+  std::vector<plan::StageChoice> stages;
+  int64_t first = 0;
+  for (int64_t v = 0; v < virtual_stages; ++v) {
+    const int64_t count =
+        table.num_layers / virtual_stages + (v < table.num_layers % virtual_stages ? 1 : 0);
+    const StageLayout& layout = cell.stages[static_cast<size_t>(v) % cell.stages.size()];
+    stages.push_back({first, first + count - 1, FindConfig(table.configs, layout)});
+    first += count;
+  }
+  return stages;
+}
+
+double RelativeDifference(const ir::Literal& got, const ir::Literal& want) {
+  double worst = 0, scale = 1e-3;
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    worst = std::max(worst, std::abs(got.GetDouble(i) - want.GetDouble(i)));
+    scale = std::max(scale, std::abs(want.GetDouble(i)));
+  }
+  return worst / scale;
+}
+
+class PipeshardParityTest : public ::testing::TestWithParam<Cell> {};
+
+TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
+  const Cell& cell = GetParam();
+  Model model = BuildModel(cell.model, cell.micro_batches);
+  const models::Model& zoo = model.zoo.model;
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().message();
+  const std::vector<plan::MeshConfig> configs = plan::EnumerateMeshConfigs(
+      *cluster, cluster::EnumerateSubmeshes(*cluster, cluster::SubmeshSpace::kAll), model.rows,
+      plan::LogicalSpace::kAll);
+  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
+      *zoo.loss, zoo.weights, model.training, *cluster, configs, model.rows, {});
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  const std::vector<plan::StageChoice> stages = StagesOf(cell, *table);
+  for (const plan::StageChoice& stage : stages) ASSERT_GE(stage.config, 0);
+  plan::PipeshardOptions planner;  // for the planner's own choice: no stages in the cell
+  planner.num_micro_batches = cell.micro_batches;
+  planner.schedules = {cell.schedule};
+  Result<plan::PipeshardPlan> plan =
+      cell.stages.empty() ? plan::PlanPipeshard(*table, *cluster, planner)
+                          : plan::EvaluateStages(*table, *cluster, stages, cell.schedule,
+                                                 cell.micro_batches, cell.chunks);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  Result<PipeshardExecutable> exe =
+      ParallelizePipeshard({zoo.loss.get(), zoo.weights, model.training}, *cluster, *plan,
+                           table->configs);
+  ASSERT_TRUE(exe.ok()) << exe.status().message();
+
+  Result<std::unique_ptr<ir::Module>> reference =
+      autodiff::BuildTrainStep(*zoo.loss, zoo.weights, model.training);
+  ASSERT_TRUE(reference.ok()) << reference.status().message();
+  const std::vector<autodiff::StepParameter> layout =
+      autodiff::StepParameterLayout(*zoo.loss, zoo.weights, model.training);
+  const std::vector<ir::Instruction*> inputs = (*reference)->entry()->parameters();
+  std::vector<ir::Literal> carried = models::InitialWeights(zoo, 3);
+  while (layout[carried.size()] != autodiff::StepParameter::kBatch) {
+    carried.push_back(ir::Literal::CreateZeros(inputs[carried.size()]->shape()));
+  }
+  ASSERT_TRUE(exe->Place(carried).ok());
+  for (int64_t index = 0; index < 3; ++index) {
+    std::vector<ir::Literal> batch =
+        zoo.batch(model.rows * cell.micro_batches, 100 + static_cast<uint64_t>(index));
+    std::vector<ir::Literal> arguments = carried;
+    arguments.insert(arguments.end(), batch.begin(), batch.end());
+    Result<ir::Literal> want = interp::EvaluateModule(**reference, arguments);
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    Result<double> loss = exe->Step(batch);
+    ASSERT_TRUE(loss.ok()) << loss.status().message();
+    const double want_loss = want->tuple_element(0).GetDouble(0);
+    EXPECT_LE(std::abs(*loss - want_loss), 1e-4 * std::max(1.0, std::abs(want_loss)))
+        << "step " << index + 1;
+    carried.assign(want->tuple_elements().begin() + 1, want->tuple_elements().end());
+  }
+  // What crossed between devices is what the cross-mesh plans planned.
+  int64_t sent = 0;
+  for (const runtime::PipelineProfile& device : exe->last_run()) sent += device.sent_bytes;
+  EXPECT_EQ(sent, exe->cross_mesh_bytes());
+  if (plan->stages.size() > 1) {
+    EXPECT_GT(sent, 0);
+  }
+  Result<std::vector<ir::Literal>> got = exe->Fetch();
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  ASSERT_EQ(got->size(), carried.size());
+  for (size_t i = 0; i < carried.size(); ++i) {
+    EXPECT_LE(RelativeDifference((*got)[i], carried[i]), 1e-4) << "carried value " << i;
+  }
+  // Each device's peak beside its stage's predicted one (the planner's model of the schedule).
+  for (size_t s = 0; s < plan->stages.size() / static_cast<size_t>(plan->num_chunks); ++s) {
+    const plan::PlannedStage& stage = plan->stages[s];
+    const int64_t device = stage.devices[0];
+    ::testing::Test::RecordProperty(
+        fmt::format("stage{}_measured_over_predicted_peak", s),
+        std::to_string(static_cast<double>(exe->last_run()[static_cast<size_t>(device)].peak_bytes) /
+                       static_cast<double>(stage.peak_memory_bytes)));
+  }
+}
+
+std::vector<Cell> Matrix() {
+  using pipeline::ScheduleKind;
+  const std::vector<StageLayout> two_by_two = {{2, {1, 2}, true}, {2, {2}, true}};
+  const StageLayout one = {1, {1}, false};
+  const std::vector<StageLayout> four_by_one = {one, one, one, one};
+  std::vector<Cell> cells;
+  for (const char* model : {"mlp-tiny", "wresnet-tiny", "moe-tiny", "gpt-tiny"}) {
+    for (ScheduleKind schedule : {ScheduleKind::kGPipe, ScheduleKind::k1F1B}) {
+      for (int64_t m : {1, 2, 4}) {
+        const std::string prefix = fmt::format("{}_{}_m{}", model, pipeline::ScheduleKindName(schedule), m);
+        cells.push_back({model, "local:4", schedule, m, two_by_two, 1, prefix + "_2x2"});
+        cells.push_back({model, "local:4", schedule, m, four_by_one, 1, prefix + "_4x1"});
+        cells.push_back({model, "local:4", schedule, m, {}, 1, prefix + "_planned"});
+      }
+    }
+    for (int64_t m : {2, 4}) {
+      cells.push_back({model, "local:4", ScheduleKind::kInterleaved1F1B, m, two_by_two, 2,
+                       fmt::format("{}_interleaved_m{}_2x2", model, m)});
+    }
+  }
+  for (Cell& cell : cells) {
+    std::replace(cell.name.begin(), cell.name.end(), '-', '_');
+  }
+  return cells;
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, PipeshardParityTest, ::testing::ValuesIn(Matrix()), CellName);
+
+}  // namespace
+}  // namespace alpa::api

@@ -1,0 +1,165 @@
+// Cross-mesh resharding (spmd/cross_mesh.h) run on in-process devices (runtime/pipeline_executor.h):
+// every pair of layouts of an f32[8,8,4] value, pending sums included, between meshes of shapes
+// (1,2), (2,1), (2,2) and (1,4) on disjoint devices arrives whole, and what crossed between
+// devices is what the plan counted.
+#include "spmd/cross_mesh.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "runtime/pipeline_executor.h"
+#include "sharding/sharding_spec.h"
+#include "spmd/literal_split.h"
+#include "spmd/mesh_groups.h"
+#include "tests/sharding/all_specs.h"
+
+namespace alpa::spmd {
+namespace {
+
+using runtime::PipelineInstruction;
+
+const ir::Shape kValue = ir::Shape::Array(ir::DType::kF32, {8, 8, 4});
+
+ir::Literal Counting() {
+  std::vector<double> values(static_cast<size_t>(kValue.ElementCount()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 97) - 40;
+  return ir::Literal::FromDoubles(kValue, values);
+}
+
+// The layouts an f32[8,8,4] value may take on `mesh` (each dimension's tiles dividing it).
+std::vector<sharding::ShardingSpec> Layouts(const std::vector<int64_t>& mesh) {
+  std::vector<sharding::ShardingSpec> layouts;
+  for (const sharding::ShardingSpec& spec : sharding::AllSpecs(2, 3, true)) {
+    if (!sharding::CheckSpec(spec, mesh, kValue.dims()).ok()) continue;
+    if (LocalShape(kValue, spec, mesh, "value").ok()) layouts.push_back(spec);
+  }
+  return layouts;
+}
+
+// Runs `plan` from `tiles` on devices 0.. (the sender) to the devices after them; returns the
+// receiver's tiles and the bytes sent between devices.
+std::vector<ir::Literal> Move(const CrossMeshPlan& plan, const MeshPlacement& from,
+                              const MeshPlacement& to, std::vector<ir::Literal> tiles,
+                              runtime::DeviceThreads& threads, int64_t& sent) {
+  const size_t senders = from.devices.size(), receivers = to.devices.size();
+  std::vector<runtime::PipelineDevice> devices(senders + receivers);
+  std::vector<std::vector<ir::Literal>> slots(devices.size());
+  const ir::Shape tile = LocalShape(kValue, to.spec, to.mesh_shape, "value").value();
+  for (size_t d = 0; d < devices.size(); ++d) {
+    devices[d].device = static_cast<int64_t>(d);
+    devices[d].slot_count = 1;
+    if (d < senders) {
+      slots[d].push_back(std::move(tiles[d]));
+      continue;
+    }
+    PipelineInstruction zeros;
+    zeros.kind = PipelineInstruction::Kind::kZeros;
+    zeros.slot = 0;
+    zeros.tile = tile;
+    devices[d].instructions.push_back(zeros);
+  }
+  for (size_t i = 0; i < plan.pieces.size(); ++i) {
+    const TilePiece& piece = plan.pieces[i];
+    PipelineInstruction send;
+    send.kind = PipelineInstruction::Kind::kSend;
+    send.slot = 0;
+    send.peer = to.devices[static_cast<size_t>(piece.target)];
+    send.tag = static_cast<int64_t>(i);
+    send.box = {piece.source_start, piece.sizes};
+    devices[static_cast<size_t>(from.devices[static_cast<size_t>(piece.source)])]
+        .instructions.push_back(send);
+    PipelineInstruction receive = send;
+    receive.kind = PipelineInstruction::Kind::kReceive;
+    receive.peer = from.devices[static_cast<size_t>(piece.source)];
+    receive.box = {piece.target_start, piece.sizes};
+    receive.tile = tile;
+    receive.add = !from.spec.partial_axes.empty();
+    devices[static_cast<size_t>(send.peer)].instructions.push_back(receive);
+  }
+  runtime::PipelineRunOptions options;
+  options.threads = &threads;
+  Result<std::vector<runtime::PipelineProfile>> run = runtime::RunPipeline(devices, slots, options);
+  EXPECT_TRUE(run.ok()) << run.status().message();
+  sent = 0;
+  std::vector<ir::Literal> received;
+  if (!run.ok()) return received;
+  for (const runtime::PipelineProfile& profile : *run) sent += profile.sent_bytes;
+  for (size_t d = senders; d < devices.size(); ++d) received.push_back(std::move(slots[d][0]));
+  return received;
+}
+
+class CrossMeshTest
+    : public ::testing::TestWithParam<std::tuple<std::vector<int64_t>, std::vector<int64_t>>> {};
+
+TEST_P(CrossMeshTest, EveryPairOfLayoutsArrivesWhole) {
+  const auto& [from_mesh, to_mesh] = GetParam();
+  const ir::Literal value = Counting();
+  const int64_t senders = DeviceCount(from_mesh), receivers = DeviceCount(to_mesh);
+  runtime::DeviceThreads threads(senders + receivers);
+  MeshPlacement from{from_mesh, {}, {}}, to{to_mesh, {}, {}};
+  for (int64_t d = 0; d < senders; ++d) from.devices.push_back(d);
+  for (int64_t d = 0; d < receivers; ++d) to.devices.push_back(senders + d);
+  int64_t pairs = 0;
+  for (const sharding::ShardingSpec& from_spec : Layouts(from_mesh)) {
+    for (const sharding::ShardingSpec& to_spec : Layouts(to_mesh)) {
+      from.spec = from_spec;
+      to.spec = to_spec;
+      const std::string what = sharding::ToString(from_spec) + " -> " + sharding::ToString(to_spec);
+      Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
+      ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().message();
+      int64_t sent = 0;
+      const std::vector<ir::Literal> tiles =
+          Move(*plan, from, to, SplitLiteral(value, from_spec, from_mesh).value(), threads, sent);
+      ASSERT_EQ(static_cast<int64_t>(tiles.size()), receivers) << what;
+      Result<ir::Literal> whole = AssembleLiteral(tiles, to_spec, to_mesh, kValue);
+      ASSERT_TRUE(whole.ok()) << what << ": " << whole.status().message();
+      EXPECT_EQ(*whole, value) << what;
+      EXPECT_EQ(sent, plan->bytes_between_devices) << what;
+      ++pairs;
+    }
+  }
+  EXPECT_GT(pairs, 16);
+}
+
+// A receiver that holds each of its tiles once gets every element once: with neither side
+// replicated nor partial, the bytes moved are the value's.
+TEST(CrossMeshPlanTest, SplitToSplitMovesTheValueOnce) {
+  MeshPlacement from{{1, 2}, sharding::ShardingSpec::SplitDim(3, 0, {1}), {0, 1}};
+  MeshPlacement to{{2, 2}, sharding::ShardingSpec::SplitDim(3, 1, {0, 1}), {2, 3, 4, 5}};
+  Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->bytes_between_devices, kValue.ByteSize());
+  EXPECT_EQ(plan->pieces.size(), 8u);  // each receiver's tile meets both senders' tiles
+}
+
+// Replicas share the sending: two replicas of the source, two receivers of the whole value.
+TEST(CrossMeshPlanTest, ReplicasShareTheSending) {
+  MeshPlacement from{{1, 2}, sharding::ShardingSpec::Replicated(3), {0, 1}};
+  MeshPlacement to{{2, 1}, sharding::ShardingSpec::Replicated(3), {2, 3}};
+  Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan->pieces.size(), 2u);
+  EXPECT_NE(plan->pieces[0].source, plan->pieces[1].source);
+}
+
+TEST(CrossMeshPlanTest, ALayoutThatDoesNotFitIsNamed) {
+  MeshPlacement from{{1, 2}, sharding::ShardingSpec::SplitDim(3, 2, {1}), {0}};
+  MeshPlacement to{{2, 1}, sharding::ShardingSpec::Replicated(3), {2, 3}};
+  Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("from: 1 devices listed for a mesh of 2"),
+            std::string::npos)
+      << plan.status().message();
+}
+
+const std::vector<std::vector<int64_t>> kMeshes = {{1, 2}, {2, 1}, {2, 2}, {1, 4}};
+INSTANTIATE_TEST_SUITE_P(Meshes, CrossMeshTest,
+                         ::testing::Combine(::testing::ValuesIn(kMeshes),
+                                            ::testing::ValuesIn(kMeshes)));
+
+}  // namespace
+}  // namespace alpa::spmd

@@ -1,0 +1,97 @@
+// `alpa run --method pipeshard` (tools/alpa/pipeshard_run.h): a pipelined plan planned, or given
+// as manual stages or a saved plan, trained on in-process devices and checked against the
+// reference interpreter, with the measured figures beside the simulator's.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/tools/alpa_runner.h"
+
+namespace alpa::tools::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+class CliRunPipeshardTest : public AlpaCliTest {};
+
+TEST_F(CliRunPipeshardTest, APipelinedPlanTrainsAsTheReferenceDoes) {
+  const RunResult r =
+      RunAlpa({"run", "gpt-tiny", "--layers", "4", "--cluster", "local:4", "--method",
+               "pipeshard", "--manual-stages",
+               Write("stages.json", R"({"layers": 6, "schedule": "1f1b", "stages": [
+                 {"layers": [0, 1, 2], "submesh": [1, 2], "logical_mesh": [1, 2],
+                  "force_batch_dim_to_mesh_dim": 0},
+                 {"layers": [3, 4, 5], "submesh": [1, 2], "logical_mesh": [2, 1],
+                  "force_batch_dim_to_mesh_dim": 0}]})"),
+               "--micro-batches", "2", "--steps", "3", "--check", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json json = ParseJson(r);
+  EXPECT_EQ(json["steps"].size(), 3u);
+  EXPECT_EQ(json["check"]["passed"], true) << json["check"].dump();
+  const nlohmann::json& summary = json["summary"];
+  EXPECT_EQ(summary["schedule"], "1f1b");
+  EXPECT_EQ(summary["num_micro_batches"], 2);
+  ASSERT_EQ(summary["stages"].size(), 2u);
+  EXPECT_EQ(summary["stages"][0]["devices"], nlohmann::json({0, 1}));
+  EXPECT_EQ(summary["stages"][1]["devices"], nlohmann::json({2, 3}));
+  EXPECT_GT(summary["cross_mesh_bytes_per_step"].get<int64_t>(), 0);
+  for (const nlohmann::json& stage : summary["stages"]) {
+    EXPECT_GT(stage["measured_peak_memory_bytes"].get<int64_t>(), 0);
+  }
+}
+
+TEST_F(CliRunPipeshardTest, ASavedPipelinedPlanRunsWithTheSameStages) {
+  const std::string plan = dir_.string() + "/plan.json";
+  const RunResult planned = RunAlpa({"plan", "mlp-tiny", "--layers", "4", "--cluster", "local:4",
+                                     "--method", "pipeshard", "--micro-batches", "2",
+                                     "--schedule", "gpipe", "-o", plan});
+  ASSERT_EQ(planned.exit_code, 0) << Describe(planned);
+  const nlohmann::json saved = nlohmann::json::parse(ReadFile(plan));
+  const RunResult r = RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4",
+                               "--micro-batches", "2", "--plan", plan, "--steps", "2", "--check",
+                               "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json json = ParseJson(r);
+  EXPECT_EQ(json["check"]["passed"], true);
+  EXPECT_EQ(json["summary"]["stages"].size(), saved["stages"].size());
+  EXPECT_EQ(json["summary"]["schedule"], saved["schedule"]);
+  EXPECT_DOUBLE_EQ(json["summary"]["predicted_step_time_s"].get<double>(),
+                   saved["estimate"]["step_time_s"].get<double>());
+}
+
+TEST_F(CliRunPipeshardTest, ThePlanAndTheStepsArePrinted) {
+  const std::string trace = dir_.string() + "/trace.json";
+  const RunResult r = RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:2",
+                               "--method", "pipeshard", "--micro-batches", "2", "--steps", "2",
+                               "--trace", trace});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("plan        pipeshard:"));
+  EXPECT_THAT(r.out, HasSubstr("bubble"));
+  EXPECT_THAT(r.out, HasSubstr("measured"));
+  const nlohmann::json events = nlohmann::json::parse(ReadFile(trace));
+  EXPECT_GT(events["otherData"]["tasks"].get<int64_t>(), 0);
+}
+
+TEST_F(CliRunPipeshardTest, BadInputIsNamed) {
+  ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--method", "pipeshard",
+                          "--mesh", "2x2"}),
+                 "--mesh and --batch-axis are single-stage flags");
+  ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--schedule", "gpipe"}),
+                 "--schedule and --manual-stages need --method pipeshard");
+  ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--method", "pipeshard",
+                          "--backend", "mpi"}),
+                 "pipelined plans run on in-process devices for now");
+  // Stages that leave a layer out.
+  ExpectBadInput(
+      RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4", "--method",
+               "pipeshard", "--manual-stages",
+               Write("gap.json", R"({"layers": 5, "stages": [
+                 {"layers": [0, 1], "submesh": [1, 2], "logical_mesh": [2, 1]},
+                 {"layers": [3, 4], "submesh": [1, 2], "logical_mesh": [2, 1]}]})")}),
+      "gap.json");
+}
+
+}  // namespace
+}  // namespace alpa::tools::testing

@@ -1,0 +1,301 @@
+#include "tools/alpa/pipeshard_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "api/pipeshard_executable.h"
+#include "cluster/mesh.h"
+#include "cluster/presets.h"
+#include "plan/pipeline_search.h"
+#include "runtime/execution_trace.h"
+#include "runtime/profiler.h"
+#include "support/file.h"
+#include "support/table.h"
+#include "support/units.h"
+#include "tools/alpa/command_util.h"
+#include "tools/alpa/training_check.h"
+#include "tools/alpa/zoo_training.h"
+
+namespace alpa::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class PipelineRunner final : public StepRunner {
+ public:
+  PipelineRunner(api::PipeshardExecutable& executable, std::optional<Clock::time_point> epoch)
+      : executable_(executable), epoch_(epoch) {}
+  Status Place(std::vector<ir::Literal> carried) override { return executable_.Place(carried); }
+  Result<double> Step(std::vector<ir::Literal> batch) override {
+    return executable_.Step(batch, epoch_);
+  }
+  Result<std::vector<ir::Literal>> Fetch() override { return executable_.Fetch(); }
+
+ private:
+  api::PipeshardExecutable& executable_;
+  std::optional<Clock::time_point> epoch_;
+};
+
+std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
+  if (name == "auto") {
+    return {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kGPipe,
+            pipeline::ScheduleKind::kInterleaved1F1B};
+  }
+  return {*pipeline::ParseScheduleKind(name)};  // the flag's values are checked
+}
+
+// What the devices of a step measured, against the plan.
+struct Measured {
+  std::vector<int64_t> stage_peak;  // by device group: the largest of its devices' peaks
+  double bubble_fraction = 0;
+};
+
+// The bubble as the simulator counts it (pipeline/simulator.h), over the device groups:
+//   1 - sum over groups of the busy time of its first device / (groups x step time)
+Measured Measure(const api::PipeshardExecutable& exe, const plan::PipeshardPlan& plan,
+                 double step_s) {
+  Measured measured;
+  const size_t groups = plan.stages.size() / static_cast<size_t>(plan.num_chunks);
+  double busy = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    int64_t peak = 0;
+    for (int64_t device : plan.stages[g].devices) {
+      peak = std::max(peak, exe.last_run()[static_cast<size_t>(device)].peak_bytes);
+    }
+    measured.stage_peak.push_back(peak);
+    busy += exe.last_run()[static_cast<size_t>(plan.stages[g].devices[0])].busy_s;
+  }
+  measured.bubble_fraction = 1 - busy / (static_cast<double>(groups) * step_s);
+  return measured;
+}
+
+std::string StageMesh(const plan::LayerCostTable& table, const plan::PlannedStage& stage) {
+  return plan::MeshConfigName(table.configs[static_cast<size_t>(stage.choice.config)]);
+}
+
+void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
+               const plan::PipelineSearch& search, const api::PipeshardExecutable& exe,
+               double compile_s, uint64_t seed) {
+  const plan::PipeshardPlan& plan = search.plan;
+  fmt::print("training {} ({}) on {} in-process devices ({}), seed {}\n", zoo.zoo.entry.name,
+             zoo.zoo.entry.description, exe.device_count(), options.cluster, seed);
+  fmt::print("config      {}; {} weights\n", DescribeConfig(zoo), zoo.weight_elements);
+  fmt::print("plan        pipeshard: {} stages{}, {} micro-batches under {}, planned and "
+             "compiled in {}\n",
+             plan.stages.size(),
+             plan.num_chunks > 1 ? fmt::format(" ({} chunks per device)", plan.num_chunks) : "",
+             plan.num_micro_batches, pipeline::ScheduleKindName(plan.schedule),
+             FormatSeconds(compile_s));
+  Table table({"stage", "layers", "devices", "mesh", "fwd/mb", "bwd/mb", "update", "peak (pred)"},
+              {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft,
+               Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight,
+               Table::Align::kRight, Table::Align::kRight});
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const plan::PlannedStage& stage = plan.stages[s];
+    table.AddRow({std::to_string(s),
+                  fmt::format("{}..{}", stage.choice.first_layer, stage.choice.last_layer),
+                  fmt::format("{}", fmt::join(stage.devices, ",")), StageMesh(search.table, stage),
+                  FormatSeconds(stage.forward_s), FormatSeconds(stage.backward_s),
+                  FormatSeconds(stage.update_s), FormatBytes(stage.peak_memory_bytes)});
+  }
+  fmt::print("{}", table.Render(12));
+  fmt::print("predicted   {} per step (simulated; Alpa's formula {}), bubble {:.2f}, {} between "
+             "stages per step\n",
+             FormatSeconds(plan.step_time_s), FormatSeconds(plan.alpa_formula_s),
+             plan.bubble_fraction, FormatBytes(exe.cross_mesh_bytes()));
+  if (options.check) {
+    fmt::print("check       against the reference interpreter on one device, each step from the "
+               "devices' inputs\n");
+  }
+  fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
+             options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
+  std::fflush(stdout);
+}
+
+void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardPlan& plan,
+                  const Measured& measured, double step_s) {
+  fmt::print("\nloss {} -> {} in {} steps; step time {} measured (median of the steps after the "
+             "first), {} simulated ({:.2f}x)\n",
+             FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
+             FormatSeconds(step_s), FormatSeconds(plan.step_time_s), step_s / plan.step_time_s);
+  fmt::print("bubble {:.2f} measured, {:.2f} simulated\n", measured.bubble_fraction,
+             plan.bubble_fraction);
+  for (size_t g = 0; g < measured.stage_peak.size(); ++g) {
+    const int64_t predicted = plan.stages[g].peak_memory_bytes;
+    fmt::print("memory stage {}: {} per device at peak measured, {} predicted ({:.2f}x)\n", g,
+               FormatBytes(measured.stage_peak[g]), FormatBytes(predicted),
+               static_cast<double>(measured.stage_peak[g]) / static_cast<double>(predicted));
+  }
+}
+
+nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
+                              const plan::PipelineSearch& search,
+                              const api::PipeshardExecutable& exe, const Measured& measured,
+                              double step_s, const TrainingCheck* check) {
+  const plan::PipeshardPlan& plan = search.plan;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const StepRecord& record : records) {
+    nlohmann::ordered_json step = {{"step", record.step},
+                                   {"loss", record.loss},
+                                   {"time_s", record.seconds},
+                                   {"peak_memory_bytes", record.peak_memory_bytes}};
+    if (check != nullptr) step["reference_loss"] = record.reference_loss;
+    steps.push_back(std::move(step));
+  }
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const plan::PlannedStage& stage = plan.stages[s];
+    const size_t group = s % measured.stage_peak.size();
+    stages.push_back({{"layers", {stage.choice.first_layer, stage.choice.last_layer}},
+                      {"devices", stage.devices},
+                      {"mesh_config", StageMesh(search.table, stage)},
+                      {"predicted_peak_memory_bytes", stage.peak_memory_bytes},
+                      {"measured_peak_memory_bytes", measured.stage_peak[group]}});
+  }
+  nlohmann::ordered_json summary = {
+      {"method", "pipeshard"},
+      {"schedule", pipeline::ScheduleKindName(plan.schedule)},
+      {"num_micro_batches", plan.num_micro_batches},
+      {"num_chunks", plan.num_chunks},
+      {"devices", exe.device_count()},
+      {"stages", std::move(stages)},
+      {"predicted_step_time_s", plan.step_time_s},
+      {"measured_step_time_s", step_s},
+      {"predicted_bubble_fraction", plan.bubble_fraction},
+      {"measured_bubble_fraction", measured.bubble_fraction},
+      {"cross_mesh_bytes_per_step", exe.cross_mesh_bytes()}};
+  nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
+  if (check != nullptr) json["check"] = check->Json();
+  return json;
+}
+
+Result<plan::PipelineSearch> Search(const ZooStep& zoo, const ClusterRunOptions& options,
+                                    const cluster::ClusterSpec& cluster,
+                                    const std::optional<plan::ManualStages>& saved) {
+  plan::PipelineSearchOptions search;
+  search.planner.schedules = SchedulesOf(options.schedule);
+  search.manual = saved;
+  if (!options.manual_stages.empty()) {
+    ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(options.manual_stages));
+    ALPA_ASSIGN_OR_RETURN(search.manual,
+                          plan::ParseManualStages(text, options.manual_stages));
+  }
+  const models::Model& model = zoo.zoo.model;
+  Result<plan::PipelineSearch> found =
+      plan::SearchPipeline(*model.loss, model.weights, zoo.training, cluster, search);
+  if (!found.ok() && !options.manual_stages.empty()) {
+    return found.status().WithContext(options.manual_stages);
+  }
+  return found;
+}
+
+}  // namespace
+
+int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
+                          const ClusterRunOptions& options,
+                          const std::optional<plan::ManualStages>& saved, int64_t steps,
+                          uint64_t seed, bool json) {
+  if (options.backend != "in-process") {
+    return ReportError(InvalidArgument(
+        "--backend {}: pipelined plans run on in-process devices for now; MPI ranks run the "
+        "single-stage methods (shard, data, zero2, zero3)",
+        options.backend));
+  }
+  const Clock::time_point start = Clock::now();
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(options.cluster);
+  if (!cluster.ok()) return ReportError(cluster.status().WithContext("--cluster"));
+  Result<plan::PipelineSearch> search = Search(zoo, options, *cluster, saved);
+  if (!search.ok()) return ReportError(search.status().WithContext(zoo.zoo.entry.name));
+  api::PipeshardRunOptions run_options;
+  run_options.kernels =
+      options.kernels == "reference" ? runtime::KernelChoice::kReference : runtime::KernelChoice::kFast;
+  Result<api::PipeshardExecutable> exe = api::ParallelizePipeshard(
+      {zoo.zoo.model.loss.get(), zoo.zoo.model.weights, zoo.training}, *cluster, search->plan,
+      search->table.configs, run_options);
+  if (!exe.ok()) return ReportError(exe.status().WithContext(zoo.zoo.entry.name));
+  const double compile_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (!json) PrintPlan(zoo, options, *search, *exe, compile_s, seed);
+
+  const Clock::time_point epoch = Clock::now();
+  std::optional<runtime::ExecutionTrace> trace;
+  if (!options.trace.empty()) trace.emplace(exe->device_count());
+  ZooTraining training(zoo, seed,
+                       std::make_unique<PipelineRunner>(*exe, trace ? std::optional(epoch)
+                                                                    : std::nullopt));
+  std::optional<TrainingCheck> check;
+  if (options.check) check.emplace(zoo, f32_step, seed);
+  std::vector<ir::Literal> inputs;
+  auto fetch = [&]() -> Status {
+    ALPA_ASSIGN_OR_RETURN(inputs, training.Carried());
+    return Status::Ok();
+  };
+  if (check) {
+    const Status fetched = fetch();
+    if (!fetched.ok()) return ReportError(fetched.WithContext(zoo.zoo.entry.name));
+  }
+  std::vector<StepRecord> records;
+  Measured measured;
+  for (int64_t i = 0; i < steps; ++i) {
+    StepRecord record{.step = i + 1};
+    if (check) {
+      const Status followed = check->Follow(inputs);
+      if (!followed.ok()) return ReportError(followed);
+    }
+    const double start_s = std::chrono::duration<double>(Clock::now() - epoch).count();
+    Result<double> loss = training.Step(i, record.seconds);
+    if (!loss.ok()) return ReportError(loss.status().WithContext(zoo.zoo.entry.name));
+    record.loss = *loss;
+    for (size_t d = 0; d < exe->last_run().size(); ++d) {
+      const runtime::PipelineProfile& device = exe->last_run()[d];
+      record.peak_memory_bytes = std::max(record.peak_memory_bytes, device.peak_bytes);
+      if (trace) trace->AddTasks(static_cast<int64_t>(d), device.events);
+    }
+    if (trace) trace->AddSpan({fmt::format("step {}", record.step), start_s, record.seconds});
+    if (check) {
+      const Status fetched = fetch();
+      if (!fetched.ok()) return ReportError(fetched.WithContext(zoo.zoo.entry.name));
+      Result<double> want = check->Compare(i, record.loss, inputs);
+      if (!want.ok()) return ReportError(want.status());
+      record.reference_loss = *want;
+    }
+    records.push_back(record);
+    if (!json) {
+      fmt::print("{:>6}  {:>12}  {:>9}  {:>10}", record.step, FormatLoss(record.loss),
+                 FormatSeconds(record.seconds), FormatBytes(record.peak_memory_bytes));
+      if (check) {
+        fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
+                   std::abs(record.loss - record.reference_loss));
+      }
+      fmt::print("\n");
+      std::fflush(stdout);
+    }
+  }
+  std::vector<double> warm;
+  for (size_t i = records.size() > 1 ? 1 : 0; i < records.size(); ++i) {
+    warm.push_back(records[i].seconds);
+  }
+  const double step_s = runtime::Median(std::move(warm));
+  measured = Measure(*exe, search->plan, step_s);
+  if (json) {
+    fmt::print("{}\n", DumpJson(ToJson(records, *search, *exe, measured, step_s,
+                                       check ? &*check : nullptr)));
+  } else {
+    PrintSummary(records, search->plan, measured, step_s);
+    if (check) fmt::print("{}\n", check->Text());
+  }
+  if (trace) {
+    const Status written = trace->Write(options.trace);
+    if (!written.ok()) return ReportError(written.WithContext("--trace"));
+    if (!json) fmt::print("trace  {} (open in ui.perfetto.dev)\n", options.trace);
+  }
+  return check && !check->passed() ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace alpa::tools
