@@ -105,6 +105,7 @@ class PipelineLowering {
     exe_.devices_.resize(static_cast<size_t>(devices));
     for (int64_t d = 0; d < devices; ++d) exe_.devices_[static_cast<size_t>(d)].device = d;
     exe_.slots_of_.assign(stages_.size(), {});
+    exe_.host_inputs_.assign(static_cast<size_t>(devices), {});
     outputs_.assign(stages_.size(), {});
     for (size_t s = 0; s < stages_.size(); ++s) {
       const int64_t stage = static_cast<int64_t>(s);
@@ -117,6 +118,7 @@ class PipelineLowering {
         slots.state.assign(parameters, -1);
         slots.inputs.assign(static_cast<size_t>(micro_batches_),
                             std::vector<int64_t>(parameters, -1));
+        slots.host_inputs = slots.inputs;
         slots.loss.assign(static_cast<size_t>(micro_batches_), -1);
         for (size_t i = 0; i < parameters; ++i) {
           const spmd::StageParameter role = program.roles.parameters[i];
@@ -128,6 +130,12 @@ class PipelineLowering {
             continue;
           }
           for (auto& inputs : slots.inputs) inputs[i] = NewSlot(stage, p);
+          if (role != spmd::StageParameter::kBatch) continue;
+          std::vector<ir::Literal>& host = exe_.host_inputs_[static_cast<size_t>(DeviceOf(stage, p))];
+          for (int64_t m = 0; m < micro_batches_; ++m) {
+            slots.host_inputs[static_cast<size_t>(m)][i] = static_cast<int64_t>(host.size());
+            host.emplace_back();
+          }
         }
         Outputs& outputs = OutputsOf(stage, p);
         const int64_t forward = program.split.forward.module->entry()->root()->operand_count();
@@ -431,6 +439,19 @@ class PipelineLowering {
   void EmitForward(int64_t stage, int64_t m, int64_t position) {
     const StageProgram& program = StageAt(stage);
     const size_t mb = static_cast<size_t>(m);
+    const PipeshardExecutable::StageSlots& slots = Slots(stage, position);
+    std::set<int64_t> read = InputsRead(stage, program.split.forward);
+    read.merge(InputsRead(stage, program.split.backward));
+    for (int64_t p : read) {
+      const int64_t host = slots.host_inputs[mb][static_cast<size_t>(p)];
+      if (host < 0) continue;
+      PipelineInstruction load;
+      load.kind = Kind::kLoad;
+      load.label = fmt::format("load m{} s{}", m, stage);
+      load.slot = slots.inputs[mb][static_cast<size_t>(p)];
+      load.host_input = host;
+      Emit(stage, position, std::move(load));
+    }
     for (const Transfer& transfer : transfers_) {
       if (transfer.to_stage == stage && !IsBackward(transfer)) {
         EmitReceives(transfer, m, position,

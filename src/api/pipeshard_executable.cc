@@ -204,8 +204,8 @@ Result<double> PipeshardExecutable::Step(
                               spmd::SplitLiteral(SliceRows(whole, m * rows, rows),
                                                  stage.parameter_specs[p], stage.mesh_shape));
         for (size_t position = 0; position < tiles.size(); ++position) {
-          slots_[static_cast<size_t>(stage.devices[position])][static_cast<size_t>(
-              slots_of_[s][position].inputs[static_cast<size_t>(m)][p])] =
+          host_inputs_[static_cast<size_t>(stage.devices[position])][static_cast<size_t>(
+              slots_of_[s][position].host_inputs[static_cast<size_t>(m)][p])] =
               std::move(tiles[position]);
         }
       }
@@ -219,7 +219,8 @@ Result<double> PipeshardExecutable::Step(
     run.trace = true;
     run.epoch = *trace_epoch;
   }
-  Result<std::vector<runtime::PipelineProfile>> profiles = runtime::RunPipeline(devices_, slots_, run);
+  Result<std::vector<runtime::PipelineProfile>> profiles =
+      runtime::RunPipeline(devices_, slots_, run, &host_inputs_);
   if (!profiles.ok()) {
     placed_ = false;
     return profiles.status();

@@ -99,6 +99,8 @@ class PipeshardExecutable {
     std::vector<int64_t> state;  // by step parameter (weights, optimizer state, t), else -1
     // [m][step parameter]: each micro-batch's inputs (received, cotangents, batch), else -1.
     std::vector<std::vector<int64_t>> inputs;
+    // [m][step parameter]: for the batch, the device's host input its forward loads, else -1.
+    std::vector<std::vector<int64_t>> host_inputs;
     std::vector<int64_t> loss;  // [m]: the loss (stages with the model's loss)
   };
 
@@ -111,6 +113,7 @@ class PipeshardExecutable {
   // slots_of_[stage][position on its mesh]
   std::vector<std::vector<StageSlots>> slots_of_;
   std::vector<std::vector<ir::Literal>> slots_;  // by device
+  std::vector<std::vector<ir::Literal>> host_inputs_;  // by device: this step's batch tiles
   std::vector<int64_t> state_counts_;            // optimizer states per model weight
   std::shared_ptr<runtime::DeviceThreads> threads_;
   PipeshardRunOptions options_;

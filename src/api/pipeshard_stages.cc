@@ -167,7 +167,11 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   std::vector<int64_t> whole = stage.roles.input_gradient_leaves;
   whole.insert(whole.end(), stage.roles.sent_leaves.begin(), stage.roles.sent_leaves.end());
   if (stage.loss.has_loss) whole.push_back(0);
-  for (int64_t l : whole) partition.result_specs[l] = WithoutPartial(produced[static_cast<size_t>(l)]);
+  for (int64_t l : whole) {
+    const sharding::ShardingSpec& spec = produced[static_cast<size_t>(l)];
+    if (!spec.partial_axes.empty()) ++stage.boundary_all_reduces;
+    partition.result_specs[l] = WithoutPartial(spec);
+  }
   ALPA_ASSIGN_OR_RETURN(stage.program,
                         spmd::PartitionComputation(entry, stage.solution, stage.mesh_shape,
                                                    partition));

@@ -1,6 +1,7 @@
 #include "pipeline/stage_memory.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "pipeline/simulator.h"
 
@@ -15,9 +16,12 @@ Result<PipelineMemory> PipelinePeakMemory(const std::vector<StageMemory>& stages
   spec.schedule = schedule;
   spec.num_chunks = num_chunks;
   for (size_t j = 0; j < stages.size(); ++j) {
-    if (stages[j].temporary_bytes < 0) {
-      return InvalidArgument("stages[{}].temporary_bytes is {}: it must be >= 0", j,
-                             stages[j].temporary_bytes);
+    for (const auto& [field, bytes] : {std::pair{"temporary_bytes", stages[j].temporary_bytes},
+                                       {"update_temporary_bytes",
+                                        stages[j].update_temporary_bytes}}) {
+      if (bytes < 0) {
+        return InvalidArgument("stages[{}].{} is {}: it must be >= 0", j, field, bytes);
+      }
     }
     StageSpec& stage = spec.stages.emplace_back();
     stage.forward_s = 1;
@@ -38,8 +42,12 @@ Result<PipelineMemory> PipelinePeakMemory(const std::vector<StageMemory>& stages
     device.peak_in_flight = stats.peak_in_flight;
     for (size_t j = d; j < stages.size(); j += num_devices) {  // its chunks
       device.temporary_bytes = std::max(device.temporary_bytes, stages[j].temporary_bytes);
+      device.update_temporary_bytes =
+          std::max(device.update_temporary_bytes, stages[j].update_temporary_bytes);
     }
-    device.peak_bytes = stats.peak_bytes + device.temporary_bytes;
+    device.peak_bytes =
+        device.static_bytes + std::max(device.activation_bytes + device.temporary_bytes,
+                                       device.update_temporary_bytes);
     if (device.peak_bytes > memory.required_bytes) {
       memory.required_bytes = device.peak_bytes;
       memory.bottleneck_device = static_cast<int>(d);

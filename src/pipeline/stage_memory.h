@@ -9,8 +9,13 @@
 //
 // Device d runs its stages (one, or v chunks under interleaved 1F1B) one task at a time:
 //
-//   peak(d) = sum_j static(j) + max over time of sum_j activation(j) · in_flight(j, t)
-//                             + max_j temporary(j)
+//   update_temporary_bytes  what the stage's once-per-step update needs besides static: its new
+//                      weights and state and its working values, after every backward (no
+//                      activations held)
+//
+//   peak(d) = sum_j static(j) + max(max over time of sum_j activation(j) · in_flight(j, t)
+//                                     + max_j temporary(j),
+//                                   max_j update_temporary(j))
 //   smallest memory the plan fits in = max over devices d of peak(d)
 //
 // The first two terms are the simulator's per-device peak (simulator.h): in_flight counts the
@@ -34,14 +39,16 @@ struct StageMemory {
   int64_t static_bytes = 0;
   int64_t activation_bytes = 0;  // per micro-batch in flight
   int64_t temporary_bytes = 0;
+  int64_t update_temporary_bytes = 0;
 };
 
 struct DeviceMemory {
   int64_t static_bytes = 0;      // sum over its stages
   int64_t activation_bytes = 0;  // the most held at once
   int64_t temporary_bytes = 0;   // the largest of its stages'
+  int64_t update_temporary_bytes = 0;  // likewise: its stages update one after another
   int peak_in_flight = 0;        // micro-batches (summed over chunks) holding activations at once
-  int64_t peak_bytes = 0;        // static + activations + temporaries
+  int64_t peak_bytes = 0;        // static + max(activations + temporaries, update's)
 };
 
 struct PipelineMemory {

@@ -87,6 +87,20 @@ LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solut
     cost.activation_bytes += memory_options.bytes(*parameters[static_cast<size_t>(p)]);
   }
   cost.peak_bytes = estimate.peak_memory_bytes;
+  // The layer's step holds its per-micro-batch inputs (received activations, cotangents, the
+  // batch) as parameters to its end; a pipeline's update runs after they are consumed.
+  int64_t input_bytes = 0;
+  for (size_t p = 0; p < parameters.size() && p < layer.roles.size(); ++p) {
+    if (layer.roles[p] == cost::ParameterRole::kBatch) {
+      input_bytes += memory_options.bytes(*parameters[p]);
+    }
+  }
+  for (size_t t = 0; t < memory.values.size(); ++t) {
+    const int64_t usage = memory.liveness.usage[t];
+    const cost::Pass pass = memory.values[t].pass;  // kOther: the update (as for the times above)
+    int64_t& peak = pass == cost::Pass::kOther ? cost.update_peak_bytes : cost.task_peak_bytes;
+    peak = std::max(peak, pass == cost::Pass::kOther ? usage - input_bytes : usage);
+  }
   cost.collectives = estimate.communication.count;
   // The step's first parameters are the layer's weights (autodiff/train_step.h).
   for (size_t p = 0; p < layer.roles.size() && layer.roles[p] == cost::ParameterRole::kWeight;

@@ -107,6 +107,11 @@ struct LayerCost {
   // Held for the backward pass, per micro-batch: saved activations and the inputs received.
   int64_t activation_bytes = 0;
   int64_t peak_bytes = 0;                               // of the layer's step on one micro-batch
+  // The same split by pass: while its forward and backward run, and while its update runs (after
+  // every micro-batch's backward: without the step's per-micro-batch inputs, which a pipeline
+  // has consumed by then).
+  int64_t task_peak_bytes = 0;
+  int64_t update_peak_bytes = 0;
   std::map<cost::CollectiveKind, int64_t> collectives;  // per step
   // XLA sharding text of each of the layer's weights, in LayerCostTable::weights order.
   std::vector<std::string> weight_shardings;

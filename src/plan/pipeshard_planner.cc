@@ -31,6 +31,7 @@ struct StageFigures {
   double forward_s = 0, backward_s = 0, update_s = 0;
   double flops = 0;
   int64_t static_bytes = 0, activation_bytes = 0, temporary_bytes = 0;
+  int64_t update_temporary_bytes = 0;
   std::map<cost::CollectiveKind, int64_t> collectives;
 };
 
@@ -45,8 +46,13 @@ StageFigures Compose(const LayerCostTable& table, int64_t first, int64_t last, i
     stage.flops += table.flops[static_cast<size_t>(k)];
     stage.static_bytes += layer.static_bytes;
     stage.activation_bytes += layer.activation_bytes;
-    stage.temporary_bytes = std::max(
-        stage.temporary_bytes, layer.peak_bytes - layer.static_bytes - layer.activation_bytes);
+    // A task's working values are one layer's at a time; the update's new weights and state
+    // stay until the stage's update ends, so the layers' update temporaries add up.
+    stage.temporary_bytes =
+        std::max(stage.temporary_bytes,
+                 layer.task_peak_bytes - layer.static_bytes - layer.activation_bytes);
+    stage.update_temporary_bytes +=
+        std::max<int64_t>(0, layer.update_peak_bytes - layer.static_bytes);
     for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
   }
   return stage;
@@ -66,6 +72,7 @@ int64_t DeviceMemory(const cluster::ClusterSpec& cluster, const MeshConfig& conf
 int64_t MaxSuccessors(const StageFigures& stage, int64_t memory_bytes) {
   const int64_t free_bytes = memory_bytes - stage.static_bytes - stage.temporary_bytes;
   if (free_bytes < stage.activation_bytes) return -1;
+  if (stage.static_bytes + stage.update_temporary_bytes > memory_bytes) return -1;
   if (stage.activation_bytes == 0) return kUnlimitedSuccessors;
   return std::min(kUnlimitedSuccessors, free_bytes / stage.activation_bytes - 1);
 }
@@ -243,6 +250,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                        .static_bytes = figures.static_bytes,
                        .activation_bytes = figures.activation_bytes,
                        .temporary_bytes = figures.temporary_bytes,
+                       .update_temporary_bytes = figures.update_temporary_bytes,
                        .memory_bytes = DeviceOf(types, config).memory_bytes,
                        .device_type = DeviceOf(types, config).name,
                        .collectives = figures.collectives};
@@ -251,7 +259,8 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
     simulated.backward_s = figures.backward_s;
     simulated.static_bytes = figures.static_bytes;
     simulated.activation_bytes = figures.activation_bytes;
-    memory.push_back({figures.static_bytes, figures.activation_bytes, figures.temporary_bytes});
+    memory.push_back({figures.static_bytes, figures.activation_bytes, figures.temporary_bytes,
+                      figures.update_temporary_bytes});
     stage_times.push_back(figures.forward_s + figures.backward_s);
     if (j > 0) {
       const double transfer =
@@ -286,6 +295,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
       stage.static_bytes = device.static_bytes;
       stage.activation_bytes = device.activation_bytes / std::max(device.peak_in_flight, 1);
       stage.temporary_bytes = device.temporary_bytes;
+      stage.update_temporary_bytes = device.update_temporary_bytes;
     }
     if (stage.peak_memory_bytes > stage.memory_bytes) {
       return DoesNotFit(

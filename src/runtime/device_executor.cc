@@ -53,7 +53,8 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
                                                std::vector<ir::Literal>& arguments,
                                                const interp::DeviceContext& device,
                                                const ExecuteOptions& options,
-                                               ExecutionProfile* profile) {
+                                               ExecutionProfile* profile,
+                                               const std::vector<bool>* donated) {
   ALPA_RETURN_IF_ERROR(interp::CheckArguments(*list.computation, arguments));
   ExecutionProfile local_profile;
   ExecutionProfile& out = profile != nullptr ? *profile : local_profile;
@@ -81,6 +82,10 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
   }
   out.argument_bytes = live;
   out.peak_bytes = live;
+  std::vector<bool> donated_slot(static_cast<size_t>(list.slot_count), false);
+  for (size_t i = 0; donated != nullptr && i < arguments.size(); ++i) {
+    donated_slot[static_cast<size_t>(list.parameter_slots[i])] = (*donated)[i];
+  }
 
   interp::InstructionEvaluator evaluator(device);
   std::vector<const ir::Literal*> operands;
@@ -133,6 +138,11 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
     }
     slots[result] = std::move(value).value();
     for (int32_t slot : step.release) {
+      slots[static_cast<size_t>(slot)] = ir::Literal();
+      live -= std::exchange(slot_bytes[static_cast<size_t>(slot)], 0);
+    }
+    for (int32_t slot : step.release_if_donated) {
+      if (!donated_slot[static_cast<size_t>(slot)]) continue;
       slots[static_cast<size_t>(slot)] = ir::Literal();
       live -= std::exchange(slot_bytes[static_cast<size_t>(slot)], 0);
     }

@@ -61,12 +61,15 @@ Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
                                            ExecutionProfile* profile = nullptr);
 
 // The same on arguments the caller keeps: they are moved in for the run and handed back after
-// it, on success or error (a weight read by every micro-batch's program is never copied).
+// it, on success or error (a weight read by every micro-batch's program is never copied). An
+// argument marked in `donated` (one flag per argument; null: none) is the run's to free: it is
+// freed after its last reader and handed back empty, so it counts in the peak only while read.
 Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
                                                std::vector<ir::Literal>& arguments,
                                                const interp::DeviceContext& device,
                                                const ExecuteOptions& options = {},
-                                               ExecutionProfile* profile = nullptr);
+                                               ExecutionProfile* profile = nullptr,
+                                               const std::vector<bool>* donated = nullptr);
 
 }  // namespace alpa::runtime
 

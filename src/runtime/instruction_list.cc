@@ -72,11 +72,11 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module, KernelC
     }
   }
   for (int32_t slot = 0; slot < list.slot_count; ++slot) {
-    if (is_parameter[static_cast<size_t>(slot)] || slot == list.root_slot ||
-        last_reader[static_cast<size_t>(slot)] < 0) {
-      continue;
-    }
-    list.steps[static_cast<size_t>(last_reader[static_cast<size_t>(slot)])].release.push_back(slot);
+    const int32_t reader = last_reader[static_cast<size_t>(slot)];
+    if (slot == list.root_slot || reader < 0) continue;
+    InstructionStep& step = list.steps[static_cast<size_t>(reader)];
+    (is_parameter[static_cast<size_t>(slot)] ? step.release_if_donated : step.release)
+        .push_back(slot);
   }
   for (InstructionStep& step : list.steps) {
     const ir::Opcode opcode = step.instruction->opcode();

@@ -37,6 +37,9 @@ struct InstructionStep {
   bool moves_operands = false;
   int32_t result = -1;
   std::vector<int32_t> release;  // slots freed after the step: their last reader ran
+  // Parameter slots whose last reader the step is: freed after it when the caller donated them
+  // (ExecuteOnBorrowedArguments), as XLA frees a donated buffer once it is consumed.
+  std::vector<int32_t> release_if_donated;
   bool collective = false;
   // The kernels layer's kernel for the instruction, or nullptr: the interpreter runs it.
   FastKernel fast_kernel = nullptr;

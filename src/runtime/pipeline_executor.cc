@@ -195,10 +195,12 @@ void Scale(ir::Literal& value, double factor) {
 // One device's run of its list.
 class DeviceRun {
  public:
-  DeviceRun(const PipelineDevice& device, std::vector<ir::Literal>& slots, Communicator& world,
-            Mailbox& mailbox, const PipelineRunOptions& options, PipelineProfile& profile)
+  DeviceRun(const PipelineDevice& device, std::vector<ir::Literal>& slots,
+            std::vector<ir::Literal>* host_inputs, Communicator& world, Mailbox& mailbox,
+            const PipelineRunOptions& options, PipelineProfile& profile)
       : device_(device),
         slots_(slots),
+        host_inputs_(host_inputs),
         world_(world),
         mailbox_(mailbox),
         options_(options),
@@ -286,6 +288,15 @@ class DeviceRun {
       case PipelineInstruction::Kind::kScale:
         Scale(Slot(instruction.slot), instruction.factor);
         return Status::Ok();
+      case PipelineInstruction::Kind::kLoad: {
+        if (host_inputs_ == nullptr ||
+            instruction.host_input >= static_cast<int64_t>(host_inputs_->size())) {
+          return InvalidArgument("host input {} was not given", instruction.host_input);
+        }
+        Set(instruction.slot,
+            std::move((*host_inputs_)[static_cast<size_t>(instruction.host_input)]));
+        return Reached(held_, instruction.label, "a loaded input");
+      }
       case PipelineInstruction::Kind::kZeros:
         Set(instruction.slot, ir::Literal::CreateZeros(instruction.tile));
         return Reached(held_, instruction.label, "a zeroed tile");
@@ -295,24 +306,41 @@ class DeviceRun {
 
   Status RunProgram(const PipelineInstruction& instruction) {
     const MeshProgram& program = device_.programs[static_cast<size_t>(instruction.program)];
+    // The arguments leave their slots for the run and come back after it (empty where freed),
+    // counted in held_ throughout.
     std::vector<ir::Literal> arguments;
     arguments.reserve(instruction.inputs.size());
-    for (int64_t slot : instruction.inputs) arguments.push_back(std::move(Slot(slot)));
+    int64_t argument_bytes = 0;
+    for (int64_t slot : instruction.inputs) {
+      argument_bytes += LiteralBytes(Slot(slot));
+      arguments.push_back(std::move(Slot(slot)));
+    }
     interp::DeviceContext context;
     const auto& mesh = program.mesh_devices;
     context.partition_id = std::find(mesh.begin(), mesh.end(), device_.device) - mesh.begin();
     context.num_partitions = static_cast<int64_t>(mesh.size());
     context.collectives = (*collectives_)[static_cast<size_t>(instruction.program)].get();
+    // The run may free what the instruction frees after it. What its outputs replace (a stage's
+    // weights and optimizer state, by the update) lives through the run, as the memory model
+    // counts parameters (cost/liveness.h): XLA's in-place update of donated buffers would hold
+    // less, and comes with the memory model's update phase.
+    std::vector<bool> donated;
+    for (int64_t slot : instruction.inputs) {
+      donated.push_back(std::count(instruction.release.begin(), instruction.release.end(), slot));
+    }
     ExecuteOptions execute;
     ExecutionProfile run;
     Result<ir::Literal> result =
-        ExecuteOnBorrowedArguments(*program.list, arguments, context, execute, &run);
+        ExecuteOnBorrowedArguments(*program.list, arguments, context, execute, &run, &donated);
+    const int64_t held_before = held_;
+    held_ -= argument_bytes;
     for (size_t i = 0; i < arguments.size(); ++i) {
+      held_ += LiteralBytes(arguments[i]);
       Slot(instruction.inputs[i]) = std::move(arguments[i]);
     }
     if (!result.ok()) return result.status();
     ALPA_RETURN_IF_ERROR(
-        Reached(held_ + run.peak_bytes - run.argument_bytes, instruction.label,
+        Reached(held_before + run.peak_bytes - run.argument_bytes, instruction.label,
                 fmt::format("{} (at %{})", program.name,
                             run.peak_instruction ? run.peak_instruction->name() : "its inputs")));
     ir::Literal value = std::move(result).value();
@@ -329,6 +357,7 @@ class DeviceRun {
 
   const PipelineDevice& device_;
   std::vector<ir::Literal>& slots_;
+  std::vector<ir::Literal>* host_inputs_;
   Communicator& world_;
   Mailbox& mailbox_;
   const PipelineRunOptions& options_;
@@ -339,9 +368,9 @@ class DeviceRun {
 
 }  // namespace
 
-Result<std::vector<PipelineProfile>> RunPipeline(const std::vector<PipelineDevice>& devices,
-                                                 std::vector<std::vector<ir::Literal>>& slots,
-                                                 const PipelineRunOptions& options) {
+Result<std::vector<PipelineProfile>> RunPipeline(
+    const std::vector<PipelineDevice>& devices, std::vector<std::vector<ir::Literal>>& slots,
+    const PipelineRunOptions& options, std::vector<std::vector<ir::Literal>>* host_inputs) {
   const int64_t count = static_cast<int64_t>(devices.size());
   if (count < 1 || slots.size() != devices.size()) {
     return InvalidArgument("RunPipeline: {} devices and the slots of {}", count, slots.size());
@@ -352,6 +381,10 @@ Result<std::vector<PipelineProfile>> RunPipeline(const std::vector<PipelineDevic
                              devices[d].device);
     }
     slots[d].resize(static_cast<size_t>(devices[d].slot_count));
+  }
+  if (host_inputs != nullptr && host_inputs->size() != devices.size()) {
+    return InvalidArgument("RunPipeline: host inputs of {} devices for {}", host_inputs->size(),
+                           devices.size());
   }
   InProcessWorld world(count, options.communicator);
   Mailbox mailbox(options.communicator.timeout_seconds);
@@ -366,7 +399,8 @@ Result<std::vector<PipelineProfile>> RunPipeline(const std::vector<PipelineDevic
   const std::vector<Status> statuses = threads.Run([&](int64_t rank) -> Status {
     omp_set_num_threads(static_cast<int>(threads.cores(rank).size()));
     const size_t d = static_cast<size_t>(rank);
-    return DeviceRun(devices[d], slots[d], world.device(rank), mailbox, options, profiles[d])
+    return DeviceRun(devices[d], slots[d], host_inputs != nullptr ? &(*host_inputs)[d] : nullptr,
+                     world.device(rank), mailbox, options, profiles[d])
         .Run();
   });
   ALPA_RETURN_IF_ERROR(CombineDeviceStatuses(statuses, "pipelined step"));

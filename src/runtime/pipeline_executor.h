@@ -12,6 +12,8 @@
 //   accumulate  slot += another slot (the first micro-batch's gradient is moved, not added)
 //   scale       slot *= a factor (the mean of the summed gradients)
 //   zeros       slot = a tile of zeros (a sum that receives its terms)
+//   load        slot = the device's host input `index` (a micro-batch's batch tile, handed over
+//               when the device starts that micro-batch, as a data loader feeds it)
 // Every instruction lists the slots freed after it: their last reader ran.
 //
 // The runtime knows nothing of stages or schedules: the lists are compiled by the API layer
@@ -53,7 +55,7 @@ struct Box {
 };
 
 struct PipelineInstruction {
-  enum class Kind { kRun, kSend, kReceive, kAccumulate, kScale, kZeros };
+  enum class Kind { kRun, kSend, kReceive, kAccumulate, kScale, kZeros, kLoad };
   Kind kind = Kind::kRun;
   std::string label;  // "F3 stage 1", what traces and errors name
   // kRun: program index (PipelineDevice::programs) and its input and output slots.
@@ -70,6 +72,7 @@ struct PipelineInstruction {
   bool add = false;  // kReceive: add the piece in place of copying it
   int64_t source_slot = -1;  // kAccumulate
   double factor = 1.0;       // kScale
+  int64_t host_input = -1;   // kLoad
   std::vector<int64_t> release;  // slots freed after the instruction
 };
 
@@ -105,11 +108,13 @@ struct PipelineRunOptions {
 };
 
 // Runs every device's list on `slots` (by device, PipelineDevice::slot_count each; the caller's
-// state in, whatever the lists leave out). Errors: every failing device's, named ("device 2: F3
+// state in, whatever the lists leave out) and `host_inputs` (by device: what its loads take, in
+// host memory until then; null: none). Errors: every failing device's, named ("device 2: F3
 // stage 1: ..."), its own before the timeouts it caused in its peers.
-Result<std::vector<PipelineProfile>> RunPipeline(const std::vector<PipelineDevice>& devices,
-                                                 std::vector<std::vector<ir::Literal>>& slots,
-                                                 const PipelineRunOptions& options = {});
+Result<std::vector<PipelineProfile>> RunPipeline(
+    const std::vector<PipelineDevice>& devices, std::vector<std::vector<ir::Literal>>& slots,
+    const PipelineRunOptions& options = {},
+    std::vector<std::vector<ir::Literal>>* host_inputs = nullptr);
 
 }  // namespace alpa::runtime
 

@@ -18,7 +18,8 @@
 //       tagged ir::ValueTag::kGradient), but F
 //   U = the ancestors of the next values (W', state', t + 1), but F and B
 // Values that depend on no parameter (constants, iotas, broadcasts of them) are recomputed in
-// every program that reads them rather than handed over. F hands B the F values B reads (the
+// every program that reads them rather than handed over, and so are the forward pass's
+// broadcasts the backward pass reads (from their operands, which are handed over). F hands B the F values B reads (the
 // residuals); B hands U the weights' gradients only; anything else crossing is an error.
 #ifndef ALPA_SPMD_STAGE_SPLIT_H_
 #define ALPA_SPMD_STAGE_SPLIT_H_

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -169,14 +170,36 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
   for (size_t i = 0; i < carried.size(); ++i) {
     EXPECT_LE(RelativeDifference((*got)[i], carried[i]), 1e-4) << "carried value " << i;
   }
-  // Each device's peak beside its stage's predicted one (the planner's model of the schedule).
+  // Each stage's programs run the collectives its plan priced, and an all-reduce for each value
+  // it hands on that its plan leaves a pending sum.
+  for (const StageProgram& stage : exe->stages()) {
+    std::map<cost::CollectiveKind, int64_t> priced = stage.solution.estimate.communication.count;
+    if (stage.boundary_all_reduces > 0) {
+      priced[cost::CollectiveKind::kAllReduce] += stage.boundary_all_reduces;
+    }
+    EXPECT_EQ(stage.collectives.count, priced) << spmd::ToString(stage.collectives);
+  }
+  // Each device holds what the planner predicted for its stage under the schedule: the same
+  // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed. The
+  // transformers' stages land within 15%. The MLP's and Wide-ResNet's miss by up to 26% where a
+  // stage of several layers runs one program whose shardings and temporaries the per-layer
+  // costs compose only roughly (plan/layer_costs.h; the truth issue's stage composition), so
+  // their bound is looser until the planner prices whole stages.
+  const bool composed_closely = cell.model == "gpt-tiny" || cell.model == "moe-tiny";
+  const double tolerance = composed_closely ? 0.15 : 0.3;
   for (size_t s = 0; s < plan->stages.size() / static_cast<size_t>(plan->num_chunks); ++s) {
     const plan::PlannedStage& stage = plan->stages[s];
-    const int64_t device = stage.devices[0];
-    ::testing::Test::RecordProperty(
-        fmt::format("stage{}_measured_over_predicted_peak", s),
-        std::to_string(static_cast<double>(exe->last_run()[static_cast<size_t>(device)].peak_bytes) /
-                       static_cast<double>(stage.peak_memory_bytes)));
+    for (int64_t device : stage.devices) {
+      const auto measured =
+          static_cast<double>(exe->last_run()[static_cast<size_t>(device)].peak_bytes);
+      const auto predicted = static_cast<double>(stage.peak_memory_bytes);
+      ::testing::Test::RecordProperty(fmt::format("device{}_measured_over_predicted_peak", device),
+                                      std::to_string(measured / predicted));
+      EXPECT_LE(std::abs(measured - predicted), tolerance * predicted)
+          << "stage " << s << ", device " << device << ": measured " << measured
+          << " B, predicted " << predicted << " B, reached at "
+          << exe->last_run()[static_cast<size_t>(device)].peak_label;
+    }
   }
 }
 

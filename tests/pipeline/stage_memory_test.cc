@@ -97,6 +97,11 @@ TEST(StageMemoryTest, BadInputNamesTheField) {
   ASSERT_FALSE(memory.ok());
   EXPECT_EQ(memory.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(memory.status().message().find("stages[1].temporary_bytes"), std::string::npos);
+  stages[1].temporary_bytes = 0;
+  stages[1].update_temporary_bytes = -1;
+  memory = PipelinePeakMemory(stages, ScheduleKind::k1F1B, 4);
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.status().message().find("stages[1].update_temporary_bytes"), std::string::npos);
 
   stages = EqualStages(2);
   stages[0].activation_bytes = -3;

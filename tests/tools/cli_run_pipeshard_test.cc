@@ -79,7 +79,7 @@ TEST_F(CliRunPipeshardTest, BadInputIsNamed) {
                           "--mesh", "2x2"}),
                  "--mesh and --batch-axis are single-stage flags");
   ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--schedule", "gpipe"}),
-                 "--schedule and --manual-stages need --method pipeshard");
+                 "--schedule, --manual-stages and --profile need --method pipeshard");
   ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--method", "pipeshard",
                           "--backend", "mpi"}),
                  "pipelined plans run on in-process devices for now");

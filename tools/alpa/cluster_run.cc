@@ -232,14 +232,16 @@ void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExe
 
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
                  int64_t steps, uint64_t seed, bool json) {
-  const bool pipeline_flags = options.schedule != "auto" || !options.manual_stages.empty();
+  const bool pipeline_flags =
+      options.schedule != "auto" || !options.manual_stages.empty() || !options.profile.empty();
   if (options.method == "pipeshard" && (!options.mesh.empty() || options.batch_axis)) {
     return ReportError(InvalidArgument(
         "--mesh and --batch-axis are single-stage flags: a pipelined plan picks each stage's "
         "mesh; give stages with --manual-stages"));
   }
   if (options.method != "pipeshard" && options.plan.empty() && pipeline_flags) {
-    return ReportError(InvalidArgument("--schedule and --manual-stages need --method pipeshard"));
+    return ReportError(
+        InvalidArgument("--schedule, --manual-stages and --profile need --method pipeshard"));
   }
   if (options.method == "pipeshard") {
     return RunPipeshardOnCluster(zoo, f32_step, options, std::nullopt, steps, seed, json);

@@ -37,6 +37,9 @@ struct ClusterRunOptions {
   // interleaved-1f1b) and a file of manual stages (plan/manual_stages.h).
   std::string schedule = "auto";
   std::string manual_stages;
+  // --profile: `alpa profile`'s figures of this machine in place of the preset's, for the
+  // pipelined plan's search and its predicted times.
+  std::string profile;
 };
 
 // Returns the process exit code (command_util.h). `f32_step` is the same model built in f32, which

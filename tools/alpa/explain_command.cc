@@ -50,6 +50,7 @@ struct StageFacts {
   double forward_s = 0, backward_s = 0, update_s = 0, busy_s = 0;
   int64_t peak_bytes = 0, device_bytes = 0;
   int64_t static_bytes = 0, activation_bytes = 0, in_flight = 0, temporary_bytes = 0;
+  int64_t update_temporary_bytes = 0;
   std::string layers, mesh, comm;
 };
 
@@ -69,6 +70,10 @@ Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std:
                           Bytes(memory, "activation_bytes_per_micro_batch", memory_path));
     ALPA_ASSIGN_OR_RETURN(facts.in_flight, Bytes(memory, "micro_batches_in_flight", memory_path));
     ALPA_ASSIGN_OR_RETURN(facts.temporary_bytes, Bytes(memory, "temporary_bytes", memory_path));
+    if (memory.contains("update_temporary_bytes")) {  // plans written before it have none
+      ALPA_ASSIGN_OR_RETURN(facts.update_temporary_bytes,
+                            Bytes(memory, "update_temporary_bytes", memory_path));
+    }
   }
   facts.layers = plan_document::LayerRange(stage);
   facts.mesh = plan_document::Text(stage, "mesh_config");
@@ -76,12 +81,19 @@ Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std:
   return facts;
 }
 
-// "static 5.1 GiB + 3 x 1.2 GiB activations + 0.8 GiB temporaries = 9.5 GiB of 16 GiB (59%)"
+// "static 5.1 GiB + 3 x 1.2 GiB activations + 0.8 GiB temporaries = 9.5 GiB of 16 GiB (59%)",
+// or at the update: "static 5.1 GiB + 2.0 GiB of the update's temporaries = ...".
 std::string MemoryText(const StageFacts& stage) {
   const std::string total = fmt::format(
       "{} of {} ({:.0f}%)", FormatBytes(stage.peak_bytes), FormatBytes(stage.device_bytes),
       100.0 * static_cast<double>(stage.peak_bytes) / static_cast<double>(stage.device_bytes));
   if (stage.static_bytes == 0 && stage.activation_bytes == 0) return total;
+  if (stage.update_temporary_bytes >
+      stage.in_flight * stage.activation_bytes + stage.temporary_bytes) {
+    return fmt::format("at the update: static {} + {} of the update's temporaries = {}",
+                       FormatBytes(stage.static_bytes), FormatBytes(stage.update_temporary_bytes),
+                       total);
+  }
   return fmt::format("static {} + {} in flight x {} activations + {} temporaries = {}",
                      FormatBytes(stage.static_bytes), stage.in_flight,
                      FormatBytes(stage.activation_bytes), FormatBytes(stage.temporary_bytes),

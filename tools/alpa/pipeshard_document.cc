@@ -139,7 +139,8 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
           {{"static_bytes", stage.static_bytes},
            {"activation_bytes_per_micro_batch", stage.activation_bytes},
            {"micro_batches_in_flight", stage.micro_batches_in_flight},
-           {"temporary_bytes", stage.temporary_bytes}}},
+           {"temporary_bytes", stage.temporary_bytes},
+           {"update_temporary_bytes", stage.update_temporary_bytes}}},
          {"comm", CommJson(stage.collectives)},
          {"parameters", StageParametersJson(report, table, stage.choice)}});
   }

@@ -20,6 +20,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/profile_command.h"
 #include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
 
@@ -54,6 +55,7 @@ std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
 // What the devices of a step measured, against the plan.
 struct Measured {
   std::vector<int64_t> stage_peak;  // by device group: the largest of its devices' peaks
+  std::vector<std::string> stage_peak_at;  // and where that device reached it
   double bubble_fraction = 0;
 };
 
@@ -66,10 +68,16 @@ Measured Measure(const api::PipeshardExecutable& exe, const plan::PipeshardPlan&
   double busy = 0;
   for (size_t g = 0; g < groups; ++g) {
     int64_t peak = 0;
+    std::string at;
     for (int64_t device : plan.stages[g].devices) {
-      peak = std::max(peak, exe.last_run()[static_cast<size_t>(device)].peak_bytes);
+      const runtime::PipelineProfile& profile = exe.last_run()[static_cast<size_t>(device)];
+      if (profile.peak_bytes > peak) {
+        peak = profile.peak_bytes;
+        at = fmt::format("device {}, {}", device, profile.peak_label);
+      }
     }
     measured.stage_peak.push_back(peak);
+    measured.stage_peak_at.push_back(at);
     busy += exe.last_run()[static_cast<size_t>(plan.stages[g].devices[0])].busy_s;
   }
   measured.bubble_fraction = 1 - busy / (static_cast<double>(groups) * step_s);
@@ -129,8 +137,9 @@ void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardP
              plan.bubble_fraction);
   for (size_t g = 0; g < measured.stage_peak.size(); ++g) {
     const int64_t predicted = plan.stages[g].peak_memory_bytes;
-    fmt::print("memory stage {}: {} per device at peak measured, {} predicted ({:.2f}x)\n", g,
-               FormatBytes(measured.stage_peak[g]), FormatBytes(predicted),
+    fmt::print("memory stage {}: {} per device at peak measured ({}), {} predicted ({:.2f}x)\n", g,
+               FormatBytes(measured.stage_peak[g]), measured.stage_peak_at[g],
+               FormatBytes(predicted),
                static_cast<double>(measured.stage_peak[g]) / static_cast<double>(predicted));
   }
 }
@@ -157,7 +166,14 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
                       {"devices", stage.devices},
                       {"mesh_config", StageMesh(search.table, stage)},
                       {"predicted_peak_memory_bytes", stage.peak_memory_bytes},
-                      {"measured_peak_memory_bytes", measured.stage_peak[group]}});
+                      {"measured_peak_memory_bytes", measured.stage_peak[group]},
+                      {"measured_peak_at", measured.stage_peak_at[group]},
+                      {"predicted_memory",
+                       {{"static_bytes", stage.static_bytes},
+                        {"activation_bytes_per_micro_batch", stage.activation_bytes},
+                        {"micro_batches_in_flight", stage.micro_batches_in_flight},
+                        {"temporary_bytes", stage.temporary_bytes},
+                        {"update_temporary_bytes", stage.update_temporary_bytes}}}});
   }
   nlohmann::ordered_json summary = {
       {"method", "pipeshard"},
@@ -209,8 +225,8 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
         options.backend));
   }
   const Clock::time_point start = Clock::now();
-  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(options.cluster);
-  if (!cluster.ok()) return ReportError(cluster.status().WithContext("--cluster"));
+  Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile);
+  if (!cluster.ok()) return ReportError(cluster.status());
   Result<plan::PipelineSearch> search = Search(zoo, options, *cluster, saved);
   if (!search.ok()) return ReportError(search.status().WithContext(zoo.zoo.entry.name));
   api::PipeshardRunOptions run_options;

@@ -109,6 +109,12 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
                    "in src/plan/manual_stages.h) in place of the planner's")
       ->needs(cluster);
   command
+      ->add_option("--profile", options.cluster.profile,
+                   "With --method pipeshard: plan and predict on this machine's figures "
+                   "measured by alpa profile, in place of the preset's")
+      ->check(CLI::ExistingFile)
+      ->needs(cluster);
+  command
       ->add_option("--mesh", options.cluster.mesh,
                    "With --cluster: the logical mesh, e.g. 2x2 (default: the planner picks)")
       ->needs(cluster);
