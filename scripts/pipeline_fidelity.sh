@@ -48,6 +48,7 @@ for model in gpt-tiny mlp-tiny; do
   layers=6
   if [[ "${model}" == mlp-tiny ]]; then layers=5; fi
   for stages in 2 4; do
+    if ((stages > devices)); then continue; fi
     write_stages "${layers}" "${stages}" "${devices}" "${work}/stages.json"
     for schedule in gpipe 1f1b; do
       "${alpa}" run "${model}" --layers 4 --batch $((4 * micro_batches)) \

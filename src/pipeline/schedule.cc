@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 
 namespace alpa::pipeline {
 namespace {
@@ -99,9 +100,14 @@ Result<Schedule> MakeSchedule(ScheduleKind kind, int num_devices, int num_micro_
         num_chunks, ScheduleKindName(kind));
   }
   if (num_chunks > 1 && num_micro_batches % num_devices != 0) {
+    const int below = num_micro_batches / num_devices * num_devices;
+    const std::string nearest =
+        below > 0 ? fmt::format("{} or {}", below, below + num_devices)
+                  : std::to_string(num_devices);
     return InvalidArgument(
-        "num_micro_batches is {}: interleaved 1F1B needs a multiple of the {} devices",
-        num_micro_batches, num_devices);
+        "num_micro_batches is {}: interleaved 1F1B needs a multiple of the {} devices (the "
+        "nearest: {})",
+        num_micro_batches, num_devices, nearest);
   }
   Schedule schedule;
   schedule.kind = kind;

@@ -83,6 +83,17 @@ TEST_F(CliRunPipeshardTest, BadInputIsNamed) {
   ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--method", "pipeshard",
                           "--backend", "mpi"}),
                  "pipelined plans run on in-process devices for now");
+  // Interleaved stages need micro-batches in multiples of the device groups.
+  ExpectBadInput(
+      RunAlpa({"run", "mlp-tiny", "--layers", "4", "--batch", "24", "--cluster", "local:4",
+               "--method", "pipeshard", "--micro-batches", "3", "--manual-stages",
+               Write("interleaved.json",
+                     R"({"layers": 5, "schedule": "interleaved-1f1b", "num_chunks": 2,
+                         "stages": [{"layers": [0, 1], "submesh": [1, 2], "logical_mesh": [2, 1]},
+                                    {"layers": [2], "submesh": [1, 2], "logical_mesh": [2, 1]},
+                                    {"layers": [3], "submesh": [1, 2], "logical_mesh": [2, 1]},
+                                    {"layers": [4], "submesh": [1, 2], "logical_mesh": [2, 1]}]})")}),
+      "interleaved 1F1B needs a multiple of the 2 devices (the nearest: 2 or 4)");
   // Stages that leave a layer out.
   ExpectBadInput(
       RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4", "--method",

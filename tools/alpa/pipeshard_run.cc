@@ -59,13 +59,24 @@ struct Measured {
   double bubble_fraction = 0;
 };
 
-// The bubble as the simulator counts it (pipeline/simulator.h), over the device groups:
-//   1 - sum over groups of the busy time of its first device / (groups x step time)
-Measured Measure(const api::PipeshardExecutable& exe, const plan::PipeshardPlan& plan,
-                 double step_s) {
-  Measured measured;
+// The bubble of the last step as the simulator counts it (pipeline/simulator.h), over the device
+// groups:
+//   1 - sum over groups of the busy time of its first device / (groups x the step's time)
+double BubbleFraction(const api::PipeshardExecutable& exe, const plan::PipeshardPlan& plan,
+                      double step_s) {
   const size_t groups = plan.stages.size() / static_cast<size_t>(plan.num_chunks);
   double busy = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    busy += exe.last_run()[static_cast<size_t>(plan.stages[g].devices[0])].busy_s;
+  }
+  return 1 - busy / (static_cast<double>(groups) * step_s);
+}
+
+// Each stage's peak over its devices in the last step; the bubble, the median of the steps'.
+Measured Measure(const api::PipeshardExecutable& exe, const plan::PipeshardPlan& plan,
+                 std::vector<double> bubbles) {
+  Measured measured;
+  const size_t groups = plan.stages.size() / static_cast<size_t>(plan.num_chunks);
   for (size_t g = 0; g < groups; ++g) {
     int64_t peak = 0;
     std::string at;
@@ -78,9 +89,8 @@ Measured Measure(const api::PipeshardExecutable& exe, const plan::PipeshardPlan&
     }
     measured.stage_peak.push_back(peak);
     measured.stage_peak_at.push_back(at);
-    busy += exe.last_run()[static_cast<size_t>(plan.stages[g].devices[0])].busy_s;
   }
-  measured.bubble_fraction = 1 - busy / (static_cast<double>(groups) * step_s);
+  measured.bubble_fraction = runtime::Median(std::move(bubbles));
   return measured;
 }
 
@@ -133,7 +143,8 @@ void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardP
              "first), {} simulated ({:.2f}x)\n",
              FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
              FormatSeconds(step_s), FormatSeconds(plan.step_time_s), step_s / plan.step_time_s);
-  fmt::print("bubble {:.2f} measured, {:.2f} simulated\n", measured.bubble_fraction,
+  fmt::print("bubble {:.2f} measured (median of the same steps), {:.2f} simulated\n",
+             measured.bubble_fraction,
              plan.bubble_fraction);
   for (size_t g = 0; g < measured.stage_peak.size(); ++g) {
     const int64_t predicted = plan.stages[g].peak_memory_bytes;
@@ -230,6 +241,12 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   Result<plan::PipelineSearch> search = Search(zoo, options, *cluster, saved);
   if (!search.ok()) return ReportError(search.status().WithContext(zoo.zoo.entry.name));
   api::PipeshardRunOptions run_options;
+  // A device past its memory fails the step naming the buffer, as it would on the real device.
+  for (const plan::PlannedStage& stage : search->plan.stages) {
+    if (run_options.memory_limit_bytes == 0 || stage.memory_bytes < run_options.memory_limit_bytes) {
+      run_options.memory_limit_bytes = stage.memory_bytes;
+    }
+  }
   run_options.kernels =
       options.kernels == "reference" ? runtime::KernelChoice::kReference : runtime::KernelChoice::kFast;
   Result<api::PipeshardExecutable> exe = api::ParallelizePipeshard(
@@ -257,7 +274,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     if (!fetched.ok()) return ReportError(fetched.WithContext(zoo.zoo.entry.name));
   }
   std::vector<StepRecord> records;
-  Measured measured;
+  std::vector<double> bubbles;  // of the steps after the first, as the step time
   for (int64_t i = 0; i < steps; ++i) {
     StepRecord record{.step = i + 1};
     if (check) {
@@ -268,6 +285,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     Result<double> loss = training.Step(i, record.seconds);
     if (!loss.ok()) return ReportError(loss.status().WithContext(zoo.zoo.entry.name));
     record.loss = *loss;
+    if (i > 0 || steps == 1) bubbles.push_back(BubbleFraction(*exe, search->plan, record.seconds));
     for (size_t d = 0; d < exe->last_run().size(); ++d) {
       const runtime::PipelineProfile& device = exe->last_run()[d];
       record.peak_memory_bytes = std::max(record.peak_memory_bytes, device.peak_bytes);
@@ -298,7 +316,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     warm.push_back(records[i].seconds);
   }
   const double step_s = runtime::Median(std::move(warm));
-  measured = Measure(*exe, search->plan, step_s);
+  const Measured measured = Measure(*exe, search->plan, std::move(bubbles));
   if (json) {
     fmt::print("{}\n", DumpJson(ToJson(records, *search, *exe, measured, step_s,
                                        check ? &*check : nullptr)));
