@@ -1,4 +1,4 @@
-// The parity matrix of pipelined execution (issue 30): tiny zoo models cut into stages on
+// The parity matrix of pipelined execution: tiny zoo models cut into stages on
 // sub-meshes of local:4 and local:8, run under each schedule and micro-batch count for 3
 // training steps, give the reference interpreter's losses, weights and optimizer state on one
 // device within f32 rounding; each device's measured peak is set beside its stage's predicted
@@ -223,6 +223,16 @@ std::vector<Cell> Matrix() {
                        fmt::format("{}_interleaved_m{}_2x2", model, m)});
     }
   }
+  // Eight devices: two stages of four with 2-D and 1-D meshes, four stages of two.
+  const std::vector<StageLayout> two_by_four = {{4, {2, 2}, true}, {4, {4}, true}};
+  const std::vector<StageLayout> four_by_two = {{2, {2}, true}, {2, {1, 2}, true},
+                                                {2, {2}, true}, {2, {1, 2}, true}};
+  cells.push_back({"gpt-tiny", "local:8", ScheduleKind::k1F1B, 4, two_by_four, 1,
+                   "gpt_tiny_1f1b_m4_local8_2x4"});
+  cells.push_back({"moe-tiny", "local:8", ScheduleKind::kGPipe, 2, four_by_two, 1,
+                   "moe_tiny_gpipe_m2_local8_4x2"});
+  cells.push_back({"mlp-tiny", "local:8", ScheduleKind::k1F1B, 2, four_by_two, 1,
+                   "mlp_tiny_1f1b_m2_local8_4x2"});
   for (Cell& cell : cells) {
     std::replace(cell.name.begin(), cell.name.end(), '-', '_');
   }
