@@ -122,10 +122,7 @@ class PipelineLowering {
         slots.loss.assign(static_cast<size_t>(micro_batches_), -1);
         for (size_t i = 0; i < parameters; ++i) {
           const spmd::StageParameter role = program.roles.parameters[i];
-          const bool state = role == spmd::StageParameter::kWeight ||
-                             role == spmd::StageParameter::kOptimizerState ||
-                             role == spmd::StageParameter::kStepCount;
-          if (state) {
+          if (spmd::IsStateParameter(role)) {
             slots.state[i] = NewSlot(stage, p);
             continue;
           }

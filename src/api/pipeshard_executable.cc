@@ -25,11 +25,6 @@ ir::Literal SliceRows(const ir::Literal& value, int64_t first, int64_t rows) {
   return slice;
 }
 
-bool IsState(spmd::StageParameter role) {
-  return role == spmd::StageParameter::kWeight || role == spmd::StageParameter::kOptimizerState ||
-         role == spmd::StageParameter::kStepCount;
-}
-
 // Stages j and k share devices exactly when j % S == k % S (S device groups); the groups tile
 // the devices 0 .. N-1 of the cluster.
 Status CheckStageDevices(const plan::PipeshardPlan& plan, int64_t cluster_devices) {
@@ -149,7 +144,7 @@ Status PipeshardExecutable::Place(const std::vector<ir::Literal>& carried) {
   for (size_t s = 0; s < stages_->size(); ++s) {
     const StageProgram& stage = (*stages_)[s];
     for (size_t p = 0; p < stage.roles.parameters.size(); ++p) {
-      if (!IsState(stage.roles.parameters[p])) continue;
+      if (!spmd::IsStateParameter(stage.roles.parameters[p])) continue;
       const int64_t index = CarriedIndex(stage, p);
       ALPA_ASSIGN_OR_RETURN(std::vector<ir::Literal> tiles,
                             spmd::SplitLiteral(carried[static_cast<size_t>(index)],
@@ -246,7 +241,7 @@ Result<std::vector<ir::Literal>> PipeshardExecutable::Fetch() const {
   for (size_t s = 0; s < stages_->size(); ++s) {
     const StageProgram& stage = (*stages_)[s];
     for (size_t p = 0; p < stage.roles.parameters.size(); ++p) {
-      if (!IsState(stage.roles.parameters[p])) continue;
+      if (!spmd::IsStateParameter(stage.roles.parameters[p])) continue;
       const int64_t index = CarriedIndex(stage, p);
       if (done[static_cast<size_t>(index)]) continue;
       std::vector<ir::Literal> tiles;

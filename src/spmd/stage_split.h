@@ -44,6 +44,12 @@ enum class StageParameter {
   kBatch,           // per micro-batch: the model's batch parameters (tokens, labels)
 };
 
+// Weights, optimizer state and t: what a stage keeps on its devices from step to step.
+inline bool IsStateParameter(StageParameter role) {
+  return role == StageParameter::kWeight || role == StageParameter::kOptimizerState ||
+         role == StageParameter::kStepCount;
+}
+
 // The roles of the partitioned train step's parameters and result leaves.
 struct StageRoles {
   std::vector<StageParameter> parameters;  // by parameter number
