@@ -52,9 +52,9 @@ class PipelineLowering {
         }
       }
       // Sends before receives: a device never waits on a receive before its own sends are out.
-      for (const auto emit : {&PipelineLowering::EmitExchangeSends,
-                              &PipelineLowering::EmitExchangeReceives,
-                              &PipelineLowering::EmitUpdate}) {
+      for (const auto emit :
+           {&PipelineLowering::EmitExchangeSends, &PipelineLowering::EmitExchangeReceives,
+            &PipelineLowering::EmitUpdate}) {
         for (int64_t c = 0; c < exe_.num_chunks_; ++c) {
           for (int64_t p = 0; p < Positions(c * groups + g); ++p) (this->*emit)(c * groups + g, p);
         }
@@ -128,7 +128,8 @@ class PipelineLowering {
           }
           for (auto& inputs : slots.inputs) inputs[i] = NewSlot(stage, p);
           if (role != spmd::StageParameter::kBatch) continue;
-          std::vector<ir::Literal>& host = exe_.host_inputs_[static_cast<size_t>(DeviceOf(stage, p))];
+          std::vector<ir::Literal>& host =
+              exe_.host_inputs_[static_cast<size_t>(DeviceOf(stage, p))];
           for (int64_t m = 0; m < micro_batches_; ++m) {
             slots.host_inputs[static_cast<size_t>(m)][i] = static_cast<int64_t>(host.size());
             host.emplace_back();
@@ -147,8 +148,8 @@ class PipelineLowering {
             outputs.backward[static_cast<size_t>(m)].push_back(NewSlot(stage, p));
           }
           if (program.loss.has_loss) {
-            slots.loss[static_cast<size_t>(m)] = outputs.forward[static_cast<size_t>(m)]
-                                                     [program.roles.sent_leaves.size()];
+            slots.loss[static_cast<size_t>(m)] =
+                outputs.forward[static_cast<size_t>(m)][program.roles.sent_leaves.size()];
           }
         }
         for (int64_t g = 0; g < program.split.num_gradients; ++g) {
@@ -177,9 +178,9 @@ class PipelineLowering {
     runtime::PipelineDevice& device = Device(stage, position);
     OutputsOf(stage, position).program[part] = static_cast<int64_t>(device.programs.size());
     static constexpr const char* kParts[] = {"forward", "backward", "update"};
-    device.programs.push_back(
-        {std::shared_ptr<const ir::Module>(exe_.stages_, split.module.get()), it->second,
-         program.devices, fmt::format("stage {} {}", stage, kParts[part])});
+    device.programs.push_back({std::shared_ptr<const ir::Module>(exe_.stages_, split.module.get()),
+                               it->second, program.devices,
+                               fmt::format("stage {} {}", stage, kParts[part])});
     return Status::Ok();
   }
 
@@ -233,18 +234,19 @@ class PipelineLowering {
         exchange.gradient = g;
         for (const auto& [h, hi] : readers) {
           const StageProgram& from = StageAt(h);
+          const int64_t from_gradient = from.weight_gradient[static_cast<size_t>(hi)];
           Transfer transfer;
           transfer.from_stage = h;
-          transfer.from_output = from.weight_gradient[static_cast<size_t>(hi)];
+          transfer.from_output = from_gradient;
           transfer.to_stage = t;
           transfer.add = true;
-          const ir::Shape& global = to.step->entry()->parameters()[static_cast<size_t>(ti)]->shape();
+          const ir::Shape& global =
+              to.step->entry()->parameters()[static_cast<size_t>(ti)]->shape();
           ALPA_ASSIGN_OR_RETURN(
               Transfer planned,
               PlanTransfer(std::move(transfer),
                            {from.mesh_shape,
-                            from.gradient_specs[static_cast<size_t>(transfer.from_output)],
-                            from.devices},
+                            from.gradient_specs[static_cast<size_t>(from_gradient)], from.devices},
                            {to.mesh_shape, to.gradient_specs[static_cast<size_t>(g)], to.devices},
                            global, 1));
           exchange.from.push_back(std::move(planned));
@@ -330,7 +332,8 @@ class PipelineLowering {
         if (a == activations.end()) continue;
         const int64_t k = a - activations.begin();
         const auto& cotangent_of = from.loss.cotangent_of;
-        const int64_t c = std::find(cotangent_of.begin(), cotangent_of.end(), j) - cotangent_of.begin();
+        const int64_t c =
+            std::find(cotangent_of.begin(), cotangent_of.end(), j) - cotangent_of.begin();
         const int64_t ct_parameter =
             StepParameterOf(from, from.loss.cotangents[static_cast<size_t>(c)]);
         Transfer backward;
@@ -339,14 +342,15 @@ class PipelineLowering {
         backward.to_stage = u;
         backward.to_parameter = ct_parameter;
         backward.add = differentiable_consumers.at({u, j}) > 1;
-        ALPA_RETURN_IF_ERROR(AddTransfer(
-            backward,
-            {to.mesh_shape,
-             to.result_specs[static_cast<size_t>(to.roles.input_gradient_leaves[static_cast<size_t>(k)])],
-             to.devices},
-            {from.mesh_shape, from.parameter_specs[static_cast<size_t>(ct_parameter)],
-             from.devices},
-            global));
+        ALPA_RETURN_IF_ERROR(
+            AddTransfer(backward,
+                        {to.mesh_shape,
+                         to.result_specs[static_cast<size_t>(
+                             to.roles.input_gradient_leaves[static_cast<size_t>(k)])],
+                         to.devices},
+                        {from.mesh_shape, from.parameter_specs[static_cast<size_t>(ct_parameter)],
+                         from.devices},
+                        global));
       }
     }
     return Status::Ok();
@@ -362,9 +366,9 @@ class PipelineLowering {
         return slots.state[p] >= 0 ? slots.state[p] : slots.inputs[static_cast<size_t>(m)][p];
       }
       case spmd::PartInput::Kind::kResidual:
-        return outputs.forward[static_cast<size_t>(m)]
-                              [program.roles.sent_leaves.size() + (program.loss.has_loss ? 1 : 0) +
-                               static_cast<size_t>(input.index)];
+        return outputs.forward[static_cast<size_t>(m)][program.roles.sent_leaves.size() +
+                                                       (program.loss.has_loss ? 1 : 0) +
+                                                       static_cast<size_t>(input.index)];
       case spmd::PartInput::Kind::kGradient:
         return outputs.sums[static_cast<size_t>(input.index)];
     }
@@ -380,42 +384,39 @@ class PipelineLowering {
     return slots;
   }
 
-  void EmitReceives(const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
+  // The sends (on the sending stage's device at `position`) or the receives (on the receiving
+  // stage's) of micro-batch m's pieces of `transfer`, from or into `slot`.
+  void EmitTransfer(Kind kind, const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
                     const std::string& what) {
+    const bool send = kind == Kind::kSend;
     const int64_t pieces = static_cast<int64_t>(transfer.plan.pieces.size());
     for (int64_t i = 0; i < pieces; ++i) {
       const spmd::TilePiece& piece = transfer.plan.pieces[static_cast<size_t>(i)];
-      if (piece.target != position) continue;
-      PipelineInstruction receive;
-      receive.kind = Kind::kReceive;
-      receive.label = fmt::format("receive {} m{} s{}<-s{}", what, m, transfer.to_stage,
-                                  transfer.from_stage);
-      receive.slot = slot;
-      receive.peer = DeviceOf(transfer.from_stage, piece.source);
-      receive.tag = transfer.tag_base + m * pieces + i;
-      receive.box = {piece.target_start, piece.sizes};
-      receive.tile = transfer.tile;
-      receive.add = transfer.add;
-      Emit(transfer.to_stage, position, std::move(receive));
+      if ((send ? piece.source : piece.target) != position) continue;
+      PipelineInstruction instruction;
+      instruction.kind = kind;
+      instruction.label = fmt::format("{} {} m{} s{}{}s{}", send ? "send" : "receive", what, m,
+                                      send ? transfer.from_stage : transfer.to_stage,
+                                      send ? "->" : "<-",
+                                      send ? transfer.to_stage : transfer.from_stage);
+      instruction.slot = slot;
+      instruction.peer = send ? DeviceOf(transfer.to_stage, piece.target)
+                              : DeviceOf(transfer.from_stage, piece.source);
+      instruction.tag = transfer.tag_base + m * pieces + i;
+      instruction.box = send ? runtime::Box{piece.source_start, piece.sizes}
+                             : runtime::Box{piece.target_start, piece.sizes};
+      instruction.tile = transfer.tile;
+      instruction.add = transfer.add;
+      Emit(send ? transfer.from_stage : transfer.to_stage, position, std::move(instruction));
     }
   }
-
+  void EmitReceives(const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
+                    const std::string& what) {
+    EmitTransfer(Kind::kReceive, transfer, m, position, slot, what);
+  }
   void EmitSends(const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
                  const std::string& what) {
-    const int64_t pieces = static_cast<int64_t>(transfer.plan.pieces.size());
-    for (int64_t i = 0; i < pieces; ++i) {
-      const spmd::TilePiece& piece = transfer.plan.pieces[static_cast<size_t>(i)];
-      if (piece.source != position) continue;
-      PipelineInstruction send;
-      send.kind = Kind::kSend;
-      send.label = fmt::format("send {} m{} s{}->s{}", what, m, transfer.from_stage,
-                               transfer.to_stage);
-      send.slot = slot;
-      send.peer = DeviceOf(transfer.to_stage, piece.target);
-      send.tag = transfer.tag_base + m * pieces + i;
-      send.box = {piece.source_start, piece.sizes};
-      Emit(transfer.from_stage, position, std::move(send));
-    }
+    EmitTransfer(Kind::kSend, transfer, m, position, slot, what);
   }
 
   // The per-micro-batch parameters `part` reads.
@@ -520,10 +521,10 @@ class PipelineLowering {
                   outputs.backward[mb][static_cast<size_t>(transfer.from_output)], "gradient");
       }
     }
-    ReleaseAfterLast(stage, position,
-                     std::vector<int64_t>(outputs.backward[mb].begin(),
-                                          outputs.backward[mb].begin() +
-                                              static_cast<int64_t>(input_gradients)));
+    ReleaseAfterLast(
+        stage, position,
+        std::vector<int64_t>(outputs.backward[mb].begin(),
+                             outputs.backward[mb].begin() + static_cast<int64_t>(input_gradients)));
   }
 
   void EmitUpdate(int64_t stage, int64_t position) {

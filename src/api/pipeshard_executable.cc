@@ -20,8 +20,10 @@ ir::Literal SliceRows(const ir::Literal& value, int64_t first, int64_t rows) {
   std::vector<int64_t> dims = value.shape().dims();
   const int64_t row_bytes = value.size_bytes() / dims[0];
   dims[0] = rows;
-  ir::Literal slice = ir::Literal::CreateUninitialized(ir::Shape::Array(value.shape().dtype(), dims));
-  std::memcpy(slice.data(), value.data() + first * row_bytes, static_cast<size_t>(rows * row_bytes));
+  ir::Literal slice =
+      ir::Literal::CreateUninitialized(ir::Shape::Array(value.shape().dtype(), dims));
+  std::memcpy(slice.data(), value.data() + first * row_bytes,
+              static_cast<size_t>(rows * row_bytes));
   return slice;
 }
 
@@ -86,10 +88,10 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
                                            configs, options.stages));
   exe.stages_ = std::make_shared<std::vector<StageProgram>>(std::move(stages));
   const int64_t groups = static_cast<int64_t>(plan.stages.size()) / plan.num_chunks;
-  ALPA_ASSIGN_OR_RETURN(exe.schedule_,
-                        pipeline::MakeSchedule(plan.schedule, static_cast<int>(groups),
-                                               static_cast<int>(micro_batches),
-                                               static_cast<int>(plan.num_chunks)));
+  ALPA_ASSIGN_OR_RETURN(
+      exe.schedule_,
+      pipeline::MakeSchedule(plan.schedule, static_cast<int>(groups),
+                             static_cast<int>(micro_batches), static_cast<int>(plan.num_chunks)));
   exe.micro_batch_rows_ = 0;
   for (int64_t w : step.weights) {
     const ir::Shape& shape = step.loss->entry()->parameters()[static_cast<size_t>(w)]->shape();
@@ -125,8 +127,8 @@ int64_t PipeshardExecutable::CarriedIndex(const StageProgram& stage, size_t p) c
     }
   }
   const int64_t model_weight = stage.model_weights[static_cast<size_t>(i)];
-  const int64_t k = std::find(step_.weights.begin(), step_.weights.end(), model_weight) -
-                    step_.weights.begin();
+  const int64_t k =
+      std::find(step_.weights.begin(), step_.weights.end(), model_weight) - step_.weights.begin();
   if (state < 0) return k;
   int64_t index = static_cast<int64_t>(step_.weights.size()) + state;
   for (int64_t w = 0; w < k; ++w) index += state_counts_[static_cast<size_t>(w)];
@@ -151,8 +153,8 @@ Status PipeshardExecutable::Place(const std::vector<ir::Literal>& carried) {
                                                stage.parameter_specs[p], stage.mesh_shape));
       for (size_t position = 0; position < tiles.size(); ++position) {
         const int64_t device = stage.devices[position];
-        slots_[static_cast<size_t>(device)][static_cast<size_t>(
-            slots_of_[s][position].state[p])] = std::move(tiles[position]);
+        slots_[static_cast<size_t>(device)][static_cast<size_t>(slots_of_[s][position].state[p])] =
+            std::move(tiles[position]);
       }
     }
   }
@@ -183,7 +185,8 @@ Result<double> PipeshardExecutable::Step(
       if (stage.roles.parameters[p] != spmd::StageParameter::kBatch) continue;
       const ir::Instruction& parameter = *stage.step->entry()->parameters()[p];
       const int64_t loss_parameter = stage.loss_parameter[p];
-      const int64_t model_parameter = stage.loss.model_parameter[static_cast<size_t>(loss_parameter)];
+      const int64_t model_parameter =
+          stage.loss.model_parameter[static_cast<size_t>(loss_parameter)];
       const ir::Literal& whole =
           batch[static_cast<size_t>(batch_index[static_cast<size_t>(model_parameter)])];
       const int64_t rows = parameter.shape().dims().empty() ? 0 : parameter.shape().dims()[0];
@@ -225,7 +228,8 @@ Result<double> PipeshardExecutable::Step(
   for (size_t s = 0; s < stages_->size(); ++s) {
     if (!(*stages_)[s].loss.has_loss) continue;
     for (int64_t slot : slots_of_[s][0].loss) {
-      ir::Literal& value = slots_[static_cast<size_t>((*stages_)[s].devices[0])][static_cast<size_t>(slot)];
+      ir::Literal& value =
+          slots_[static_cast<size_t>((*stages_)[s].devices[0])][static_cast<size_t>(slot)];
       loss_sum += value.GetDouble(0);
       value = ir::Literal();
     }
@@ -246,12 +250,11 @@ Result<std::vector<ir::Literal>> PipeshardExecutable::Fetch() const {
       if (done[static_cast<size_t>(index)]) continue;
       std::vector<ir::Literal> tiles;
       for (size_t position = 0; position < stage.devices.size(); ++position) {
-        tiles.push_back(slots_[static_cast<size_t>(stage.devices[position])][static_cast<size_t>(
-            slots_of_[s][position].state[p])]);
+        tiles.push_back(slots_[static_cast<size_t>(stage.devices[position])]
+                              [static_cast<size_t>(slots_of_[s][position].state[p])]);
       }
       ALPA_ASSIGN_OR_RETURN(carried[static_cast<size_t>(index)],
-                            spmd::AssembleLiteral(tiles, stage.parameter_specs[p],
-                                                  stage.mesh_shape,
+                            spmd::AssembleLiteral(tiles, stage.parameter_specs[p], stage.mesh_shape,
                                                   stage.step->entry()->parameters()[p]->shape()));
       done[static_cast<size_t>(index)] = true;
     }

@@ -66,9 +66,9 @@ class PipeshardExecutable {
   // One training step on `batch` (the model's batch parameters, M micro-batches stacked along
   // dimension 0); returns the mean of the micro-batches' losses. With `trace_epoch`, every
   // device's instructions are timed (last_run()).
-  Result<double> Step(const std::vector<ir::Literal>& batch,
-                      std::optional<std::chrono::steady_clock::time_point> trace_epoch =
-                          std::nullopt);
+  Result<double> Step(
+      const std::vector<ir::Literal>& batch,
+      std::optional<std::chrono::steady_clock::time_point> trace_epoch = std::nullopt);
   // The carried values, whole, from the devices of the first stage holding each.
   Result<std::vector<ir::Literal>> Fetch() const;
 
@@ -84,9 +84,11 @@ class PipeshardExecutable {
   const std::vector<runtime::PipelineDevice>& device_programs() const { return devices_; }
 
  private:
-  friend Result<PipeshardExecutable> ParallelizePipeshard(
-      const PipeshardStep&, const cluster::ClusterSpec&, const plan::PipeshardPlan&,
-      const std::vector<plan::MeshConfig>&, const PipeshardRunOptions&);
+  friend Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep&,
+                                                          const cluster::ClusterSpec&,
+                                                          const plan::PipeshardPlan&,
+                                                          const std::vector<plan::MeshConfig>&,
+                                                          const PipeshardRunOptions&);
   friend class PipelineLowering;  // pipeline_lowering.cc
   PipeshardExecutable() = default;
   // The model step's carried values: weights, their optimizer states, t.
@@ -112,9 +114,9 @@ class PipeshardExecutable {
   std::vector<runtime::PipelineDevice> devices_;
   // slots_of_[stage][position on its mesh]
   std::vector<std::vector<StageSlots>> slots_of_;
-  std::vector<std::vector<ir::Literal>> slots_;  // by device
+  std::vector<std::vector<ir::Literal>> slots_;        // by device
   std::vector<std::vector<ir::Literal>> host_inputs_;  // by device: this step's batch tiles
-  std::vector<int64_t> state_counts_;            // optimizer states per model weight
+  std::vector<int64_t> state_counts_;                  // optimizer states per model weight
   std::shared_ptr<runtime::DeviceThreads> threads_;
   PipeshardRunOptions options_;
   int64_t cross_mesh_bytes_ = 0;

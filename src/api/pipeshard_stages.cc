@@ -29,7 +29,8 @@ Status AppendSentValues(ir::Module& step, int64_t sent) {
   }
   ir::Instruction* root = entry.root();
   std::vector<ir::Shape> shapes = root->shape().tuple_shapes();
-  auto outputs = std::make_unique<ir::Instruction>("stage_results", ir::Opcode::kTuple, ir::Shape());
+  auto outputs =
+      std::make_unique<ir::Instruction>("stage_results", ir::Opcode::kTuple, ir::Shape());
   for (ir::Instruction* element : root->operands()) outputs->AppendOperand(element);
   for (size_t j = 0; j < copies.size(); ++j) {
     if (copies[j] == nullptr) {
@@ -100,8 +101,8 @@ Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
       for (const ir::Instruction* operand : x->operands()) stack.push_back(operand);
     }
     const auto& names = stage.split.gradient_names;
-    const auto it = nearest == nullptr ? names.end()
-                                       : std::find(names.begin(), names.end(), nearest->name());
+    const auto it =
+        nearest == nullptr ? names.end() : std::find(names.begin(), names.end(), nearest->name());
     stage.weight_gradient.push_back(it == names.end() ? -1 : it - names.begin());
   }
   return Status::Ok();
@@ -116,12 +117,10 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
                                        const StageProgramOptions& options) {
   StageProgram stage;
   ALPA_ASSIGN_OR_RETURN(stage.loss,
-                        pipeline::SliceStageLoss(loss, weights, layers,
-                                                 planned.choice.first_layer,
+                        pipeline::SliceStageLoss(loss, weights, layers, planned.choice.first_layer,
                                                  planned.choice.last_layer));
   ALPA_ASSIGN_OR_RETURN(plan::StageStep step, plan::BuildStageStep(stage.loss, training));
-  ALPA_RETURN_IF_ERROR(
-      AppendSentValues(*step.step, static_cast<int64_t>(stage.loss.sent.size())));
+  ALPA_RETURN_IF_ERROR(AppendSentValues(*step.step, static_cast<int64_t>(stage.loss.sent.size())));
   stage.mesh_shape = config.logical_shape;
   stage.devices = planned.devices;
 
@@ -130,7 +129,8 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   sharding_options = plan::StageShardingOptions(step, config, sharding_options);
   ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, plan::LogicalMeshOf(cluster, config));
   const ir::Computation& entry = *step.step->entry();
-  ALPA_ASSIGN_OR_RETURN(stage.solution, sharding::AutoShard(entry, cluster, mesh, sharding_options));
+  ALPA_ASSIGN_OR_RETURN(stage.solution,
+                        sharding::AutoShard(entry, cluster, mesh, sharding_options));
 
   // Roles: the step's parameters (autodiff/train_step.h's layout) and its result leaves
   // (loss, W'..., state'..., t + 1, input gradients..., then the sent values appended above).
@@ -141,7 +141,8 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   const std::set<int64_t> loss_weights(stage.loss.weights.begin(), stage.loss.weights.end());
   for (autodiff::StepParameter kind : layout) {
     int64_t loss_parameter = -1;
-    if (kind == autodiff::StepParameter::kWeight) loss_parameter = stage.loss.weights[next_weight++];
+    if (kind == autodiff::StepParameter::kWeight)
+      loss_parameter = stage.loss.weights[next_weight++];
     if (kind == autodiff::StepParameter::kBatch) {
       while (loss_weights.count(next_batch)) ++next_batch;
       loss_parameter = next_batch++;
@@ -160,9 +161,9 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   for (size_t j = 0; j < stage.loss.sent.size(); ++j) stage.roles.sent_leaves.push_back(leaf++);
 
   spmd::PartitionOptions partition;
-  ALPA_ASSIGN_OR_RETURN(partition.result_specs,
-                        spmd::NextValueResultSpecs(entry, stage.solution,
-                                                   sharding_options.next_values));
+  ALPA_ASSIGN_OR_RETURN(
+      partition.result_specs,
+      spmd::NextValueResultSpecs(entry, stage.solution, sharding_options.next_values));
   const std::vector<sharding::ShardingSpec> produced = spmd::ResultSpecs(entry, stage.solution);
   std::vector<int64_t> whole = stage.roles.input_gradient_leaves;
   whole.insert(whole.end(), stage.roles.sent_leaves.begin(), stage.roles.sent_leaves.end());
@@ -172,20 +173,20 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
     if (!spec.partial_axes.empty()) ++stage.boundary_all_reduces;
     partition.result_specs[l] = WithoutPartial(spec);
   }
-  ALPA_ASSIGN_OR_RETURN(stage.program,
-                        spmd::PartitionComputation(entry, stage.solution, stage.mesh_shape,
-                                                   partition));
+  ALPA_ASSIGN_OR_RETURN(stage.program, spmd::PartitionComputation(entry, stage.solution,
+                                                                  stage.mesh_shape, partition));
   stage.result_specs = spmd::ResultSpecs(entry, stage.solution, partition);
   for (const ir::Instruction* parameter : entry.parameters()) {
     const int64_t node = stage.solution.graph.NodeOf(*parameter);
-    stage.parameter_specs.push_back(node < 0 ? sharding::ShardingSpec::Replicated(
-                                                   parameter->shape().rank())
-                                             : stage.solution.Chosen(node).output.at(0));
+    stage.parameter_specs.push_back(
+        node < 0 ? sharding::ShardingSpec::Replicated(parameter->shape().rank())
+                 : stage.solution.Chosen(node).output.at(0));
   }
   ALPA_ASSIGN_OR_RETURN(stage.split, spmd::SplitStageProgram(*stage.program, stage.roles));
   for (int64_t w : stage.loss.weights) {
     stage.model_weights.push_back(stage.loss.model_parameter[static_cast<size_t>(w)]);
-    const ir::Shape& shape = stage.loss.module->entry()->parameters()[static_cast<size_t>(w)]->shape();
+    const ir::Shape& shape =
+        stage.loss.module->entry()->parameters()[static_cast<size_t>(w)]->shape();
     stage.states_per_weight.push_back(
         static_cast<int64_t>(autodiff::OptimizerState(training.optimizer, shape.dims()).size()));
   }
@@ -213,14 +214,13 @@ Result<std::vector<StageProgram>> BuildStagePrograms(const ir::Module& loss,
     if (config < 0 || config >= static_cast<int64_t>(configs.size())) {
       return InvalidArgument("stage {}: mesh configuration {} of {}", s, config, configs.size());
     }
-    Result<StageProgram> stage = BuildStageProgram(loss, weights, layers, training, cluster,
-                                                   planned, configs[static_cast<size_t>(config)],
-                                                   options);
+    Result<StageProgram> stage =
+        BuildStageProgram(loss, weights, layers, training, cluster, planned,
+                          configs[static_cast<size_t>(config)], options);
     if (!stage.ok()) {
-      return stage.status().WithContext(fmt::format("stage {} (layers {}..{} on {})", s,
-                                                    planned.choice.first_layer,
-                                                    planned.choice.last_layer,
-                                                    plan::MeshConfigName(configs[config])));
+      return stage.status().WithContext(
+          fmt::format("stage {} (layers {}..{} on {})", s, planned.choice.first_layer,
+                      planned.choice.last_layer, plan::MeshConfigName(configs[config])));
     }
     stages.push_back(std::move(stage).value());
   }

@@ -101,9 +101,8 @@ Result<Schedule> MakeSchedule(ScheduleKind kind, int num_devices, int num_micro_
   }
   if (num_chunks > 1 && num_micro_batches % num_devices != 0) {
     const int below = num_micro_batches / num_devices * num_devices;
-    const std::string nearest =
-        below > 0 ? fmt::format("{} or {}", below, below + num_devices)
-                  : std::to_string(num_devices);
+    const std::string nearest = below > 0 ? fmt::format("{} or {}", below, below + num_devices)
+                                          : std::to_string(num_devices);
     return InvalidArgument(
         "num_micro_batches is {}: interleaved 1F1B needs a multiple of the {} devices (the "
         "nearest: {})",

@@ -16,9 +16,9 @@ Result<PipelineMemory> PipelinePeakMemory(const std::vector<StageMemory>& stages
   spec.schedule = schedule;
   spec.num_chunks = num_chunks;
   for (size_t j = 0; j < stages.size(); ++j) {
-    for (const auto& [field, bytes] : {std::pair{"temporary_bytes", stages[j].temporary_bytes},
-                                       {"update_temporary_bytes",
-                                        stages[j].update_temporary_bytes}}) {
+    for (const auto& [field, bytes] :
+         {std::pair{"temporary_bytes", stages[j].temporary_bytes},
+          {"update_temporary_bytes", stages[j].update_temporary_bytes}}) {
       if (bytes < 0) {
         return InvalidArgument("stages[{}].{} is {}: it must be >= 0", j, field, bytes);
       }
@@ -46,8 +46,8 @@ Result<PipelineMemory> PipelinePeakMemory(const std::vector<StageMemory>& stages
           std::max(device.update_temporary_bytes, stages[j].update_temporary_bytes);
     }
     device.peak_bytes =
-        device.static_bytes + std::max(device.activation_bytes + device.temporary_bytes,
-                                       device.update_temporary_bytes);
+        device.static_bytes +
+        std::max(device.activation_bytes + device.temporary_bytes, device.update_temporary_bytes);
     if (device.peak_bytes > memory.required_bytes) {
       memory.required_bytes = device.peak_bytes;
       memory.bottleneck_device = static_cast<int>(d);

@@ -84,8 +84,8 @@ class StageBuilder {
     const ir::DType loss_type = loss_root->shape().dtype();
     for (const Instruction* sent : SentValues()) {
       Instruction* y = copy_.at(sent);
-      y->mutable_attributes().frontend_attributes.emplace_back(
-          std::string(kSentAttribute), std::to_string(stage_.sent.size()));
+      y->mutable_attributes().frontend_attributes.emplace_back(std::string(kSentAttribute),
+                                                               std::to_string(stage_.sent.size()));
       stage_.sent.push_back(sent->name());
       stage_.output_bytes += y->shape().ByteSize();
       if (!ir::IsFloating(y->shape().dtype())) continue;  // nothing flows back

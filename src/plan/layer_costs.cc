@@ -87,20 +87,32 @@ LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solut
     cost.activation_bytes += memory_options.bytes(*parameters[static_cast<size_t>(p)]);
   }
   cost.peak_bytes = estimate.peak_memory_bytes;
-  // The layer's step holds its per-micro-batch inputs (received activations, cotangents, the
-  // batch) as parameters to its end; a pipeline's update runs after they are consumed.
-  int64_t input_bytes = 0;
-  for (size_t p = 0; p < parameters.size() && p < layer.roles.size(); ++p) {
-    if (layer.roles[p] == cost::ParameterRole::kBatch) {
-      input_bytes += memory_options.bytes(*parameters[p]);
+  // By pass: the task peak over the forward and backward steps; the update's temporaries, the
+  // largest sum of the update's own live buffers (its new weights and state, its working values)
+  // at any of its steps, summed by one sweep over their lifetimes. A pipeline runs the update
+  // after every micro-batch's backward, so nothing else of the step is live then but static.
+  const cost::Liveness& liveness = memory.liveness;
+  std::vector<int64_t> update_live(static_cast<size_t>(liveness.steps()) + 1, 0);
+  for (size_t t = 0; t < memory.values.size(); ++t) {
+    const cost::BufferInterval& buffer = liveness.buffers[t];
+    const bool update = memory.values[t].pass == cost::Pass::kOther;  // kOther: the update
+    if (update && memory.values[t].category == cost::MemoryCategory::kTemporaries) {
+      update_live[static_cast<size_t>(buffer.start)] += buffer.bytes;
+      update_live[static_cast<size_t>(buffer.end)] -= buffer.bytes;
     }
   }
+  int64_t live = 0;
   for (size_t t = 0; t < memory.values.size(); ++t) {
-    const int64_t usage = memory.liveness.usage[t];
-    const cost::Pass pass = memory.values[t].pass;  // kOther: the update (as for the times above)
-    int64_t& peak = pass == cost::Pass::kOther ? cost.update_peak_bytes : cost.task_peak_bytes;
-    peak = std::max(peak, pass == cost::Pass::kOther ? usage - input_bytes : usage);
+    live += update_live[t];
+    if (memory.values[t].pass == cost::Pass::kOther) {
+      cost.update_temporary_bytes = std::max(cost.update_temporary_bytes, live);
+    } else {
+      cost.task_peak_bytes = std::max(cost.task_peak_bytes, liveness.usage[t]);
+    }
   }
+  // The estimate's peak bounds both (the solver's figure; the memory model's usage can count a
+  // few buffers more).
+  cost.task_peak_bytes = std::min(cost.task_peak_bytes, cost.peak_bytes);
   cost.collectives = estimate.communication.count;
   // The step's first parameters are the layer's weights (autodiff/train_step.h).
   for (size_t p = 0; p < layer.roles.size() && layer.roles[p] == cost::ParameterRole::kWeight;
@@ -223,6 +235,7 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   table.micro_batch_size = micro_batch_size;
   for (const cluster::HostType& type : cluster::HostTypes(cluster)) {
     table.device_types.push_back(type.host.device.name);
+    table.updates_in_place.push_back(type.host.device.fuses_kernels);
   }
   // Like Alpa's stage profiling, plan each layer without a memory limit: what fits is decided
   // for whole stages, with the micro-batches they hold (pipeshard_planner.h).

@@ -91,8 +91,7 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
 
 // `options` for auto-sharding `step` on `config`: its batch parameters, the next value of each
 // carried parameter, and the batch forced onto axis 0 when the configuration says so.
-sharding::AutoShardingOptions StageShardingOptions(const StageStep& step,
-                                                   const MeshConfig& config,
+sharding::AutoShardingOptions StageShardingOptions(const StageStep& step, const MeshConfig& config,
                                                    sharding::AutoShardingOptions options);
 
 // "(1,8) as [2,4] dp" style text.
@@ -107,11 +106,10 @@ struct LayerCost {
   // Held for the backward pass, per micro-batch: saved activations and the inputs received.
   int64_t activation_bytes = 0;
   int64_t peak_bytes = 0;                               // of the layer's step on one micro-batch
-  // The same split by pass: while its forward and backward run, and while its update runs (after
-  // every micro-batch's backward: without the step's per-micro-batch inputs, which a pipeline
-  // has consumed by then).
+  // The same split by pass: the peak while its forward and backward run, and what its update
+  // adds to the static bytes at its own peak (its new weights and state and working values).
   int64_t task_peak_bytes = 0;
-  int64_t update_peak_bytes = 0;
+  int64_t update_temporary_bytes = 0;
   std::map<cost::CollectiveKind, int64_t> collectives;  // per step
   // XLA sharding text of each of the layer's weights, in LayerCostTable::weights order.
   std::vector<std::string> weight_shardings;
@@ -121,6 +119,12 @@ struct LayerCostTable {
   int64_t num_layers = 0;
   int64_t micro_batch_size = 0;  // rows of the batch per micro-batch, as the costs were taken
   std::vector<std::string> device_types;  // per host type (Submesh::host_type): its device's name
+  // Per host type: whether its devices update the weights in place (XLA's compiler, with the
+  // train state's buffers donated: the devices whose compiler fuses kernels). Their stages keep
+  // the bound of the layers' whole-step temporaries; our CPU runtime keeps the old weights and
+  // state through the update, so there a stage's update is priced apart, its layers' new values
+  // added up (pipeshard_planner.cc, Compose).
+  std::vector<bool> updates_in_place;
   std::vector<MeshConfig> configs;
   std::vector<LayerCost> costs;               // [layer * configs.size() + config]
   std::vector<double> flops;                  // per layer: of its step on one micro-batch

@@ -18,9 +18,9 @@ Result<PipelineSearch> SearchPipeline(const ir::Module& loss, const std::vector<
   while (std::count(weights.begin(), weights.end(), first_batch)) ++first_batch;
   const ir::Shape& batch = loss.entry()->parameters()[static_cast<size_t>(first_batch)]->shape();
   const int64_t micro_batch_size = batch.rank() > 0 ? batch.dim(0) : 1;
-  const std::vector<MeshConfig> configs = EnumerateMeshConfigs(
-      cluster, cluster::EnumerateSubmeshes(cluster, options.submeshes), micro_batch_size,
-      options.logical);
+  const std::vector<MeshConfig> configs =
+      EnumerateMeshConfigs(cluster, cluster::EnumerateSubmeshes(cluster, options.submeshes),
+                           micro_batch_size, options.logical);
   PipelineSearch search;
   ALPA_ASSIGN_OR_RETURN(search.table, ComputeLayerCosts(loss, weights, training, cluster, configs,
                                                         micro_batch_size, options.costs));
@@ -40,9 +40,9 @@ Result<PipelineSearch> SearchPipeline(const ir::Module& loss, const std::vector<
     return search;
   }
   options.planner.num_micro_batches = micro_batches;
-  const bool interleaved = std::count(options.planner.schedules.begin(),
-                                      options.planner.schedules.end(),
-                                      pipeline::ScheduleKind::kInterleaved1F1B) > 0;
+  const bool interleaved =
+      std::count(options.planner.schedules.begin(), options.planner.schedules.end(),
+                 pipeline::ScheduleKind::kInterleaved1F1B) > 0;
   options.planner.extra_candidates = UniformGridStages(search.table, cluster, interleaved);
   ALPA_ASSIGN_OR_RETURN(search.plan, PlanPipeshard(search.table, cluster, options.planner));
   return search;

@@ -37,6 +37,10 @@ struct StageFigures {
 
 StageFigures Compose(const LayerCostTable& table, int64_t first, int64_t last, int64_t config) {
   StageFigures stage;
+  const size_t host_type =
+      static_cast<size_t>(table.configs[static_cast<size_t>(config)].submesh.host_type);
+  const bool in_place =
+      host_type < table.updates_in_place.size() && table.updates_in_place[host_type];
   for (int64_t k = first; k <= last; ++k) {
     const LayerCost& layer = table.at(k, config);
     stage.fits = stage.fits && layer.fits;
@@ -46,13 +50,15 @@ StageFigures Compose(const LayerCostTable& table, int64_t first, int64_t last, i
     stage.flops += table.flops[static_cast<size_t>(k)];
     stage.static_bytes += layer.static_bytes;
     stage.activation_bytes += layer.activation_bytes;
-    // A task's working values are one layer's at a time; the update's new weights and state
-    // stay until the stage's update ends, so the layers' update temporaries add up.
-    stage.temporary_bytes =
-        std::max(stage.temporary_bytes,
-                 layer.task_peak_bytes - layer.static_bytes - layer.activation_bytes);
-    stage.update_temporary_bytes +=
-        std::max<int64_t>(0, layer.update_peak_bytes - layer.static_bytes);
+    // Where the update runs in place (XLA, the train state donated), the largest of the layers'
+    // temporaries over their whole step bounds the stage's, the update's included. Our CPU
+    // runtime keeps the old weights and state through the update, which runs after every
+    // backward: a task's working values are one layer's at a time, and the update's new weights
+    // and state of all the stage's layers add up (layer_costs.h, updates_in_place).
+    const int64_t whole_step = in_place ? layer.peak_bytes : layer.task_peak_bytes;
+    stage.temporary_bytes = std::max(stage.temporary_bytes,
+                                     whole_step - layer.static_bytes - layer.activation_bytes);
+    if (!in_place) stage.update_temporary_bytes += layer.update_temporary_bytes;
     for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
   }
   return stage;

@@ -53,8 +53,9 @@ struct PlannedStage {
   double backward_s = 0;
   double update_s = 0;  // once per step
   // The memory of the stage's devices at their peak: static + the larger of in flight x
-  // activations + temporaries (while tasks run) and the update's temporaries (after them). Under interleaved 1F1B the devices hold several stages, and these are
-  // their sums (activations: the mean per micro-batch held at the peak).
+  // activations + temporaries (while tasks run) and the update's temporaries (after them). Under
+  // interleaved 1F1B the devices hold several stages, and these are their sums (activations: the
+  // mean per micro-batch held at the peak).
   int64_t static_bytes = 0;
   int64_t activation_bytes = 0;  // per micro-batch in flight
   int64_t temporary_bytes = 0;

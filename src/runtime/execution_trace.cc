@@ -75,14 +75,13 @@ std::string ExecutionTrace::ToChromeTrace() const {
                         {"dur", event.duration_s * kMicrosecondsPerSecond}});
     }
   }
-  nlohmann::json trace = {
-      {"traceEvents", events},
-      {"displayTimeUnit", "ms"},
-      {"otherData",
-       {{"devices", events_.size()},
-        {"kernels", kernels},
-        {"collectives", collectives},
-        {"tasks", tasks}}}};
+  nlohmann::json trace = {{"traceEvents", events},
+                          {"displayTimeUnit", "ms"},
+                          {"otherData",
+                           {{"devices", events_.size()},
+                            {"kernels", kernels},
+                            {"collectives", collectives},
+                            {"tasks", tasks}}}};
   return trace.dump(1);
 }
 

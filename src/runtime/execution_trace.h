@@ -42,8 +42,8 @@ class ExecutionTrace {
  private:
   std::vector<std::vector<ExecutionEvent>> events_;  // by device
   std::vector<TraceSpan> spans_;
-  std::vector<std::vector<PipelineEvent>> tasks_ = std::vector<std::vector<PipelineEvent>>(
-      events_.size());  // by device
+  std::vector<std::vector<PipelineEvent>> tasks_ =
+      std::vector<std::vector<PipelineEvent>>(events_.size());  // by device
 };
 
 }  // namespace alpa::runtime

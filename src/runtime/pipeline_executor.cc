@@ -42,13 +42,12 @@ class Mailbox {
   Result<ir::Literal> Receive(int64_t source, int64_t target, int64_t tag) {
     std::unique_lock<std::mutex> lock(mutex_);
     const Key key{source, target, tag};
-    const bool arrived =
-        arrived_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
-                          [&] { return messages_.count(key) > 0; });
+    const bool arrived = arrived_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
+                                           [&] { return messages_.count(key) > 0; });
     if (!arrived) {
-      return Status(StatusCode::kDeadlineExceeded,
-                    fmt::format("no message {} from device {} within {} s", tag, source,
-                                timeout_seconds_));
+      return Status(
+          StatusCode::kDeadlineExceeded,
+          fmt::format("no message {} from device {} within {} s", tag, source, timeout_seconds_));
     }
     ir::Literal piece = std::move(messages_.at(key));
     messages_.erase(key);
@@ -139,8 +138,8 @@ void ForEachRow(const std::vector<int64_t>& dims, const Box& box, Visit visit) {
 }
 
 ir::Literal ExtractBox(const ir::Literal& tile, const Box& box) {
-  ir::Literal piece = ir::Literal::CreateUninitialized(
-      ir::Shape::Array(tile.shape().dtype(), box.sizes));
+  ir::Literal piece =
+      ir::Literal::CreateUninitialized(ir::Shape::Array(tile.shape().dtype(), box.sizes));
   const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
   const int64_t row_bytes = box.sizes.empty() ? element : box.sizes.back() * element;
   ForEachRow(tile.shape().dims(), box, [&](int64_t offset, int64_t row) {
@@ -244,10 +243,11 @@ class DeviceRun {
 
   Status Reached(int64_t bytes, const std::string& label, std::string_view what) {
     if (options_.memory_limit_bytes > 0 && bytes > options_.memory_limit_bytes) {
-      return Status(StatusCode::kResourceExhausted,
-                    fmt::format("out of memory: {} takes the device's live buffers to {}, past "
-                                "the {} it may use",
-                                what, FormatBytes(bytes), FormatBytes(options_.memory_limit_bytes)));
+      return Status(
+          StatusCode::kResourceExhausted,
+          fmt::format("out of memory: {} takes the device's live buffers to {}, past "
+                      "the {} it may use",
+                      what, FormatBytes(bytes), FormatBytes(options_.memory_limit_bytes)));
     }
     if (bytes > profile_.peak_bytes) {
       profile_.peak_bytes = bytes;
@@ -267,8 +267,8 @@ class DeviceRun {
         return Status::Ok();
       }
       case PipelineInstruction::Kind::kReceive: {
-        ALPA_ASSIGN_OR_RETURN(ir::Literal piece, mailbox_.Receive(instruction.peer, device_.device,
-                                                                  instruction.tag));
+        ALPA_ASSIGN_OR_RETURN(ir::Literal piece,
+                              mailbox_.Receive(instruction.peer, device_.device, instruction.tag));
         if (Slot(instruction.slot).shape() != instruction.tile) {
           Set(instruction.slot, ir::Literal::CreateZeros(instruction.tile));
         }

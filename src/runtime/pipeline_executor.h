@@ -68,8 +68,8 @@ struct PipelineInstruction {
   int64_t peer = -1;
   int64_t tag = 0;
   Box box;
-  ir::Shape tile;    // kReceive: the tile an empty slot starts as (zeros); kZeros: the tile
-  bool add = false;  // kReceive: add the piece in place of copying it
+  ir::Shape tile;            // kReceive: the tile an empty slot starts as (zeros); kZeros: the tile
+  bool add = false;          // kReceive: add the piece in place of copying it
   int64_t source_slot = -1;  // kAccumulate
   double factor = 1.0;       // kScale
   int64_t host_input = -1;   // kLoad

@@ -20,8 +20,8 @@ Box BoxOf(const ir::Shape& local, const MeshPlacement& placement, int64_t device
   Box box;
   box.sizes = local.dims();
   for (size_t d = 0; d < box.sizes.size(); ++d) {
-    box.start.push_back(
-        IndexOverAxes(placement.mesh_shape, device, placement.spec.dim_axes[d]) * box.sizes[d]);
+    box.start.push_back(IndexOverAxes(placement.mesh_shape, device, placement.spec.dim_axes[d]) *
+                        box.sizes[d]);
   }
   return box;
 }
@@ -38,8 +38,8 @@ std::vector<int64_t> PartialCoordinates(const MeshPlacement& placement, int64_t 
 Status CheckPlacement(const ir::Shape& global, const MeshPlacement& placement, const char* what,
                       ir::Shape& local) {
   if (static_cast<int64_t>(placement.devices.size()) != DeviceCount(placement.mesh_shape)) {
-    return InvalidArgument("{}: {} devices listed for a mesh of {}", what,
-                           placement.devices.size(), DeviceCount(placement.mesh_shape));
+    return InvalidArgument("{}: {} devices listed for a mesh of {}", what, placement.devices.size(),
+                           DeviceCount(placement.mesh_shape));
   }
   ALPA_ASSIGN_OR_RETURN(local, LocalShape(global, placement.spec, placement.mesh_shape, what));
   return Status::Ok();

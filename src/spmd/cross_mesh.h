@@ -35,8 +35,8 @@ struct MeshPlacement {
 };
 
 struct TilePiece {
-  int64_t source = 0;  // position on the sending mesh
-  int64_t target = 0;  // position on the receiving mesh
+  int64_t source = 0;                 // position on the sending mesh
+  int64_t target = 0;                 // position on the receiving mesh
   std::vector<int64_t> source_start;  // in the sender's local tile
   std::vector<int64_t> target_start;  // in the receiver's local tile
   std::vector<int64_t> sizes;

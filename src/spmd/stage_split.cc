@@ -192,7 +192,8 @@ class Splitter {
     }
     for (int64_t leaf : roles_.next_value_leaves) update_roots.push_back(Leaf(leaf));
 
-    for (const Instruction* x : order_) part_of_[x] = IsParameter(x) ? Part::kNone : Part::kConstant;
+    for (const Instruction* x : order_)
+      part_of_[x] = IsParameter(x) ? Part::kNone : Part::kConstant;
     auto assign = [&](const std::vector<const Instruction*>& roots, Part part, bool skip_ct) {
       for (const Instruction* x : AncestorsOf(roots)) {
         if (IsParameter(x) || constant.count(x) || part_of_[x] != Part::kConstant) continue;
@@ -220,9 +221,10 @@ class Splitter {
           continue;
         }
         if (from == Part::kBackward && part == Part::kUpdate && gradients.count(operand)) continue;
-        return Internal("the stage's {} pass reads %{} of its {} pass, which only residuals and "
-                        "the weights' gradients may cross",
-                        PartName(part), operand->name(), PartName(from));
+        return Internal(
+            "the stage's {} pass reads %{} of its {} pass, which only residuals and "
+            "the weights' gradients may cross",
+            PartName(part), operand->name(), PartName(from));
       }
     }
     return Status::Ok();
@@ -330,9 +332,8 @@ class Splitter {
       if (std::find(operands.begin(), operands.end(), value) != operands.end()) return true;
     }
     const std::vector<int64_t>& leaves = roles_.next_value_leaves;
-    return part == Part::kUpdate && std::any_of(leaves.begin(), leaves.end(), [&](int64_t leaf) {
-             return Leaf(leaf) == value;
-           });
+    return part == Part::kUpdate && std::any_of(leaves.begin(), leaves.end(),
+                                                [&](int64_t leaf) { return Leaf(leaf) == value; });
   }
 
   const ir::Computation& entry_;

@@ -19,8 +19,9 @@
 //   U = the ancestors of the next values (W', state', t + 1), but F and B
 // Values that depend on no parameter (constants, iotas, broadcasts of them) are recomputed in
 // every program that reads them rather than handed over, and so are the forward pass's
-// broadcasts the backward pass reads (from their operands, which are handed over). F hands B the F values B reads (the
-// residuals); B hands U the weights' gradients only; anything else crossing is an error.
+// broadcasts the backward pass reads (from their operands, which are handed over). F hands B the F
+// values B reads (the residuals); B hands U the weights' gradients only; anything else crossing is
+// an error.
 #ifndef ALPA_SPMD_STAGE_SPLIT_H_
 #define ALPA_SPMD_STAGE_SPLIT_H_
 
@@ -54,7 +55,7 @@ inline bool IsStateParameter(StageParameter role) {
 struct StageRoles {
   std::vector<StageParameter> parameters;  // by parameter number
   // Result leaves (the root's elements) by role, each in order.
-  int64_t loss_leaf = -1;                // -1: the stage computes no model loss
+  int64_t loss_leaf = -1;                  // -1: the stage computes no model loss
   std::vector<int64_t> next_value_leaves;  // W'..., state'..., t + 1
   std::vector<int64_t> input_gradient_leaves;
   std::vector<int64_t> sent_leaves;

@@ -19,6 +19,7 @@
 #include "interp/evaluator.h"
 #include "models/init.h"
 #include "models/zoo.h"
+#include "tests/api/relative_difference.h"
 
 namespace alpa::api {
 namespace {
@@ -89,15 +90,7 @@ void AppendBatch(const ZooStep& step, int64_t index, std::vector<ir::Literal>& a
   }
 }
 
-// The largest difference relative to the value's scale (at least 1e-3).
-double RelativeDifference(const ir::Literal& got, const ir::Literal& want) {
-  double worst = 0, scale = 1e-3;
-  for (int64_t i = 0; i < want.element_count(); ++i) {
-    worst = std::max(worst, std::abs(got.GetDouble(i) - want.GetDouble(i)));
-    scale = std::max(scale, std::abs(want.GetDouble(i)));
-  }
-  return worst / scale;
-}
+using testing::RelativeDifference;
 
 class ParityTest : public ::testing::TestWithParam<Cell> {};
 

@@ -20,6 +20,7 @@
 #include "interp/evaluator.h"
 #include "models/init.h"
 #include "models/zoo.h"
+#include "tests/api/relative_difference.h"
 
 namespace alpa::api {
 namespace {
@@ -94,14 +95,7 @@ std::vector<plan::StageChoice> StagesOf(const Cell& cell, const plan::LayerCostT
   return stages;
 }
 
-double RelativeDifference(const ir::Literal& got, const ir::Literal& want) {
-  double worst = 0, scale = 1e-3;
-  for (int64_t i = 0; i < want.element_count(); ++i) {
-    worst = std::max(worst, std::abs(got.GetDouble(i) - want.GetDouble(i)));
-    scale = std::max(scale, std::abs(want.GetDouble(i)));
-  }
-  return worst / scale;
-}
+using testing::RelativeDifference;
 
 class PipeshardParityTest : public ::testing::TestWithParam<Cell> {};
 
@@ -127,9 +121,8 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
                           : plan::EvaluateStages(*table, *cluster, stages, cell.schedule,
                                                  cell.micro_batches, cell.chunks);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  Result<PipeshardExecutable> exe =
-      ParallelizePipeshard({zoo.loss.get(), zoo.weights, model.training}, *cluster, *plan,
-                           table->configs);
+  Result<PipeshardExecutable> exe = ParallelizePipeshard(
+      {zoo.loss.get(), zoo.weights, model.training}, *cluster, *plan, table->configs);
   ASSERT_TRUE(exe.ok()) << exe.status().message();
 
   Result<std::unique_ptr<ir::Module>> reference =
@@ -180,13 +173,13 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
     EXPECT_EQ(stage.collectives.count, priced) << spmd::ToString(stage.collectives);
   }
   // Each device holds what the planner predicted for its stage under the schedule: the same
-  // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed. The
-  // transformers' stages land within 15%. The MLP's and Wide-ResNet's miss by up to 26% where a
-  // stage of several layers runs one program whose shardings and temporaries the per-layer
-  // costs compose only roughly (plan/layer_costs.h; the truth issue's stage composition), so
-  // their bound is looser until the planner prices whole stages.
+  // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed. No
+  // device holds more than 15% above its stage's prediction. The transformers' stages also
+  // hold at least 85% of it; the MLP's and Wide-ResNet's hold as little as 64% where a stage of
+  // several layers runs one re-solved program whose temporaries the per-layer costs compose
+  // only roughly (plan/layer_costs.h; the truth issue's stage composition).
   const bool composed_closely = cell.model == "gpt-tiny" || cell.model == "moe-tiny";
-  const double tolerance = composed_closely ? 0.15 : 0.3;
+  const double lowest = composed_closely ? 0.85 : 0.6;
   for (size_t s = 0; s < plan->stages.size() / static_cast<size_t>(plan->num_chunks); ++s) {
     const plan::PlannedStage& stage = plan->stages[s];
     for (int64_t device : stage.devices) {
@@ -195,9 +188,13 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
       const auto predicted = static_cast<double>(stage.peak_memory_bytes);
       ::testing::Test::RecordProperty(fmt::format("device{}_measured_over_predicted_peak", device),
                                       std::to_string(measured / predicted));
-      EXPECT_LE(std::abs(measured - predicted), tolerance * predicted)
+      EXPECT_LE(measured, 1.15 * predicted)
           << "stage " << s << ", device " << device << ": measured " << measured
           << " B, predicted " << predicted << " B, reached at "
+          << exe->last_run()[static_cast<size_t>(device)].peak_label;
+      EXPECT_GE(measured, lowest * predicted)
+          << "stage " << s << ", device " << device << ": measured " << measured << " B, predicted "
+          << predicted << " B, reached at "
           << exe->last_run()[static_cast<size_t>(device)].peak_label;
     }
   }
@@ -212,7 +209,8 @@ std::vector<Cell> Matrix() {
   for (const char* model : {"mlp-tiny", "wresnet-tiny", "moe-tiny", "gpt-tiny"}) {
     for (ScheduleKind schedule : {ScheduleKind::kGPipe, ScheduleKind::k1F1B}) {
       for (int64_t m : {1, 2, 4}) {
-        const std::string prefix = fmt::format("{}_{}_m{}", model, pipeline::ScheduleKindName(schedule), m);
+        const std::string prefix =
+            fmt::format("{}_{}_m{}", model, pipeline::ScheduleKindName(schedule), m);
         cells.push_back({model, "local:4", schedule, m, two_by_two, 1, prefix + "_2x2"});
         cells.push_back({model, "local:4", schedule, m, four_by_one, 1, prefix + "_4x1"});
         cells.push_back({model, "local:4", schedule, m, {}, 1, prefix + "_planned"});
@@ -225,8 +223,8 @@ std::vector<Cell> Matrix() {
   }
   // Eight devices: two stages of four with 2-D and 1-D meshes, four stages of two.
   const std::vector<StageLayout> two_by_four = {{4, {2, 2}, true}, {4, {4}, true}};
-  const std::vector<StageLayout> four_by_two = {{2, {2}, true}, {2, {1, 2}, true},
-                                                {2, {2}, true}, {2, {1, 2}, true}};
+  const std::vector<StageLayout> four_by_two = {
+      {2, {2}, true}, {2, {1, 2}, true}, {2, {2}, true}, {2, {1, 2}, true}};
   cells.push_back({"gpt-tiny", "local:8", ScheduleKind::k1F1B, 4, two_by_four, 1,
                    "gpt_tiny_1f1b_m4_local8_2x4"});
   cells.push_back({"moe-tiny", "local:8", ScheduleKind::kGPipe, 2, four_by_two, 1,

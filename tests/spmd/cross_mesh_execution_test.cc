@@ -1,9 +1,7 @@
-// Cross-mesh resharding (spmd/cross_mesh.h) run on in-process devices (runtime/pipeline_executor.h):
-// every pair of layouts of an f32[8,8,4] value, pending sums included, between meshes of shapes
-// (1,2), (2,1), (2,2) and (1,4) on disjoint devices arrives whole, and what crossed between
-// devices is what the plan counted.
-#include "spmd/cross_mesh.h"
-
+// Cross-mesh resharding (spmd/cross_mesh.h) run on in-process devices
+// (runtime/pipeline_executor.h): every pair of layouts of an f32[8,8,4] value, pending sums
+// included, between meshes of shapes (1,2), (2,1), (2,2) and (1,4) on disjoint devices arrives
+// whole, and what crossed between devices is what the plan counted.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -13,6 +11,7 @@
 
 #include "runtime/pipeline_executor.h"
 #include "sharding/sharding_spec.h"
+#include "spmd/cross_mesh.h"
 #include "spmd/literal_split.h"
 #include "spmd/mesh_groups.h"
 #include "tests/sharding/all_specs.h"

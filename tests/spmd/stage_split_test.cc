@@ -82,7 +82,7 @@ TEST(StageSplitTest, CutsTheStepIntoItsThreePasses) {
   }
   // Backward: x and ct, then the residuals; out, the tagged gradient.
   EXPECT_EQ(KindsOf(split->backward), (std::vector<Kind>{Kind::kParameter, Kind::kParameter,
-                                                          Kind::kResidual, Kind::kResidual}));
+                                                         Kind::kResidual, Kind::kResidual}));
   EXPECT_EQ(split->backward.inputs[1], (PartInput{Kind::kParameter, 2}));
   EXPECT_EQ(split->num_gradients, 1);
   ASSERT_EQ(split->gradient_names.size(), 1u);
@@ -93,8 +93,7 @@ TEST(StageSplitTest, CutsTheStepIntoItsThreePasses) {
   EXPECT_EQ(split->update.module->entry()->root()->operand_count(), 1);
   // The three programs print and hold no parameter beyond their inputs.
   for (const StagePart* part : {&split->forward, &split->backward, &split->update}) {
-    EXPECT_EQ(part->module->entry()->parameter_count(),
-              static_cast<int64_t>(part->inputs.size()));
+    EXPECT_EQ(part->module->entry()->parameter_count(), static_cast<int64_t>(part->inputs.size()));
     EXPECT_FALSE(hlo::PrintModule(*part->module).empty());
   }
 }

@@ -17,15 +17,14 @@ using ::testing::HasSubstr;
 class CliRunPipeshardTest : public AlpaCliTest {};
 
 TEST_F(CliRunPipeshardTest, APipelinedPlanTrainsAsTheReferenceDoes) {
-  const RunResult r =
-      RunAlpa({"run", "gpt-tiny", "--layers", "4", "--cluster", "local:4", "--method",
-               "pipeshard", "--manual-stages",
-               Write("stages.json", R"({"layers": 6, "schedule": "1f1b", "stages": [
+  const RunResult r = RunAlpa({"run", "gpt-tiny", "--layers", "4", "--cluster", "local:4",
+                               "--method", "pipeshard", "--manual-stages",
+                               Write("stages.json", R"({"layers": 6, "schedule": "1f1b", "stages": [
                  {"layers": [0, 1, 2], "submesh": [1, 2], "logical_mesh": [1, 2],
                   "force_batch_dim_to_mesh_dim": 0},
                  {"layers": [3, 4, 5], "submesh": [1, 2], "logical_mesh": [2, 1],
                   "force_batch_dim_to_mesh_dim": 0}]})"),
-               "--micro-batches", "2", "--steps", "3", "--check", "--json"});
+                               "--micro-batches", "2", "--steps", "3", "--check", "--json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const nlohmann::json json = ParseJson(r);
   EXPECT_EQ(json["steps"].size(), 3u);
@@ -44,14 +43,14 @@ TEST_F(CliRunPipeshardTest, APipelinedPlanTrainsAsTheReferenceDoes) {
 
 TEST_F(CliRunPipeshardTest, ASavedPipelinedPlanRunsWithTheSameStages) {
   const std::string plan = dir_.string() + "/plan.json";
-  const RunResult planned = RunAlpa({"plan", "mlp-tiny", "--layers", "4", "--cluster", "local:4",
-                                     "--method", "pipeshard", "--micro-batches", "2",
-                                     "--schedule", "gpipe", "-o", plan});
+  const RunResult planned =
+      RunAlpa({"plan", "mlp-tiny", "--layers", "4", "--cluster", "local:4", "--method", "pipeshard",
+               "--micro-batches", "2", "--schedule", "gpipe", "-o", plan});
   ASSERT_EQ(planned.exit_code, 0) << Describe(planned);
   const nlohmann::json saved = nlohmann::json::parse(ReadFile(plan));
-  const RunResult r = RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4",
-                               "--micro-batches", "2", "--plan", plan, "--steps", "2", "--check",
-                               "--json"});
+  const RunResult r =
+      RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4", "--micro-batches", "2",
+               "--plan", plan, "--steps", "2", "--check", "--json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const nlohmann::json json = ParseJson(r);
   EXPECT_EQ(json["check"]["passed"], true);
@@ -63,9 +62,9 @@ TEST_F(CliRunPipeshardTest, ASavedPipelinedPlanRunsWithTheSameStages) {
 
 TEST_F(CliRunPipeshardTest, ThePlanAndTheStepsArePrinted) {
   const std::string trace = dir_.string() + "/trace.json";
-  const RunResult r = RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:2",
-                               "--method", "pipeshard", "--micro-batches", "2", "--steps", "2",
-                               "--trace", trace});
+  const RunResult r =
+      RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:2", "--method", "pipeshard",
+               "--micro-batches", "2", "--steps", "2", "--trace", trace});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_THAT(r.out, HasSubstr("plan        pipeshard:"));
   EXPECT_THAT(r.out, HasSubstr("bubble"));
@@ -96,9 +95,8 @@ TEST_F(CliRunPipeshardTest, BadInputIsNamed) {
       "interleaved 1F1B needs a multiple of the 2 devices (the nearest: 2 or 4)");
   // Stages that leave a layer out.
   ExpectBadInput(
-      RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4", "--method",
-               "pipeshard", "--manual-stages",
-               Write("gap.json", R"({"layers": 5, "stages": [
+      RunAlpa({"run", "mlp-tiny", "--layers", "4", "--cluster", "local:4", "--method", "pipeshard",
+               "--manual-stages", Write("gap.json", R"({"layers": 5, "stages": [
                  {"layers": [0, 1], "submesh": [1, 2], "logical_mesh": [2, 1]},
                  {"layers": [3, 4], "submesh": [1, 2], "logical_mesh": [2, 1]}]})")}),
       "gap.json");

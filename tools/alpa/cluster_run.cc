@@ -157,15 +157,7 @@ void PrintStep(const StepRecord& record, bool check) {
 nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
                               const api::ParallelExecutable& executable, const MeasuredPeak& peak,
                               const ClusterRunOptions& options, const TrainingCheck* check) {
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (const StepRecord& record : records) {
-    nlohmann::ordered_json step = {{"step", record.step},
-                                   {"loss", record.loss},
-                                   {"time_s", record.seconds},
-                                   {"peak_memory_bytes", record.peak_memory_bytes}};
-    if (check != nullptr) step["reference_loss"] = record.reference_loss;
-    steps.push_back(std::move(step));
-  }
+  nlohmann::ordered_json steps = StepRecordsJson(records, check != nullptr);
   nlohmann::ordered_json summary = {
       {"cluster", options.cluster},
       {"method", options.method},

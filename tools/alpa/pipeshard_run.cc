@@ -54,7 +54,7 @@ std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
 
 // What the devices of a step measured, against the plan.
 struct Measured {
-  std::vector<int64_t> stage_peak;  // by device group: the largest of its devices' peaks
+  std::vector<int64_t> stage_peak;         // by device group: the largest of its devices' peaks
   std::vector<std::string> stage_peak_at;  // and where that device reached it
   double bubble_fraction = 0;
 };
@@ -105,16 +105,16 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
   fmt::print("training {} ({}) on {} in-process devices ({}), seed {}\n", zoo.zoo.entry.name,
              zoo.zoo.entry.description, exe.device_count(), options.cluster, seed);
   fmt::print("config      {}; {} weights\n", DescribeConfig(zoo), zoo.weight_elements);
-  fmt::print("plan        pipeshard: {} stages{}, {} micro-batches under {}, planned and "
-             "compiled in {}\n",
-             plan.stages.size(),
-             plan.num_chunks > 1 ? fmt::format(" ({} chunks per device)", plan.num_chunks) : "",
-             plan.num_micro_batches, pipeline::ScheduleKindName(plan.schedule),
-             FormatSeconds(compile_s));
-  Table table({"stage", "layers", "devices", "mesh", "fwd/mb", "bwd/mb", "update", "peak (pred)"},
-              {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft,
-               Table::Align::kLeft, Table::Align::kRight, Table::Align::kRight,
-               Table::Align::kRight, Table::Align::kRight});
+  fmt::print(
+      "plan        pipeshard: {} stages{}, {} micro-batches under {}, planned and "
+      "compiled in {}\n",
+      plan.stages.size(),
+      plan.num_chunks > 1 ? fmt::format(" ({} chunks per device)", plan.num_chunks) : "",
+      plan.num_micro_batches, pipeline::ScheduleKindName(plan.schedule), FormatSeconds(compile_s));
+  Table table(
+      {"stage", "layers", "devices", "mesh", "fwd/mb", "bwd/mb", "update", "peak (pred)"},
+      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft,
+       Table::Align::kRight, Table::Align::kRight, Table::Align::kRight, Table::Align::kRight});
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const plan::PlannedStage& stage = plan.stages[s];
     table.AddRow({std::to_string(s),
@@ -124,13 +124,15 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
                   FormatSeconds(stage.update_s), FormatBytes(stage.peak_memory_bytes)});
   }
   fmt::print("{}", table.Render(12));
-  fmt::print("predicted   {} per step (simulated; Alpa's formula {}), bubble {:.2f}, {} between "
-             "stages per step\n",
-             FormatSeconds(plan.step_time_s), FormatSeconds(plan.alpa_formula_s),
-             plan.bubble_fraction, FormatBytes(exe.cross_mesh_bytes()));
+  fmt::print(
+      "predicted   {} per step (simulated; Alpa's formula {}), bubble {:.2f}, {} between "
+      "stages per step\n",
+      FormatSeconds(plan.step_time_s), FormatSeconds(plan.alpa_formula_s), plan.bubble_fraction,
+      FormatBytes(exe.cross_mesh_bytes()));
   if (options.check) {
-    fmt::print("check       against the reference interpreter on one device, each step from the "
-               "devices' inputs\n");
+    fmt::print(
+        "check       against the reference interpreter on one device, each step from the "
+        "devices' inputs\n");
   }
   fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
              options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
@@ -139,13 +141,13 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
 
 void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardPlan& plan,
                   const Measured& measured, double step_s) {
-  fmt::print("\nloss {} -> {} in {} steps; step time {} measured (median of the steps after the "
-             "first), {} simulated ({:.2f}x)\n",
-             FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
-             FormatSeconds(step_s), FormatSeconds(plan.step_time_s), step_s / plan.step_time_s);
+  fmt::print(
+      "\nloss {} -> {} in {} steps; step time {} measured (median of the steps after the "
+      "first), {} simulated ({:.2f}x)\n",
+      FormatLoss(records.front().loss), FormatLoss(records.back().loss), records.size(),
+      FormatSeconds(step_s), FormatSeconds(plan.step_time_s), step_s / plan.step_time_s);
   fmt::print("bubble {:.2f} measured (median of the same steps), {:.2f} simulated\n",
-             measured.bubble_fraction,
-             plan.bubble_fraction);
+             measured.bubble_fraction, plan.bubble_fraction);
   for (size_t g = 0; g < measured.stage_peak.size(); ++g) {
     const int64_t predicted = plan.stages[g].peak_memory_bytes;
     fmt::print("memory stage {}: {} per device at peak measured ({}), {} predicted ({:.2f}x)\n", g,
@@ -160,15 +162,7 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
                               const api::PipeshardExecutable& exe, const Measured& measured,
                               double step_s, const TrainingCheck* check) {
   const plan::PipeshardPlan& plan = search.plan;
-  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
-  for (const StepRecord& record : records) {
-    nlohmann::ordered_json step = {{"step", record.step},
-                                   {"loss", record.loss},
-                                   {"time_s", record.seconds},
-                                   {"peak_memory_bytes", record.peak_memory_bytes}};
-    if (check != nullptr) step["reference_loss"] = record.reference_loss;
-    steps.push_back(std::move(step));
-  }
+  nlohmann::ordered_json steps = StepRecordsJson(records, check != nullptr);
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const plan::PlannedStage& stage = plan.stages[s];
@@ -186,18 +180,17 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
                         {"temporary_bytes", stage.temporary_bytes},
                         {"update_temporary_bytes", stage.update_temporary_bytes}}}});
   }
-  nlohmann::ordered_json summary = {
-      {"method", "pipeshard"},
-      {"schedule", pipeline::ScheduleKindName(plan.schedule)},
-      {"num_micro_batches", plan.num_micro_batches},
-      {"num_chunks", plan.num_chunks},
-      {"devices", exe.device_count()},
-      {"stages", std::move(stages)},
-      {"predicted_step_time_s", plan.step_time_s},
-      {"measured_step_time_s", step_s},
-      {"predicted_bubble_fraction", plan.bubble_fraction},
-      {"measured_bubble_fraction", measured.bubble_fraction},
-      {"cross_mesh_bytes_per_step", exe.cross_mesh_bytes()}};
+  nlohmann::ordered_json summary = {{"method", "pipeshard"},
+                                    {"schedule", pipeline::ScheduleKindName(plan.schedule)},
+                                    {"num_micro_batches", plan.num_micro_batches},
+                                    {"num_chunks", plan.num_chunks},
+                                    {"devices", exe.device_count()},
+                                    {"stages", std::move(stages)},
+                                    {"predicted_step_time_s", plan.step_time_s},
+                                    {"measured_step_time_s", step_s},
+                                    {"predicted_bubble_fraction", plan.bubble_fraction},
+                                    {"measured_bubble_fraction", measured.bubble_fraction},
+                                    {"cross_mesh_bytes_per_step", exe.cross_mesh_bytes()}};
   nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
   if (check != nullptr) json["check"] = check->Json();
   return json;
@@ -211,8 +204,7 @@ Result<plan::PipelineSearch> Search(const ZooStep& zoo, const ClusterRunOptions&
   search.manual = saved;
   if (!options.manual_stages.empty()) {
     ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(options.manual_stages));
-    ALPA_ASSIGN_OR_RETURN(search.manual,
-                          plan::ParseManualStages(text, options.manual_stages));
+    ALPA_ASSIGN_OR_RETURN(search.manual, plan::ParseManualStages(text, options.manual_stages));
   }
   const models::Model& model = zoo.zoo.model;
   Result<plan::PipelineSearch> found =
@@ -243,15 +235,16 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   api::PipeshardRunOptions run_options;
   // A device past its memory fails the step naming the buffer, as it would on the real device.
   for (const plan::PlannedStage& stage : search->plan.stages) {
-    if (run_options.memory_limit_bytes == 0 || stage.memory_bytes < run_options.memory_limit_bytes) {
+    if (run_options.memory_limit_bytes == 0 ||
+        stage.memory_bytes < run_options.memory_limit_bytes) {
       run_options.memory_limit_bytes = stage.memory_bytes;
     }
   }
-  run_options.kernels =
-      options.kernels == "reference" ? runtime::KernelChoice::kReference : runtime::KernelChoice::kFast;
-  Result<api::PipeshardExecutable> exe = api::ParallelizePipeshard(
-      {zoo.zoo.model.loss.get(), zoo.zoo.model.weights, zoo.training}, *cluster, search->plan,
-      search->table.configs, run_options);
+  run_options.kernels = options.kernels == "reference" ? runtime::KernelChoice::kReference
+                                                       : runtime::KernelChoice::kFast;
+  Result<api::PipeshardExecutable> exe =
+      api::ParallelizePipeshard({zoo.zoo.model.loss.get(), zoo.zoo.model.weights, zoo.training},
+                                *cluster, search->plan, search->table.configs, run_options);
   if (!exe.ok()) return ReportError(exe.status().WithContext(zoo.zoo.entry.name));
   const double compile_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (!json) PrintPlan(zoo, options, *search, *exe, compile_s, seed);
@@ -259,9 +252,9 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   const Clock::time_point epoch = Clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(exe->device_count());
-  ZooTraining training(zoo, seed,
-                       std::make_unique<PipelineRunner>(*exe, trace ? std::optional(epoch)
-                                                                    : std::nullopt));
+  ZooTraining training(
+      zoo, seed,
+      std::make_unique<PipelineRunner>(*exe, trace ? std::optional(epoch) : std::nullopt));
   std::optional<TrainingCheck> check;
   if (options.check) check.emplace(zoo, f32_step, seed);
   std::vector<ir::Literal> inputs;

@@ -68,15 +68,15 @@ Result<std::optional<plan::ManualStages>> ReadPipelinedRunPlan(const std::string
   if (plan_document::Items(plan, "stages").empty()) return std::optional<plan::ManualStages>();
   ALPA_RETURN_IF_ERROR(
       CheckMadeFor(plan, path, zoo, "loss", ModuleFingerprint(*zoo.zoo.model.loss), cluster));
-  ALPA_ASSIGN_OR_RETURN(plan::ManualStages stages,
-                        plan::ParseSavedPlanStages(plan.dump(), path));
+  ALPA_ASSIGN_OR_RETURN(plan::ManualStages stages, plan::ParseSavedPlanStages(plan.dump(), path));
   return std::optional(std::move(stages));
 }
 
 Result<RunPlan> ReadRunPlan(const std::string& path, const ZooStep& zoo,
                             const std::string& cluster) {
   ALPA_ASSIGN_OR_RETURN(const Json plan, LoadPlanDocument(path));
-  ALPA_RETURN_IF_ERROR(CheckMadeFor(plan, path, zoo, "train step", ModuleFingerprint(*zoo.step), cluster));
+  ALPA_RETURN_IF_ERROR(
+      CheckMadeFor(plan, path, zoo, "train step", ModuleFingerprint(*zoo.step), cluster));
   RunPlan run;
   run.method = Text(plan, "method");
   if (run.method == "auto" || run.method == "pipeshard") run.method = "shard";  // one stage

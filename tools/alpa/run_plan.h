@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "support/status.h"
 #include "plan/manual_stages.h"
+#include "support/status.h"
 #include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {

@@ -44,6 +44,19 @@ class Interpreter final : public StepRunner {
 
 }  // namespace
 
+nlohmann::ordered_json StepRecordsJson(const std::vector<StepRecord>& records, bool reference) {
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const StepRecord& record : records) {
+    nlohmann::ordered_json step = {{"step", record.step},
+                                   {"loss", record.loss},
+                                   {"time_s", record.seconds},
+                                   {"peak_memory_bytes", record.peak_memory_bytes}};
+    if (reference) step["reference_loss"] = record.reference_loss;
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
 std::string FormatLoss(double loss) {
   return std::fabs(loss) < 1e5 ? fmt::format("{:.6f}", loss) : fmt::format("{:.4e}", loss);
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct StepRecord {
   double reference_loss = 0;      // `alpa run --check`: the reference interpreter's loss
   int64_t peak_memory_bytes = 0;  // `alpa run --cluster`: the largest device's measured peak
 };
+
+// The records as `alpa run --cluster --json` prints them: {"step", "loss", "time_s",
+// "peak_memory_bytes"} and, with `reference`, "reference_loss".
+nlohmann::ordered_json StepRecordsJson(const std::vector<StepRecord>& records, bool reference);
 
 // Six decimals while the loss is of a usual size; exponent form once it diverges.
 std::string FormatLoss(double loss);
