@@ -92,7 +92,6 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
       exe.schedule_,
       pipeline::MakeSchedule(plan.schedule, static_cast<int>(groups),
                              static_cast<int>(micro_batches), static_cast<int>(plan.num_chunks)));
-  exe.micro_batch_rows_ = 0;
   for (int64_t w : step.weights) {
     const ir::Shape& shape = step.loss->entry()->parameters()[static_cast<size_t>(w)]->shape();
     exe.state_counts_.push_back(static_cast<int64_t>(

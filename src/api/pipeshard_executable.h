@@ -110,7 +110,6 @@ class PipeshardExecutable {
   std::shared_ptr<std::vector<StageProgram>> stages_;
   pipeline::Schedule schedule_;
   int64_t num_chunks_ = 1;
-  int64_t micro_batch_rows_ = 0;
   std::vector<runtime::PipelineDevice> devices_;
   // slots_of_[stage][position on its mesh]
   std::vector<std::vector<StageSlots>> slots_of_;

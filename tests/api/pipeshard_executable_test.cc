@@ -239,5 +239,45 @@ std::vector<Cell> Matrix() {
 
 INSTANTIATE_TEST_SUITE_P(Matrix, PipeshardParityTest, ::testing::ValuesIn(Matrix()), CellName);
 
+// A plan whose stages overlap, leave devices out, or are for another micro-batch count is
+// refused by name before anything runs.
+TEST(ParallelizePipeshardTest, APlanThatDoesNotTileTheClusterIsNamed) {
+  const Cell cell{"mlp-tiny", "local:4", pipeline::ScheduleKind::k1F1B, 2,
+                  {{2, {2}, true}, {2, {2}, true}}, 1, "mlp"};
+  Model model = BuildModel(cell.model, cell.micro_batches);
+  const models::Model& zoo = model.zoo.model;
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
+  ASSERT_TRUE(cluster.ok());
+  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
+      *zoo.loss, zoo.weights, model.training, *cluster,
+      plan::EnumerateMeshConfigs(*cluster,
+                                 cluster::EnumerateSubmeshes(*cluster, cluster::SubmeshSpace::kAll),
+                                 model.rows, plan::LogicalSpace::kAll),
+      model.rows, {});
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  Result<plan::PipeshardPlan> plan = plan::EvaluateStages(
+      *table, *cluster, StagesOf(cell, *table), cell.schedule, cell.micro_batches);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  auto error_of = [&](const plan::PipeshardPlan& bad, const autodiff::TrainStepOptions& training) {
+    Result<PipeshardExecutable> exe =
+        ParallelizePipeshard({zoo.loss.get(), zoo.weights, training}, *cluster, bad,
+                             table->configs);
+    EXPECT_FALSE(exe.ok());
+    return exe.ok() ? std::string() : exe.status().message();
+  };
+  plan::PipeshardPlan overlapping = *plan;
+  overlapping.stages[1].devices = {1, 2};
+  EXPECT_NE(error_of(overlapping, model.training).find("stages 0 and 1 overlap on device 1"),
+            std::string::npos);
+  plan::PipeshardPlan missing = *plan;
+  missing.stages[1].devices = {2, 2};
+  EXPECT_NE(error_of(missing, model.training).find("use 3 of the cluster's 4 devices"),
+            std::string::npos);
+  autodiff::TrainStepOptions other = model.training;
+  other.num_micro_batches = 4;
+  EXPECT_NE(error_of(*plan, other).find("the plan is for 2 micro-batches, the train step has 4"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace alpa::api
