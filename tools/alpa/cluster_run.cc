@@ -30,18 +30,6 @@
 namespace alpa::tools {
 namespace {
 
-// The step time to set beside the prediction: the median of the steps after the first, which
-// alone pays the one-time costs (fresh buffers' page faults, oneDNN's primitive creation: 28 ms
-// against 5 ms warm for gpt-tiny on local:2), so that neither it nor one step slowed by a busy
-// host moves the figure. With one step, that step.
-double MeasuredStepSeconds(const std::vector<StepRecord>& records) {
-  std::vector<double> warm;
-  for (size_t i = records.size() > 1 ? 1 : 0; i < records.size(); ++i) {
-    warm.push_back(records[i].seconds);
-  }
-  return runtime::Median(std::move(warm));
-}
-
 // What MeasuredStepSeconds took: "median of steps 2 to 10; the first took 28.5 ms".
 std::string MeasuredStepNote(const std::vector<StepRecord>& records) {
   if (records.size() < 2) return "one step";
@@ -136,22 +124,7 @@ void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
             : fmt::format("; again in f32, for how far {} rounding moves each value",
                           ir::DTypeName(zoo.dtype)));
   }
-  fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
-             options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
-  fmt::print("{:>6}  {:>12}  {:>9}  {:>10}{}\n", "------", "------------", "---------",
-             "----------", options.check ? "  ------------  ---------" : "");
-  std::fflush(stdout);
-}
-
-void PrintStep(const StepRecord& record, bool check) {
-  fmt::print("{:>6}  {:>12}  {:>9}  {:>10}", record.step, FormatLoss(record.loss),
-             FormatSeconds(record.seconds), FormatBytes(record.peak_memory_bytes));
-  if (check) {
-    fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
-               std::abs(record.loss - record.reference_loss));
-  }
-  fmt::print("\n");
-  std::fflush(stdout);
+  PrintStepHeader(options.check);
 }
 
 nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
@@ -339,7 +312,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
       record.reference_loss = *want;
     }
     records.push_back(record);
-    if (speaker && !json) PrintStep(record, options.check);
+    if (speaker && !json) PrintStepRow(record, options.check);
   }
   if (!speaker) return kExitOk;
   if (json) {

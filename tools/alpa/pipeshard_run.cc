@@ -134,9 +134,7 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
         "check       against the reference interpreter on one device, each step from the "
         "devices' inputs\n");
   }
-  fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
-             options.check ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
-  std::fflush(stdout);
+  PrintStepHeader(options.check);
 }
 
 void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardPlan& plan,
@@ -293,22 +291,9 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
       record.reference_loss = *want;
     }
     records.push_back(record);
-    if (!json) {
-      fmt::print("{:>6}  {:>12}  {:>9}  {:>10}", record.step, FormatLoss(record.loss),
-                 FormatSeconds(record.seconds), FormatBytes(record.peak_memory_bytes));
-      if (check) {
-        fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
-                   std::abs(record.loss - record.reference_loss));
-      }
-      fmt::print("\n");
-      std::fflush(stdout);
-    }
+    if (!json) PrintStepRow(record, check.has_value());
   }
-  std::vector<double> warm;
-  for (size_t i = records.size() > 1 ? 1 : 0; i < records.size(); ++i) {
-    warm.push_back(records[i].seconds);
-  }
-  const double step_s = runtime::Median(std::move(warm));
+  const double step_s = MeasuredStepSeconds(records);
   const Measured measured = Measure(*exe, search->plan, std::move(bubbles));
   if (json) {
     fmt::print("{}\n", DumpJson(ToJson(records, *search, *exe, measured, step_s,

@@ -4,11 +4,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <utility>
 
 #include "interp/evaluator.h"
 #include "models/init.h"
+#include "runtime/profiler.h"
+#include "support/units.h"
 
 namespace alpa::tools {
 namespace {
@@ -55,6 +58,33 @@ nlohmann::ordered_json StepRecordsJson(const std::vector<StepRecord>& records, b
     steps.push_back(std::move(step));
   }
   return steps;
+}
+
+void PrintStepHeader(bool reference) {
+  fmt::print("\n{:>6}  {:>12}  {:>9}  {:>10}{}\n", "step", "loss", "time", "peak mem",
+             reference ? fmt::format("  {:>12}  {:>9}", "reference", "|diff|") : "");
+  fmt::print("{:>6}  {:>12}  {:>9}  {:>10}{}\n", "------", "------------", "---------",
+             "----------", reference ? "  ------------  ---------" : "");
+  std::fflush(stdout);
+}
+
+void PrintStepRow(const StepRecord& record, bool reference) {
+  fmt::print("{:>6}  {:>12}  {:>9}  {:>10}", record.step, FormatLoss(record.loss),
+             FormatSeconds(record.seconds), FormatBytes(record.peak_memory_bytes));
+  if (reference) {
+    fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
+               std::abs(record.loss - record.reference_loss));
+  }
+  fmt::print("\n");
+  std::fflush(stdout);
+}
+
+double MeasuredStepSeconds(const std::vector<StepRecord>& records) {
+  std::vector<double> warm;
+  for (size_t i = records.size() > 1 ? 1 : 0; i < records.size(); ++i) {
+    warm.push_back(records[i].seconds);
+  }
+  return runtime::Median(std::move(warm));
 }
 
 std::string FormatLoss(double loss) {

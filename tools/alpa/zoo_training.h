@@ -33,6 +33,17 @@ struct StepRecord {
 // "peak_memory_bytes"} and, with `reference`, "reference_loss".
 nlohmann::ordered_json StepRecordsJson(const std::vector<StepRecord>& records, bool reference);
 
+// The table of `alpa run --cluster`'s steps: its header (with `reference`, the reference's loss
+// and the difference too), then a row per step.
+void PrintStepHeader(bool reference);
+void PrintStepRow(const StepRecord& record, bool reference);
+
+// The step time to set beside the prediction: the median of the steps after the first, which
+// alone pays the one-time costs (fresh buffers' page faults, oneDNN's primitive creation: 28 ms
+// against 5 ms warm for gpt-tiny on local:2), so that neither it nor one step slowed by a busy
+// host moves the figure. With one step, that step.
+double MeasuredStepSeconds(const std::vector<StepRecord>& records);
+
 // Six decimals while the loss is of a usual size; exponent form once it diverges.
 std::string FormatLoss(double loss);
 
