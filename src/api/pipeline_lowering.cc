@@ -260,7 +260,7 @@ class PipelineLowering {
     for (const Exchange& exchange : exchanges_) {
       for (const Transfer& transfer : exchange.from) {
         if (transfer.from_stage != stage) continue;
-        EmitSends(transfer, 0, position,
+        EmitTransfer(Kind::kSend, transfer, 0, position,
                   OutputsOf(stage, position).sums[static_cast<size_t>(transfer.from_output)],
                   "gradient sum");
       }
@@ -278,7 +278,7 @@ class PipelineLowering {
       zeros.tile = exchange.from.front().tile;
       Emit(stage, position, std::move(zeros));
       for (const Transfer& transfer : exchange.from) {
-        EmitReceives(transfer, 0, position, total, "gradient sum");
+        EmitTransfer(Kind::kReceive, transfer, 0, position, total, "gradient sum");
       }
       int64_t& sum = OutputsOf(stage, position).sums[static_cast<size_t>(exchange.gradient)];
       ReleaseAfterLast(stage, position, {sum});
@@ -363,7 +363,8 @@ class PipelineLowering {
     switch (input.kind) {
       case spmd::PartInput::Kind::kParameter: {
         const size_t p = static_cast<size_t>(input.index);
-        return slots.state[p] >= 0 ? slots.state[p] : slots.inputs[static_cast<size_t>(m)][p];
+        return IsState(program, input.index) ? slots.state[p]
+                                             : slots.inputs[static_cast<size_t>(m)][p];
       }
       case spmd::PartInput::Kind::kResidual:
         return outputs.forward[static_cast<size_t>(m)][program.roles.sent_leaves.size() +
@@ -410,28 +411,20 @@ class PipelineLowering {
       Emit(send ? transfer.from_stage : transfer.to_stage, position, std::move(instruction));
     }
   }
-  void EmitReceives(const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
-                    const std::string& what) {
-    EmitTransfer(Kind::kReceive, transfer, m, position, slot, what);
-  }
-  void EmitSends(const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
-                 const std::string& what) {
-    EmitTransfer(Kind::kSend, transfer, m, position, slot, what);
-  }
 
   // The per-micro-batch parameters `part` reads.
   std::set<int64_t> InputsRead(int64_t stage, const spmd::StagePart& part) const {
     std::set<int64_t> read;
     for (const spmd::PartInput& input : part.inputs) {
       if (input.kind == spmd::PartInput::Kind::kParameter &&
-          Slots_(stage).state[static_cast<size_t>(input.index)] < 0) {
+          !IsState(StageAt(stage), input.index)) {
         read.insert(input.index);
       }
     }
     return read;
   }
-  const PipeshardExecutable::StageSlots& Slots_(int64_t stage) const {
-    return exe_.slots_of_[static_cast<size_t>(stage)][0];
+  static bool IsState(const StageProgram& program, int64_t parameter) {
+    return spmd::IsStateParameter(program.roles.parameters[static_cast<size_t>(parameter)]);
   }
 
   void EmitForward(int64_t stage, int64_t m, int64_t position) {
@@ -452,7 +445,7 @@ class PipelineLowering {
     }
     for (const Transfer& transfer : transfers_) {
       if (transfer.to_stage == stage && !IsBackward(transfer)) {
-        EmitReceives(transfer, m, position,
+        EmitTransfer(Kind::kReceive, transfer, m, position,
                      Slots(stage, position).inputs[mb][static_cast<size_t>(transfer.to_parameter)],
                      "activation");
       }
@@ -475,7 +468,7 @@ class PipelineLowering {
     }
     for (const Transfer& transfer : transfers_) {
       if (transfer.from_stage == stage && !IsBackward(transfer)) {
-        EmitSends(transfer, m, position, sent[static_cast<size_t>(transfer.from_output)],
+        EmitTransfer(Kind::kSend, transfer, m, position, sent[static_cast<size_t>(transfer.from_output)],
                   "activation");
       }
     }
@@ -487,7 +480,7 @@ class PipelineLowering {
     const size_t mb = static_cast<size_t>(m);
     for (const Transfer& transfer : transfers_) {
       if (transfer.to_stage == stage && IsBackward(transfer)) {
-        EmitReceives(transfer, m, position,
+        EmitTransfer(Kind::kReceive, transfer, m, position,
                      Slots(stage, position).inputs[mb][static_cast<size_t>(transfer.to_parameter)],
                      "cotangent");
       }
@@ -501,7 +494,7 @@ class PipelineLowering {
     for (size_t i = 0; i < run.inputs.size(); ++i) {
       const spmd::PartInput& input = program.split.backward.inputs[i];
       const bool state = input.kind == spmd::PartInput::Kind::kParameter &&
-                         Slots(stage, position).state[static_cast<size_t>(input.index)] >= 0;
+                         IsState(program, input.index);
       if (!state) run.release.push_back(run.inputs[i]);
     }
     Emit(stage, position, std::move(run));
@@ -517,7 +510,7 @@ class PipelineLowering {
     }
     for (const Transfer& transfer : transfers_) {
       if (transfer.from_stage == stage && IsBackward(transfer)) {
-        EmitSends(transfer, m, position,
+        EmitTransfer(Kind::kSend, transfer, m, position,
                   outputs.backward[mb][static_cast<size_t>(transfer.from_output)], "gradient");
       }
     }

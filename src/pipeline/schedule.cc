@@ -76,6 +76,14 @@ Result<ScheduleKind> ParseScheduleKind(std::string_view name) {
                          name);
 }
 
+Result<std::vector<ScheduleKind>> ParseSchedules(std::string_view name) {
+  if (name == "auto") {
+    return std::vector{ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B};
+  }
+  ALPA_ASSIGN_OR_RETURN(ScheduleKind kind, ParseScheduleKind(name));
+  return std::vector{kind};
+}
+
 std::string TaskName(const Task& task, bool with_chunk) {
   const char letter = task.kind == TaskKind::kForward ? 'F' : 'B';
   if (with_chunk) return fmt::format("{}{}.{}", letter, task.micro_batch, task.chunk);

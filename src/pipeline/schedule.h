@@ -44,6 +44,8 @@ enum class TaskKind { kForward, kBackward };
 std::string_view ScheduleKindName(ScheduleKind kind);
 // The inverse of ScheduleKindName (also accepts "interleaved").
 Result<ScheduleKind> ParseScheduleKind(std::string_view name);
+// A schedule name or "auto": every schedule, for a planner to choose among (1F1B first).
+Result<std::vector<ScheduleKind>> ParseSchedules(std::string_view name);
 
 struct Task {
   TaskKind kind = TaskKind::kForward;

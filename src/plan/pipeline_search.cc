@@ -6,10 +6,11 @@
 
 namespace alpa::plan {
 
-Result<PipelineSearch> SearchPipeline(const ir::Module& loss, const std::vector<int64_t>& weights,
-                                      const autodiff::TrainStepOptions& training,
-                                      const cluster::ClusterSpec& cluster,
-                                      PipelineSearchOptions options) {
+Result<LayerCostTable> PipelineLayerCosts(const ir::Module& loss,
+                                          const std::vector<int64_t>& weights,
+                                          const autodiff::TrainStepOptions& training,
+                                          const cluster::ClusterSpec& cluster,
+                                          const PipelineSearchOptions& options) {
   if (loss.entry() == nullptr || weights.size() >= loss.entry()->parameters().size()) {
     return InvalidArgument("module {} has no batch parameter to pipeline over", loss.name());
   }
@@ -21,30 +22,49 @@ Result<PipelineSearch> SearchPipeline(const ir::Module& loss, const std::vector<
   const std::vector<MeshConfig> configs =
       EnumerateMeshConfigs(cluster, cluster::EnumerateSubmeshes(cluster, options.submeshes),
                            micro_batch_size, options.logical);
-  PipelineSearch search;
-  ALPA_ASSIGN_OR_RETURN(search.table, ComputeLayerCosts(loss, weights, training, cluster, configs,
-                                                        micro_batch_size, options.costs));
-  const int64_t micro_batches = training.num_micro_batches;
-  if (options.manual) {
-    const ManualStages& manual = *options.manual;
-    if (manual.num_micro_batches && *manual.num_micro_batches != micro_batches) {
-      return InvalidArgument("the stages are for {} micro-batches, the step has {}",
-                             *manual.num_micro_batches, micro_batches);
-    }
-    ALPA_ASSIGN_OR_RETURN(std::vector<StageChoice> stages,
-                          ResolveManualStages(manual, search.table));
-    const std::vector<pipeline::ScheduleKind> schedules =
-        manual.schedule ? std::vector{*manual.schedule} : options.planner.schedules;
-    ALPA_ASSIGN_OR_RETURN(search.plan, EvaluateSchedules(search.table, cluster, stages, schedules,
-                                                         micro_batches, manual.num_chunks));
-    return search;
+  return ComputeLayerCosts(loss, weights, training, cluster, configs, micro_batch_size,
+                           options.costs);
+}
+
+Result<PipeshardPlan> EvaluateManualStages(const ManualStages& manual, const LayerCostTable& table,
+                                           const cluster::ClusterSpec& cluster,
+                                           const std::vector<pipeline::ScheduleKind>& schedules,
+                                           int64_t num_micro_batches) {
+  if (manual.num_micro_batches && *manual.num_micro_batches != num_micro_batches) {
+    return InvalidArgument(
+        "num_micro_batches is {} but the model was built with {} micro-batches; give the same "
+        "number to both",
+        *manual.num_micro_batches, num_micro_batches);
   }
-  options.planner.num_micro_batches = micro_batches;
+  ALPA_ASSIGN_OR_RETURN(std::vector<StageChoice> stages, ResolveManualStages(manual, table));
+  return EvaluateSchedules(table, cluster, stages,
+                           manual.schedule ? std::vector{*manual.schedule} : schedules,
+                           num_micro_batches, manual.num_chunks);
+}
+
+Result<PipeshardPlan> PlanStages(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
+                                 int64_t num_micro_batches, PipelineSearchOptions options) {
+  if (options.manual) {
+    return EvaluateManualStages(*options.manual, table, cluster, options.planner.schedules,
+                                num_micro_batches);
+  }
+  options.planner.num_micro_batches = num_micro_batches;
   const bool interleaved =
       std::count(options.planner.schedules.begin(), options.planner.schedules.end(),
                  pipeline::ScheduleKind::kInterleaved1F1B) > 0;
-  options.planner.extra_candidates = UniformGridStages(search.table, cluster, interleaved);
-  ALPA_ASSIGN_OR_RETURN(search.plan, PlanPipeshard(search.table, cluster, options.planner));
+  options.planner.extra_candidates = UniformGridStages(table, cluster, interleaved);
+  return PlanPipeshard(table, cluster, options.planner);
+}
+
+Result<PipelineSearch> SearchPipeline(const ir::Module& loss, const std::vector<int64_t>& weights,
+                                      const autodiff::TrainStepOptions& training,
+                                      const cluster::ClusterSpec& cluster,
+                                      const PipelineSearchOptions& options) {
+  PipelineSearch search;
+  ALPA_ASSIGN_OR_RETURN(search.table,
+                        PipelineLayerCosts(loss, weights, training, cluster, options));
+  ALPA_ASSIGN_OR_RETURN(search.plan,
+                        PlanStages(search.table, cluster, training.num_micro_batches, options));
   return search;
 }
 

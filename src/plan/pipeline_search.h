@@ -25,8 +25,7 @@ struct PipelineSearchOptions {
   cluster::SubmeshSpace submeshes = cluster::SubmeshSpace::kPowerOfTwo;
   LogicalSpace logical = LogicalSpace::kAll;
   LayerCostOptions costs;
-  // Its num_micro_batches is set from the training options; extra candidates are the uniform
-  // grid's.
+  // Its num_micro_batches and extra candidates (the uniform grid's) are set by PlanStages.
   PipeshardOptions planner;
   // Given stages (a manual plan or a saved plan's, manual_stages.h) in place of the search,
   // evaluated under their own schedule when they name one, else under planner.schedules.
@@ -38,13 +37,33 @@ struct PipelineSearch {
   PipeshardPlan plan;
 };
 
-// `loss` at the micro-batch size, trained as `training` says (its num_micro_batches is the
-// pipeline's). Errors: the layer costs' and the planner's (a model that fits nowhere says what it
-// needs), or the given stages' (named; a micro-batch count other than the training's too).
+// The cost of every layer of `loss` (at the micro-batch size, trained as `training` says) on
+// every mesh configuration of the options' sub-mesh and logical spaces. Errors: the layer costs'.
+Result<LayerCostTable> PipelineLayerCosts(const ir::Module& loss,
+                                          const std::vector<int64_t>& weights,
+                                          const autodiff::TrainStepOptions& training,
+                                          const cluster::ClusterSpec& cluster,
+                                          const PipelineSearchOptions& options);
+
+// `manual` stages (manual_stages.h) evaluated on `table` under their own schedule, or the
+// fastest of `schedules`. Errors: a micro-batch count other than `num_micro_batches`, stages
+// that do not resolve or fit (named).
+Result<PipeshardPlan> EvaluateManualStages(const ManualStages& manual, const LayerCostTable& table,
+                                           const cluster::ClusterSpec& cluster,
+                                           const std::vector<pipeline::ScheduleKind>& schedules,
+                                           int64_t num_micro_batches);
+
+// The options' manual stages evaluated, or the pipeshard planner's best plan on `table` with
+// the uniform grid's stages among its candidates. Errors: the planner's (a model that fits
+// nowhere says what it needs) or the stages'.
+Result<PipeshardPlan> PlanStages(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
+                                 int64_t num_micro_batches, PipelineSearchOptions options);
+
+// Both: `loss`'s layer costs, then its plan at training.num_micro_batches.
 Result<PipelineSearch> SearchPipeline(const ir::Module& loss, const std::vector<int64_t>& weights,
                                       const autodiff::TrainStepOptions& training,
                                       const cluster::ClusterSpec& cluster,
-                                      PipelineSearchOptions options);
+                                      const PipelineSearchOptions& options);
 
 }  // namespace alpa::plan
 

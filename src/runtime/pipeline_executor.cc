@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "kernels/elementwise.h"
 #include "runtime/device_executor.h"
 #include "runtime/spmd_executor.h"
 #include "support/units.h"
@@ -171,9 +172,8 @@ Status Accumulate(ir::Literal& sum, const ir::Literal& value) {
   }
   const int64_t n = sum.element_count();
   if (sum.shape().dtype() == ir::DType::kF32) {
-    float* out = sum.typed_data<float>();
-    const float* in = value.typed_data<float>();
-    for (int64_t i = 0; i < n; ++i) out[i] += in[i];
+    kernels::BinaryF32(kernels::BinaryFn::kAdd, sum.typed_data<float>(),
+                       value.typed_data<float>(), sum.typed_data<float>(), n);
     return Status::Ok();
   }
   for (int64_t i = 0; i < n; ++i) sum.SetDouble(i, sum.GetDouble(i) + value.GetDouble(i));
@@ -209,11 +209,9 @@ class DeviceRun {
   }
 
   Status Run() {
-    std::vector<std::unique_ptr<MeshCollectives>> collectives;
     for (const MeshProgram& program : device_.programs) {
-      collectives.push_back(std::make_unique<MeshCollectives>(world_, program.mesh_devices));
+      collectives_.push_back(std::make_unique<MeshCollectives>(world_, program.mesh_devices));
     }
-    collectives_ = &collectives;
     for (const PipelineInstruction& instruction : device_.instructions) {
       const Clock::time_point start = Clock::now();
       Status status = Execute(instruction);
@@ -319,7 +317,7 @@ class DeviceRun {
     const auto& mesh = program.mesh_devices;
     context.partition_id = std::find(mesh.begin(), mesh.end(), device_.device) - mesh.begin();
     context.num_partitions = static_cast<int64_t>(mesh.size());
-    context.collectives = (*collectives_)[static_cast<size_t>(instruction.program)].get();
+    context.collectives = collectives_[static_cast<size_t>(instruction.program)].get();
     // The run may free what the instruction frees after it. What its outputs replace (a stage's
     // weights and optimizer state, by the update) lives through the run, as the memory model
     // counts parameters (cost/liveness.h): XLA's in-place update of donated buffers would hold
@@ -362,7 +360,7 @@ class DeviceRun {
   Mailbox& mailbox_;
   const PipelineRunOptions& options_;
   PipelineProfile& profile_;
-  std::vector<std::unique_ptr<MeshCollectives>>* collectives_ = nullptr;
+  std::vector<std::unique_ptr<MeshCollectives>> collectives_;  // by program
   int64_t held_ = 0;
 };
 

@@ -9,32 +9,37 @@
 
 #include "ir/builder.h"
 #include "ir/value_tag.h"
+#include "spmd/spmd_builder.h"
 
 namespace alpa::spmd {
 namespace {
 
 using ir::Instruction;
 
-enum class Part { kNone, kConstant, kForward, kBackward, kUpdate };
+// kUnassigned: an instruction no part's results reach (a non-last stage's loss).
+enum class Part { kParameter, kConstant, kUnassigned, kForward, kBackward, kUpdate };
 
-// The instructions `roots` reach through operands, the roots included.
-std::set<const Instruction*> AncestorsOf(const std::vector<const Instruction*>& roots) {
+// The instructions `roots` reach through operands, the roots included, not going past `stop`.
+std::set<const Instruction*> AncestorsOf(const std::vector<const Instruction*>& roots,
+                                         const std::set<const Instruction*>& stop = {}) {
   std::set<const Instruction*> seen;
   std::vector<const Instruction*> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
     const Instruction* x = stack.back();
     stack.pop_back();
-    if (!seen.insert(x).second) continue;
+    if (!seen.insert(x).second || stop.count(x)) continue;
     for (const Instruction* operand : x->operands()) stack.push_back(operand);
   }
   return seen;
 }
 
-// Copies one program's instructions into a new module: parameters for its inputs, the
-// instructions of its part, constants wherever they are read, a tuple of its outputs.
+// Copies one program's instructions into a new module: parameters for its inputs, then, in the
+// program's order, every instruction its outputs reach from them (constants included), and a
+// tuple of its outputs. Called computations are copied as the partitioner copies them.
 class PartBuilder {
  public:
-  explicit PartBuilder(const std::string& name) : mb_(name), b_(mb_.NewComputation(name)) {}
+  explicit PartBuilder(const std::string& name)
+      : mb_(name), b_(mb_.NewComputation(name)), callees_(mb_, b_, {}) {}
 
   void AddInput(const Instruction* value, PartInput input) {
     const int64_t number = static_cast<int64_t>(inputs_.size());
@@ -42,32 +47,26 @@ class PartBuilder {
     inputs_.push_back(input);
   }
 
-  Result<Instruction*> ValueOf(const Instruction* x) {
-    auto it = copy_.find(x);
-    if (it != copy_.end()) return it->second;
-    std::vector<Instruction*> operands;
-    for (const Instruction* operand : x->operands()) {
-      ALPA_ASSIGN_OR_RETURN(Instruction * value, ValueOf(operand));
-      operands.push_back(value);
+  Result<StagePart> Build(const std::vector<const Instruction*>& outputs,
+                          const std::vector<Instruction*>& order) {
+    std::set<const Instruction*> inputs;
+    for (const auto& [value, copy] : copy_) inputs.insert(value);
+    const std::set<const Instruction*> needed = AncestorsOf(outputs, inputs);
+    for (const Instruction* x : order) {
+      if (!needed.count(x) || copy_.count(x)) continue;
+      std::vector<Instruction*> operands;
+      for (const Instruction* operand : x->operands()) operands.push_back(copy_.at(operand));
+      std::vector<ir::Computation*> callees;
+      for (const ir::Computation* callee : x->called_computations()) {
+        ALPA_ASSIGN_OR_RETURN(ir::Computation * copy, callees_.CopyComputation(*callee));
+        callees.push_back(copy);
+      }
+      // Named afresh: the shared reducers CopyComputation makes take names from the same pool.
+      copy_[x] = b_.AddInstruction(x->opcode(), std::move(operands), x->attributes(),
+                                   std::move(callees), x->shape());
     }
-    std::vector<ir::Computation*> callees;
-    for (const ir::Computation* callee : x->called_computations()) {
-      ALPA_ASSIGN_OR_RETURN(ir::Computation * copy, CopyCallee(*callee));
-      callees.push_back(copy);
-    }
-    Instruction* copy = b_.AddInstruction(x->opcode(), std::move(operands), x->attributes(),
-                                          std::move(callees), x->shape(), x->name());
-    ALPA_RETURN_IF_ERROR(b_.status());
-    copy_[x] = copy;
-    return copy;
-  }
-
-  Result<StagePart> Build(const std::vector<const Instruction*>& outputs) {
     std::vector<Instruction*> values;
-    for (const Instruction* output : outputs) {
-      ALPA_ASSIGN_OR_RETURN(Instruction * value, ValueOf(output));
-      values.push_back(value);
-    }
+    for (const Instruction* output : outputs) values.push_back(copy_.at(output));
     ALPA_ASSIGN_OR_RETURN(ir::Computation * entry, b_.Build(b_.Tuple(values)));
     StagePart part;
     ALPA_ASSIGN_OR_RETURN(part.module, mb_.Build(entry));
@@ -76,36 +75,10 @@ class PartBuilder {
   }
 
  private:
-  // A called computation (a reducer, a comparator) copied whole into this module, once.
-  Result<ir::Computation*> CopyCallee(const ir::Computation& callee) {
-    auto it = callees_.find(&callee);
-    if (it != callees_.end()) return it->second;
-    ir::ComputationBuilder b = mb_.NewComputation(callee.name());
-    std::map<const Instruction*, Instruction*> copy;
-    for (const Instruction* x : callee.MakePostOrder()) {
-      if (x->opcode() == ir::Opcode::kParameter) {
-        copy[x] = b.Parameter(x->attributes().parameter_number, x->shape(), x->name());
-        continue;
-      }
-      std::vector<Instruction*> operands;
-      for (const Instruction* operand : x->operands()) operands.push_back(copy.at(operand));
-      std::vector<ir::Computation*> nested;
-      for (const ir::Computation* inner : x->called_computations()) {
-        ALPA_ASSIGN_OR_RETURN(ir::Computation * inner_copy, CopyCallee(*inner));
-        nested.push_back(inner_copy);
-      }
-      copy[x] = b.AddInstruction(x->opcode(), std::move(operands), x->attributes(),
-                                 std::move(nested), x->shape(), x->name());
-    }
-    ALPA_ASSIGN_OR_RETURN(ir::Computation * built, b.Build(copy.at(callee.root())));
-    callees_[&callee] = built;
-    return built;
-  }
-
   ir::ModuleBuilder mb_;
   ir::ComputationBuilder b_;
+  SpmdBuilder callees_;  // only its CopyComputation: no mesh
   std::map<const Instruction*, Instruction*> copy_;
-  std::map<const ir::Computation*, ir::Computation*> callees_;
   std::vector<PartInput> inputs_;
 };
 
@@ -118,7 +91,7 @@ std::string_view PartName(Part part) {
     case Part::kUpdate:
       return "update";
     default:
-      return "constant";
+      return "no";
   }
 }
 
@@ -192,12 +165,14 @@ class Splitter {
     }
     for (int64_t leaf : roles_.next_value_leaves) update_roots.push_back(Leaf(leaf));
 
-    for (const Instruction* x : order_)
-      part_of_[x] = IsParameter(x) ? Part::kNone : Part::kConstant;
+    for (const Instruction* x : order_) {
+      part_of_[x] = IsParameter(x)      ? Part::kParameter
+                    : constant.count(x) ? Part::kConstant
+                                        : Part::kUnassigned;
+    }
     auto assign = [&](const std::vector<const Instruction*>& roots, Part part, bool skip_ct) {
       for (const Instruction* x : AncestorsOf(roots)) {
-        if (IsParameter(x) || constant.count(x) || part_of_[x] != Part::kConstant) continue;
-        if (skip_ct && on_cotangent.count(x)) continue;
+        if (part_of_[x] != Part::kUnassigned || (skip_ct && on_cotangent.count(x))) continue;
         part_of_[x] = part;
       }
     };
@@ -212,10 +187,12 @@ class Splitter {
     const std::set<const Instruction*> gradients(gradients_.begin(), gradients_.end());
     for (const Instruction* x : order_) {
       const Part part = part_of_.at(x);
-      if (part == Part::kNone || part == Part::kConstant) continue;
+      if (part == Part::kParameter || part == Part::kConstant || part == Part::kUnassigned) {
+        continue;
+      }
       for (const Instruction* operand : x->operands()) {
         const Part from = part_of_.at(operand);
-        if (from == part || from == Part::kNone || from == Part::kConstant) continue;
+        if (from == part || from == Part::kParameter || from == Part::kConstant) continue;
         if (from == Part::kForward && part == Part::kBackward) {
           AddResidual(operand);
           continue;
@@ -249,42 +226,37 @@ class Splitter {
     }
   }
 
-  // Inputs: the train step's parameters the part reads, in parameter order, then its crossing
-  // values.
-  void AddParameterInputs(PartBuilder& builder, Part part) const {
-    std::set<const Instruction*> read;
+  // What `part` takes from outside: the operands of its instructions (for the backward pass, of
+  // the forward values it recomputes too) and its outputs (a leaf may be a parameter passed
+  // through, a gradient handed on).
+  std::set<const Instruction*> ReadBy(Part part,
+                                      const std::vector<const Instruction*>& outputs) const {
+    std::set<const Instruction*> read(outputs.begin(), outputs.end());
     for (const Instruction* x : order_) {
-      const bool recomputed = part == Part::kBackward && recomputed_.count(x);
-      if (part_of_.at(x) != part && !recomputed) continue;
-      for (const Instruction* operand : x->operands()) {
-        if (IsParameter(operand)) read.insert(operand);
-      }
+      if (part_of_.at(x) != part && !(part == Part::kBackward && recomputed_.count(x))) continue;
+      read.insert(x->operands().begin(), x->operands().end());
     }
+    return read;
+  }
+
+  // One program: the train step's parameters it reads, in parameter order, then the values
+  // `crossing` hands it (residuals or gradients) that it reads, then its instructions.
+  Result<StagePart> BuildPart(const std::string& name, Part part,
+                              const std::vector<const Instruction*>& outputs,
+                              const std::vector<const Instruction*>& crossing,
+                              PartInput::Kind kind) const {
+    const std::set<const Instruction*> read = ReadBy(part, outputs);
+    PartBuilder builder(name);
     for (const Instruction* parameter : entry_.parameters()) {
       if (read.count(parameter)) {
         builder.AddInput(parameter,
                          {PartInput::Kind::kParameter, parameter->attributes().parameter_number});
       }
     }
-  }
-
-  // A leaf that is a parameter (a value passed through) is read as an input too.
-  void AddLeafParameters(PartBuilder& builder, const std::vector<const Instruction*>& outputs,
-                         Part part) const {
-    for (const Instruction* output : outputs) {
-      if (IsParameter(output) && !ReadBy(output, part)) {
-        builder.AddInput(output,
-                         {PartInput::Kind::kParameter, output->attributes().parameter_number});
-      }
+    for (size_t i = 0; i < crossing.size(); ++i) {
+      if (read.count(crossing[i])) builder.AddInput(crossing[i], {kind, static_cast<int64_t>(i)});
     }
-  }
-  bool ReadBy(const Instruction* parameter, Part part) const {
-    for (const Instruction* x : order_) {
-      if (part_of_.at(x) != part) continue;
-      const auto& operands = x->operands();
-      if (std::find(operands.begin(), operands.end(), parameter) != operands.end()) return true;
-    }
-    return false;
+    return builder.Build(outputs, order_);
   }
 
   Result<StageSplit> Build() {
@@ -297,43 +269,18 @@ class Splitter {
     backward_outputs.insert(backward_outputs.end(), gradients_.begin(), gradients_.end());
     for (int64_t leaf : roles_.next_value_leaves) update_outputs.push_back(Leaf(leaf));
 
-    PartBuilder forward("stage_forward");
-    AddParameterInputs(forward, Part::kForward);
-    AddLeafParameters(forward, forward_outputs, Part::kForward);
-    ALPA_ASSIGN_OR_RETURN(split.forward, forward.Build(forward_outputs));
-
-    PartBuilder backward("stage_backward");
-    AddParameterInputs(backward, Part::kBackward);
-    AddLeafParameters(backward, backward_outputs, Part::kBackward);
-    for (size_t r = 0; r < residuals_.size(); ++r) {
-      backward.AddInput(residuals_[r], {PartInput::Kind::kResidual, static_cast<int64_t>(r)});
-    }
-    ALPA_ASSIGN_OR_RETURN(split.backward, backward.Build(backward_outputs));
-
-    PartBuilder update("stage_update");
-    AddParameterInputs(update, Part::kUpdate);
-    AddLeafParameters(update, update_outputs, Part::kUpdate);
-    for (size_t g = 0; g < gradients_.size(); ++g) {
-      if (UsedBy(gradients_[g], Part::kUpdate)) {
-        update.AddInput(gradients_[g], {PartInput::Kind::kGradient, static_cast<int64_t>(g)});
-      }
-    }
-    ALPA_ASSIGN_OR_RETURN(split.update, update.Build(update_outputs));
+    ALPA_ASSIGN_OR_RETURN(split.forward, BuildPart("stage_forward", Part::kForward,
+                                                   forward_outputs, {}, PartInput::Kind::kResidual));
+    ALPA_ASSIGN_OR_RETURN(split.backward,
+                          BuildPart("stage_backward", Part::kBackward, backward_outputs,
+                                    residuals_, PartInput::Kind::kResidual));
+    ALPA_ASSIGN_OR_RETURN(split.update,
+                          BuildPart("stage_update", Part::kUpdate, update_outputs, gradients_,
+                                    PartInput::Kind::kGradient));
     split.num_residuals = static_cast<int64_t>(residuals_.size());
     split.num_gradients = static_cast<int64_t>(gradients_.size());
     for (const Instruction* gradient : gradients_) split.gradient_names.push_back(gradient->name());
     return split;
-  }
-
-  bool UsedBy(const Instruction* value, Part part) const {
-    for (const Instruction* x : order_) {
-      if (part_of_.at(x) != part) continue;
-      const auto& operands = x->operands();
-      if (std::find(operands.begin(), operands.end(), value) != operands.end()) return true;
-    }
-    const std::vector<int64_t>& leaves = roles_.next_value_leaves;
-    return part == Part::kUpdate && std::any_of(leaves.begin(), leaves.end(),
-                                                [&](int64_t leaf) { return Leaf(leaf) == value; });
   }
 
   const ir::Computation& entry_;

@@ -11,6 +11,7 @@
 #include "pipeline/trace_export.h"
 #include "plan/layer_costs.h"
 #include "plan/manual_stages.h"
+#include "plan/pipeline_search.h"
 #include "plan/pipeshard_planner.h"
 #include "plan/uniform_plans.h"
 #include "support/file.h"
@@ -36,13 +37,6 @@ cluster::SubmeshSpace SubmeshSpaceOf(const std::string& name) {
   return cluster::SubmeshSpace::kPowerOfTwo;
 }
 
-std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
-  using pipeline::ScheduleKind;
-  if (name == "auto") {
-    return {ScheduleKind::k1F1B, ScheduleKind::kGPipe, ScheduleKind::kInterleaved1F1B};
-  }
-  return {*pipeline::ParseScheduleKind(name)};  // the flag's values are checked
-}
 
 // --manual-stages FILE (Alpa's format) or --validate FILE (a saved plan): the file's stages
 // evaluated on `table`.
@@ -59,18 +53,8 @@ Result<plan::PipeshardPlan> EvaluateFileStages(const std::string& path, bool sav
         "{}: the plan cuts a model of {} layers into stages, this model has {}; plan it again",
         path, manual.num_layers, table.num_layers);
   }
-  Result<std::vector<plan::StageChoice>> stages = plan::ResolveManualStages(manual, table);
-  if (!stages.ok()) return stages.status().WithContext(path);
-  const int64_t micro_batches = manual.num_micro_batches.value_or(options.num_micro_batches);
-  if (micro_batches != options.num_micro_batches) {
-    return InvalidArgument(
-        "{}: num_micro_batches is {} but the model was built with --micro-batches {}; give the "
-        "same number to both",
-        path, micro_batches, options.num_micro_batches);
-  }
-  Result<plan::PipeshardPlan> plan = plan::EvaluateStages(
-      table, cluster, *stages, manual.schedule.value_or(pipeline::ScheduleKind::k1F1B),
-      micro_batches, manual.num_chunks);
+  Result<plan::PipeshardPlan> plan = plan::EvaluateManualStages(
+      manual, table, cluster, {pipeline::ScheduleKind::k1F1B}, options.num_micro_batches);
   if (!plan.ok()) return plan.status().WithContext(path);
   return plan;
 }
@@ -181,13 +165,11 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
   ALPA_ASSIGN_OR_RETURN(ZooStep zoo, BuildZooLoss(options.model_path, flags));
   const models::Model& model = zoo.zoo.model;
   const int64_t micro_batches = zoo.training.num_micro_batches;
-  const int64_t micro_batch_size = zoo.batch / micro_batches;
-  const std::vector<plan::MeshConfig> configs = plan::EnumerateMeshConfigs(
-      cluster, cluster::EnumerateSubmeshes(cluster, SubmeshSpaceOf(options.submesh_space)),
-      micro_batch_size,
-      options.logical_space == "all" ? plan::LogicalSpace::kAll
-                                     : plan::LogicalSpace::kSingleNodeModelParallel);
-  plan::LayerCostOptions cost_options;
+  plan::PipelineSearchOptions search;
+  search.submeshes = SubmeshSpaceOf(options.submesh_space);
+  search.logical = options.logical_space == "all" ? plan::LogicalSpace::kAll
+                                                  : plan::LogicalSpace::kSingleNodeModelParallel;
+  plan::LayerCostOptions& cost_options = search.costs;
   cost_options.auto_sharding.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
   cost_options.auto_sharding.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
   cost_options.auto_sharding.solve.time_limit_s = options.time_limit_s;
@@ -195,34 +177,30 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
   const bool show_progress = ShowsProgress(options);
   cost_options.progress = [&](int64_t done, int64_t total) {
     if (show_progress) {
-      fmt::print(stderr,
-                 "\r{} micro-batches: layer costs {}/{} distinct layers x {} mesh configurations",
-                 micro_batches, done, total, configs.size());
+      fmt::print(stderr, "\r{} micro-batches: layer costs {}/{} distinct layers", micro_batches,
+                 done, total);
       if (done == total) fmt::print(stderr, "\n");
     }
   };
   ALPA_ASSIGN_OR_RETURN(plan::LayerCostTable table,
-                        plan::ComputeLayerCosts(*model.loss, model.weights, zoo.training, cluster,
-                                                configs, micro_batch_size, cost_options));
+                        plan::PipelineLayerCosts(*model.loss, model.weights, zoo.training, cluster,
+                                                 search));
   const double layer_costs_s = SecondsSince(start);
 
   const Clock::time_point dp_start = Clock::now();
-  plan::PipeshardOptions planner_options;
+  plan::PipeshardOptions& planner_options = search.planner;
   planner_options.num_micro_batches = micro_batches;
-  planner_options.schedules = SchedulesOf(options.schedule);
+  planner_options.schedules = *pipeline::ParseSchedules(options.schedule);  // the flag is checked
   if (options.imbalance_tolerance >= 0) {
     planner_options.imbalance_tolerance = options.imbalance_tolerance;
   }
-  planner_options.extra_candidates = plan::UniformGridStages(
-      table, cluster,
-      std::ranges::count(planner_options.schedules, pipeline::ScheduleKind::kInterleaved1F1B) > 0);
   std::vector<plan::UniformGridPoint> grid;
   const std::string& stages_path =
       options.validate_path.empty() ? options.manual_stages_path : options.validate_path;
   ALPA_ASSIGN_OR_RETURN(
       plan::PipeshardPlan plan,
       options.method == "uniform" ? PlanUniform(options, table, cluster, planner_options, grid)
-      : stages_path.empty()       ? plan::PlanPipeshard(table, cluster, planner_options)
+      : stages_path.empty()       ? plan::PlanStages(table, cluster, micro_batches, search)
                             : EvaluateFileStages(stages_path, !options.validate_path.empty(), table,
                                                  cluster, planner_options));
   return PlannedAtCount{std::move(zoo),  std::move(table), std::move(plan),
@@ -362,7 +340,7 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   const Clock::time_point alternatives_start = Clock::now();
   plan::PipeshardOptions alternative_options;
   alternative_options.num_micro_batches = plan.num_micro_batches;
-  alternative_options.schedules = SchedulesOf(options.schedule);
+  alternative_options.schedules = *pipeline::ParseSchedules(options.schedule);  // the flag is checked
   report.alternatives = Alternatives(table, cluster, alternative_options, report.grid);
   report.alternatives_s = SecondsSince(alternatives_start);
 

@@ -44,13 +44,6 @@ class PipelineRunner final : public StepRunner {
   std::optional<Clock::time_point> epoch_;
 };
 
-std::vector<pipeline::ScheduleKind> SchedulesOf(const std::string& name) {
-  if (name == "auto") {
-    return {pipeline::ScheduleKind::k1F1B, pipeline::ScheduleKind::kGPipe,
-            pipeline::ScheduleKind::kInterleaved1F1B};
-  }
-  return {*pipeline::ParseScheduleKind(name)};  // the flag's values are checked
-}
 
 // What the devices of a step measured, against the plan.
 struct Measured {
@@ -198,7 +191,7 @@ Result<plan::PipelineSearch> Search(const ZooStep& zoo, const ClusterRunOptions&
                                     const cluster::ClusterSpec& cluster,
                                     const std::optional<plan::ManualStages>& saved) {
   plan::PipelineSearchOptions search;
-  search.planner.schedules = SchedulesOf(options.schedule);
+  search.planner.schedules = *pipeline::ParseSchedules(options.schedule);  // the flag is checked
   search.manual = saved;
   if (!options.manual_stages.empty()) {
     ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(options.manual_stages));
