@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "api/pipeline_lowering.h"
@@ -98,7 +99,6 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
         autodiff::OptimizerState(step.training.optimizer, shape.dims()).size()));
   }
   ALPA_RETURN_IF_ERROR(LowerPipeline(exe));
-  exe.threads_ = std::make_shared<runtime::DeviceThreads>(exe.device_count());
   for (const runtime::PipelineDevice& device : exe.devices_) {
     exe.slots_.emplace_back(static_cast<size_t>(device.slot_count));
   }
@@ -134,6 +134,18 @@ int64_t PipeshardExecutable::CarriedIndex(const StageProgram& stage, size_t p) c
   return index;
 }
 
+Status PipeshardExecutable::BindProcess(runtime::Communicator& world, runtime::Mailbox& mailbox) {
+  if (world.world_size() != device_count()) {
+    return InvalidArgument(
+        "the plan has {} devices but mpirun started {} processes; run mpirun -np {}",
+        device_count(), world.world_size(), device_count());
+  }
+  world_ = &world;
+  mailbox_ = &mailbox;
+  placed_ = false;
+  return Status::Ok();
+}
+
 Status PipeshardExecutable::Place(const std::vector<ir::Literal>& carried) {
   if (static_cast<int64_t>(carried.size()) != CarriedCount()) {
     return InvalidArgument("Place: {} carried values for a step that carries {}", carried.size(),
@@ -152,6 +164,7 @@ Status PipeshardExecutable::Place(const std::vector<ir::Literal>& carried) {
                                                stage.parameter_specs[p], stage.mesh_shape));
       for (size_t position = 0; position < tiles.size(); ++position) {
         const int64_t device = stage.devices[position];
+        if (!Holds(device)) continue;
         slots_[static_cast<size_t>(device)][static_cast<size_t>(slots_of_[s][position].state[p])] =
             std::move(tiles[position]);
       }
@@ -201,6 +214,7 @@ Result<double> PipeshardExecutable::Step(
                               spmd::SplitLiteral(SliceRows(whole, m * rows, rows),
                                                  stage.parameter_specs[p], stage.mesh_shape));
         for (size_t position = 0; position < tiles.size(); ++position) {
+          if (!Holds(stage.devices[position])) continue;
           host_inputs_[static_cast<size_t>(stage.devices[position])][static_cast<size_t>(
               slots_of_[s][position].host_inputs[static_cast<size_t>(m)][p])] =
               std::move(tiles[position]);
@@ -211,13 +225,11 @@ Result<double> PipeshardExecutable::Step(
   runtime::PipelineRunOptions run;
   run.communicator.timeout_seconds = options_.timeout_seconds;
   run.memory_limit_bytes = options_.memory_limit_bytes;
-  run.threads = threads_.get();
   if (trace_epoch) {
     run.trace = true;
     run.epoch = *trace_epoch;
   }
-  Result<std::vector<runtime::PipelineProfile>> profiles =
-      runtime::RunPipeline(devices_, slots_, run, &host_inputs_);
+  Result<std::vector<runtime::PipelineProfile>> profiles = RunDevices(run);
   if (!profiles.ok()) {
     placed_ = false;
     return profiles.status();
@@ -225,15 +237,39 @@ Result<double> PipeshardExecutable::Step(
   last_run_ = std::move(profiles).value();
   double loss_sum = 0;
   for (size_t s = 0; s < stages_->size(); ++s) {
-    if (!(*stages_)[s].loss.has_loss) continue;
+    const int64_t device = (*stages_)[s].devices[0];
+    if (!(*stages_)[s].loss.has_loss || !Holds(device)) continue;
     for (int64_t slot : slots_of_[s][0].loss) {
-      ir::Literal& value =
-          slots_[static_cast<size_t>((*stages_)[s].devices[0])][static_cast<size_t>(slot)];
+      ir::Literal& value = slots_[static_cast<size_t>(device)][static_cast<size_t>(slot)];
       loss_sum += value.GetDouble(0);
       value = ir::Literal();
     }
   }
+  if (world_ != nullptr) {  // the loss's device tells every process
+    std::vector<int64_t> everyone(static_cast<size_t>(device_count()));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    std::vector<double> sum = {loss_sum};
+    ALPA_RETURN_IF_ERROR(world_->AllReduce(everyone, runtime::ReduceOp::kSum,
+                                           runtime::ViewOf(ir::DType::kF64, sum),
+                                           runtime::ViewOf(ir::DType::kF64, sum)));
+    loss_sum = sum[0];
+  }
   return loss_sum / static_cast<double>(micro_batches);
+}
+
+Result<std::vector<runtime::PipelineProfile>> PipeshardExecutable::RunDevices(
+    const runtime::PipelineRunOptions& run) {
+  if (world_ == nullptr) {
+    if (threads_ == nullptr) threads_ = std::make_shared<runtime::DeviceThreads>(device_count());
+    runtime::PipelineRunOptions on_threads = run;
+    on_threads.threads = threads_.get();
+    return runtime::RunPipeline(devices_, slots_, on_threads, &host_inputs_);
+  }
+  const size_t d = static_cast<size_t>(world_->rank());
+  ALPA_ASSIGN_OR_RETURN(runtime::PipelineProfile own,
+                        runtime::RunPipelineDevice(devices_[d], slots_[d], *world_, *mailbox_, run,
+                                                   &host_inputs_[d]));
+  return runtime::GatherPipelineProfiles(*world_, devices_, own, run.trace, run.epoch);
 }
 
 Result<std::vector<ir::Literal>> PipeshardExecutable::Fetch() const {
@@ -247,6 +283,11 @@ Result<std::vector<ir::Literal>> PipeshardExecutable::Fetch() const {
       if (!spmd::IsStateParameter(stage.roles.parameters[p])) continue;
       const int64_t index = CarriedIndex(stage, p);
       if (done[static_cast<size_t>(index)]) continue;
+      done[static_cast<size_t>(index)] = true;
+      if (world_ != nullptr) {
+        ALPA_ASSIGN_OR_RETURN(carried[static_cast<size_t>(index)], GatherStateValue(s, p));
+        continue;
+      }
       std::vector<ir::Literal> tiles;
       for (size_t position = 0; position < stage.devices.size(); ++position) {
         tiles.push_back(slots_[static_cast<size_t>(stage.devices[position])]
@@ -255,10 +296,30 @@ Result<std::vector<ir::Literal>> PipeshardExecutable::Fetch() const {
       ALPA_ASSIGN_OR_RETURN(carried[static_cast<size_t>(index)],
                             spmd::AssembleLiteral(tiles, stage.parameter_specs[p], stage.mesh_shape,
                                                   stage.step->entry()->parameters()[p]->shape()));
-      done[static_cast<size_t>(index)] = true;
     }
   }
   return carried;
+}
+
+Result<ir::Literal> PipeshardExecutable::GatherStateValue(size_t s, size_t p) const {
+  const StageProgram& stage = (*stages_)[s];
+  const ir::Shape& whole = stage.step->entry()->parameters()[p]->shape();
+  ALPA_ASSIGN_OR_RETURN(const ir::Shape tile,
+                        spmd::LocalShape(whole, stage.parameter_specs[p], stage.mesh_shape,
+                                         stage.step->entry()->parameters()[p]->name()));
+  std::vector<int64_t> everyone(static_cast<size_t>(device_count()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  std::vector<ir::Literal> tiles;
+  for (size_t position = 0; position < stage.devices.size(); ++position) {
+    const int64_t device = stage.devices[position];
+    ir::Literal value = Holds(device) ? slots_[static_cast<size_t>(device)]
+                                              [static_cast<size_t>(slots_of_[s][position].state[p])]
+                                      : ir::Literal::CreateUninitialized(tile);
+    ALPA_RETURN_IF_ERROR(world_->Broadcast(
+        everyone, device, {value.shape().dtype(), value.data(), value.element_count()}));
+    tiles.push_back(std::move(value));
+  }
+  return spmd::AssembleLiteral(tiles, stage.parameter_specs[p], stage.mesh_shape, whole);
 }
 
 }  // namespace alpa::api

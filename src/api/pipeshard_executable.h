@@ -18,7 +18,11 @@
 // run can be checked against the reference interpreter on one device.
 //
 // A weight read by several stages (GPT's tied embedding) has a copy on each, whose gradient sums
-// are added together before the update. Not yet: MPI ranks.
+// are added together before the update.
+//
+// Under MPI each process runs one device (BindProcess): every rank builds the same executable
+// and makes the same calls with the same arguments, keeps its own device's tiles, runs its own
+// list, and gets the step's loss and the devices' profiles from the others.
 #ifndef ALPA_API_PIPESHARD_EXECUTABLE_H_
 #define ALPA_API_PIPESHARD_EXECUTABLE_H_
 
@@ -36,7 +40,9 @@
 #include "pipeline/schedule.h"
 #include "plan/layer_costs.h"
 #include "plan/pipeshard_planner.h"
+#include "runtime/communicator.h"
 #include "runtime/device_threads.h"
+#include "runtime/mailbox.h"
 #include "runtime/pipeline_executor.h"
 #include "support/status.h"
 
@@ -60,6 +66,13 @@ struct PipeshardRunOptions {
 
 class PipeshardExecutable {
  public:
+  // From now on this process runs device world.rank() alone, its messages in `mailbox` (both
+  // MpiWorld's), every other device being another process making the same calls: Place keeps
+  // this device's tiles, Step runs its list and returns the step's loss on every process, Fetch
+  // is collective (every process calls it), and last_run() holds every device's profile. Before
+  // Place. Errors: a world of another size than the plan's devices (how many to start).
+  Status BindProcess(runtime::Communicator& world, runtime::Mailbox& mailbox);
+
   // Keeps `carried` (the model step's weights, their optimizer state, then t) as every stage's
   // tiles of the values it reads.
   Status Place(const std::vector<ir::Literal>& carried);
@@ -95,6 +108,13 @@ class PipeshardExecutable {
   int64_t CarriedCount() const;
   // The index in them of the stage's step parameter p (a weight, optimizer state or t).
   int64_t CarriedIndex(const StageProgram& stage, size_t p) const;
+  // Whether this process runs `device`: every device in-process, its rank's alone under MPI.
+  bool Holds(int64_t device) const { return world_ == nullptr || world_->rank() == device; }
+  // Runs the devices' lists: all on threads of this process, or this process's under MPI.
+  Result<std::vector<runtime::PipelineProfile>> RunDevices(const runtime::PipelineRunOptions& run);
+  // Under MPI: stage `s`'s value of its step parameter `p`, whole, from the tiles of the
+  // processes of its devices (each broadcast to every process).
+  Result<ir::Literal> GatherStateValue(size_t s, size_t p) const;
 
   // Where a stage's values live on one of its devices.
   struct StageSlots {
@@ -116,7 +136,9 @@ class PipeshardExecutable {
   std::vector<std::vector<ir::Literal>> slots_;        // by device
   std::vector<std::vector<ir::Literal>> host_inputs_;  // by device: this step's batch tiles
   std::vector<int64_t> state_counts_;                  // optimizer states per model weight
-  std::shared_ptr<runtime::DeviceThreads> threads_;
+  std::shared_ptr<runtime::DeviceThreads> threads_;    // in-process: started by the first step
+  runtime::Communicator* world_ = nullptr;             // under MPI (BindProcess), else null
+  runtime::Mailbox* mailbox_ = nullptr;
   PipeshardRunOptions options_;
   int64_t cross_mesh_bytes_ = 0;
   bool placed_ = false;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <map>
 #include <thread>
 #include <vector>
@@ -138,6 +139,45 @@ int RanksOnThisHost() {
 void ShareTheHostsCores(int ranks_here) {
   if (std::getenv("OMP_NUM_THREADS") != nullptr) return;
   omp_set_num_threads(std::max(1, HostCores() / ranks_here));
+}
+
+Status Check(const std::string& label, int code) {
+  if (code == MPI_SUCCESS) return Status::Ok();
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return Status(StatusCode::kInternal,
+                fmt::format("{}: MPI error: {}", label, std::string(text, length)));
+}
+
+// Polls until every request completes or `timeout_seconds` pass, yielding the core between polls
+// for `spin`, then sleeping between them. MPI moves a non-blocking call on only inside MPI_Test,
+// so a rank asleep holds up each of a collective's rounds for its peers as well. The sleep hands
+// the core to a peer when ranks outnumber cores (yielding alone does not under Linux's scheduler:
+// 4 ranks on 2 cores took 30x longer per step).
+// `statuses`: one per request, or MPI_STATUSES_IGNORE.
+Status WaitFor(const std::string& label, std::vector<MPI_Request>& requests, double timeout_seconds,
+               Clock::duration spin, int64_t rank, MPI_Status* statuses = MPI_STATUSES_IGNORE) {
+  const auto start = Clock::now();
+  const auto timeout = std::chrono::duration<double>(timeout_seconds);
+  for (;;) {
+    int done = 0;
+    ALPA_RETURN_IF_ERROR(
+        Check(label, MPI_Testall(Int(requests.size()), requests.data(), &done, statuses)));
+    if (done) return Status::Ok();
+    const auto waited = Clock::now() - start;
+    if (waited > timeout) {
+      return Status(StatusCode::kDeadlineExceeded,
+                    fmt::format("{}: timed out after {} s on device {}; a peer died, stopped "
+                                "or skipped this call",
+                                label, timeout_seconds, rank));
+    }
+    if (waited < spin) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(10));
+    }
+  }
 }
 
 }  // namespace
@@ -320,15 +360,6 @@ class MpiCommunicator final : public Communicator {
     return Int(std::find(group.begin(), group.end(), rank_) - group.begin());
   }
 
-  static Status Check(const std::string& label, int code) {
-    if (code == MPI_SUCCESS) return Status::Ok();
-    char text[MPI_MAX_ERROR_STRING];
-    int length = 0;
-    MPI_Error_string(code, text, &length);
-    return Status(StatusCode::kInternal,
-                  fmt::format("{}: MPI error: {}", label, std::string(text, length)));
-  }
-
   // The group's communicator (made on first use by its members), after the group's checks.
   Result<MPI_Comm> Prepare(DeviceGroup group, const std::string& label) {
     ALPA_RETURN_IF_ERROR(IndexInGroup(group, rank_, size_, label).status());
@@ -357,32 +388,8 @@ class MpiCommunicator final : public Communicator {
     return Wait(label, requests);
   }
 
-  // Polls until every request completes or the timeout passes, yielding the core between polls
-  // for `spin_`, then sleeping between them. MPI moves a non-blocking collective on only inside
-  // MPI_Test, so a rank asleep holds up each of the collective's rounds for its peers as well.
-  // The sleep hands the core to a peer when ranks outnumber cores (yielding alone does not
-  // under Linux's scheduler: 4 ranks on 2 cores took 30x longer per step).
   Status Wait(const std::string& label, std::vector<MPI_Request>& requests) {
-    const auto start = Clock::now();
-    const auto timeout = std::chrono::duration<double>(options_.timeout_seconds);
-    for (;;) {
-      int done = 0;
-      ALPA_RETURN_IF_ERROR(Check(
-          label, MPI_Testall(Int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE)));
-      if (done) return Status::Ok();
-      const auto waited = Clock::now() - start;
-      if (waited > timeout) {
-        return Status(StatusCode::kDeadlineExceeded,
-                      fmt::format("{}: timed out after {} s on device {}; a peer died, stopped "
-                                  "or skipped this call",
-                                  label, options_.timeout_seconds, rank_));
-      }
-      if (waited < spin_) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(10));
-      }
-    }
+    return WaitFor(label, requests, options_.timeout_seconds, spin_, rank_);
   }
 
   MpiOptions options_;
@@ -393,8 +400,113 @@ class MpiCommunicator final : public Communicator {
   std::map<std::vector<int64_t>, MPI_Comm> groups_;
 };
 
+// The MPI engine of the mailbox (mailbox.h): MPI_Isend and MPI_Irecv under the message's tag on a
+// duplicate of the world's communicator. A posted message stays here until its send completes;
+// each post first frees those that have, and Flush waits for the rest.
+class MpiMailbox final : public Mailbox {
+ public:
+  MpiMailbox(MPI_Comm comm, MpiOptions options, int64_t rank, int64_t size, Clock::duration spin)
+      : comm_(comm), options_(options), rank_(rank), size_(size), spin_(spin) {
+    int* tag_limit = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_limit, &found);
+    tag_limit_ = found ? *tag_limit : 32767;  // the least MPI_TAG_UB the standard allows
+  }
+  // A message still in flight here means the step failed: it gets the timeout to leave, as MPI
+  // may read its buffer until then.
+  ~MpiMailbox() override {
+    static_cast<void>(Flush(rank_));
+    MPI_Comm_free(&comm_);
+  }
+
+  Status Post(int64_t source, int64_t target, int64_t tag, ir::Literal message) override {
+    const std::string label =
+        fmt::format("message {} from device {} to device {}", tag, source, target);
+    ALPA_RETURN_IF_ERROR(CheckEnds(label, source, target, source));
+    if (tag < 0 || tag > tag_limit_) {
+      return InvalidArgument("{}: MPI tags run from 0 to {} here", label, tag_limit_);
+    }
+    ALPA_RETURN_IF_ERROR(FreeSent(label));
+    posted_.push_back({std::move(message), MPI_REQUEST_NULL});
+    Posted& posted = posted_.back();
+    return Check(label, MPI_Isend(posted.message.data(), Int(posted.message.size_bytes()), MPI_BYTE,
+                                  Int(target), Int(tag), comm_, &posted.request));
+  }
+
+  Result<ir::Literal> Take(int64_t source, int64_t target, int64_t tag,
+                           const ir::Shape& shape) override {
+    const std::string label =
+        fmt::format("message {} from device {} on device {}", tag, source, target);
+    ALPA_RETURN_IF_ERROR(CheckEnds(label, source, target, target));
+    ir::Literal message = ir::Literal::CreateUninitialized(shape);
+    const int64_t bytes = message.size_bytes();
+    std::vector<MPI_Request> request(1);
+    ALPA_RETURN_IF_ERROR(Check(label, MPI_Irecv(message.data(), Int(bytes), MPI_BYTE, Int(source),
+                                                Int(tag), comm_, &request[0])));
+    MPI_Status status;
+    const Status waited = WaitFor(label, request, options_.timeout_seconds, spin_, rank_, &status);
+    if (!waited.ok()) {
+      // A receive, unlike a collective, can be withdrawn: MPI no longer writes the buffer.
+      MPI_Cancel(&request[0]);
+      MPI_Wait(&request[0], MPI_STATUS_IGNORE);
+      return waited;
+    }
+    int received = 0;
+    MPI_Get_count(&status, MPI_BYTE, &received);
+    if (received != bytes) {
+      return Internal("{}: {} bytes arrived for {} ({} bytes)", label, received, shape.ToString(),
+                      bytes);
+    }
+    return message;
+  }
+
+  Status Flush(int64_t source) override {
+    const std::string label = fmt::format("the messages device {} sent", source);
+    std::vector<MPI_Request> requests;
+    for (const Posted& posted : posted_) requests.push_back(posted.request);
+    ALPA_RETURN_IF_ERROR(WaitFor(label, requests, options_.timeout_seconds, spin_, rank_));
+    posted_.clear();
+    return Status::Ok();
+  }
+
+ private:
+  struct Posted {
+    ir::Literal message;
+    MPI_Request request;
+  };
+
+  Status CheckEnds(const std::string& label, int64_t source, int64_t target, int64_t own) const {
+    if (own != rank_) return InvalidArgument("{}: device {} cannot act for it", label, rank_);
+    for (int64_t device : {source, target}) {
+      if (device < 0 || device >= size_) {
+        return InvalidArgument("{}: there are devices 0..{}", label, size_ - 1);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Drops the messages whose sends completed.
+  Status FreeSent(const std::string& label) {
+    for (auto it = posted_.begin(); it != posted_.end();) {
+      int done = 0;
+      ALPA_RETURN_IF_ERROR(Check(label, MPI_Test(&it->request, &done, MPI_STATUS_IGNORE)));
+      it = done ? posted_.erase(it) : std::next(it);
+    }
+    return Status::Ok();
+  }
+
+  MPI_Comm comm_;
+  MpiOptions options_;
+  int64_t rank_;
+  int64_t size_;
+  Clock::duration spin_;
+  int tag_limit_ = 0;
+  std::list<Posted> posted_;  // stable addresses: MPI holds each buffer until its send completes
+};
+
 struct MpiWorld::State {
   std::unique_ptr<MpiCommunicator> communicator;
+  std::unique_ptr<MpiMailbox> mailbox;
 };
 
 Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(MpiOptions options) {
@@ -419,10 +531,16 @@ Result<std::unique_ptr<MpiWorld>> MpiWorld::Init(MpiOptions options) {
   std::unique_ptr<MpiWorld> world(new MpiWorld());
   world->state_ = std::make_unique<State>();
   world->state_->communicator = std::make_unique<MpiCommunicator>(options, rank, size, spin);
+  MPI_Comm messages = MPI_COMM_NULL;
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &messages) != MPI_SUCCESS) {
+    return Status(StatusCode::kInternal, "MPI_Comm_dup failed");
+  }
+  world->state_->mailbox = std::make_unique<MpiMailbox>(messages, options, rank, size, spin);
   return world;
 }
 
 MpiWorld::~MpiWorld() {
+  state_->mailbox.reset();
   state_->communicator.reset();
   MPI_Finalize();
 }
@@ -430,6 +548,7 @@ MpiWorld::~MpiWorld() {
 int64_t MpiWorld::rank() const { return state_->communicator->rank(); }
 int64_t MpiWorld::size() const { return state_->communicator->world_size(); }
 Communicator& MpiWorld::communicator() { return *state_->communicator; }
+Mailbox& MpiWorld::mailbox() { return *state_->mailbox; }
 
 void MpiWorld::Abort(const std::string& message, int exit_code) {
   std::fprintf(stderr, "%s\n", message.c_str());

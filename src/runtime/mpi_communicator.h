@@ -17,6 +17,9 @@
 // where this host's ranks outnumber its cores), sleeping 10 us between them after that: MPI moves
 // a non-blocking collective on only while its ranks poll.
 //
+// Messages (mailbox.h): MPI_Isend and MPI_Irecv under the message's tag on a duplicate of
+// MPI_COMM_WORLD, polled as the collectives are.
+//
 // Timeout. A call polls for at most `timeout_seconds`, then fails with an error naming the
 // collective and the group. MPI cannot cancel a posted collective, so after a timeout the process
 // must end (MpiWorld::Abort ends every rank); under Open MPI a rank that dies is also noticed by
@@ -34,6 +37,7 @@
 #include <string>
 
 #include "runtime/communicator.h"
+#include "runtime/mailbox.h"
 #include "support/status.h"
 
 namespace alpa::runtime {
@@ -58,6 +62,8 @@ class MpiWorld {
   int64_t size() const;
   // This process's device: to be used by one thread at a time.
   Communicator& communicator();
+  // This process's device's tagged messages (pipelined programs): used by the same thread.
+  Mailbox& mailbox();
   // Ends every rank of the job with `exit_code` (MPI_Abort), after this rank prints `message` to
   // stderr. For an error some peers may not have seen: returning would leave them waiting.
   [[noreturn]] void Abort(const std::string& message, int exit_code);

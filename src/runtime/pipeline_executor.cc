@@ -4,12 +4,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <numeric>
 #include <optional>
-#include <tuple>
 #include <utility>
 
 #include "kernels/elementwise.h"
@@ -26,42 +23,10 @@ double SecondsSince(Clock::time_point epoch, Clock::time_point t) {
   return std::chrono::duration<double>(t - epoch).count();
 }
 
-// Tagged messages between the in-process devices: a send leaves its piece here and returns; a
-// receive waits for its piece up to the timeout.
-class Mailbox {
- public:
-  explicit Mailbox(double timeout_seconds) : timeout_seconds_(timeout_seconds) {}
-
-  void Send(int64_t source, int64_t target, int64_t tag, ir::Literal piece) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      messages_[{source, target, tag}] = std::move(piece);
-    }
-    arrived_.notify_all();
-  }
-
-  Result<ir::Literal> Receive(int64_t source, int64_t target, int64_t tag) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const Key key{source, target, tag};
-    const bool arrived = arrived_.wait_for(lock, std::chrono::duration<double>(timeout_seconds_),
-                                           [&] { return messages_.count(key) > 0; });
-    if (!arrived) {
-      return Status(
-          StatusCode::kDeadlineExceeded,
-          fmt::format("no message {} from device {} within {} s", tag, source, timeout_seconds_));
-    }
-    ir::Literal piece = std::move(messages_.at(key));
-    messages_.erase(key);
-    return piece;
-  }
-
- private:
-  using Key = std::tuple<int64_t, int64_t, int64_t>;
-  double timeout_seconds_;
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::map<Key, ir::Literal> messages_;
-};
+bool IsTransfer(const PipelineInstruction& instruction) {
+  return instruction.kind == PipelineInstruction::Kind::kSend ||
+         instruction.kind == PipelineInstruction::Kind::kReceive;
+}
 
 // The collectives of a program on a sub-mesh: its device ids (partition ids) are positions in
 // mesh_devices, the world's ranks are global ids.
@@ -212,7 +177,9 @@ class DeviceRun {
     for (const MeshProgram& program : device_.programs) {
       collectives_.push_back(std::make_unique<MeshCollectives>(world_, program.mesh_devices));
     }
-    for (const PipelineInstruction& instruction : device_.instructions) {
+    for (size_t i = 0; i < device_.instructions.size(); ++i) {
+      const PipelineInstruction& instruction = device_.instructions[i];
+      index_ = static_cast<int64_t>(i);
       const Clock::time_point start = Clock::now();
       Status status = Execute(instruction);
       if (!status.ok()) return status.WithContext(instruction.label);
@@ -220,14 +187,12 @@ class DeviceRun {
       const double seconds = std::chrono::duration<double>(end - start).count();
       if (instruction.kind == PipelineInstruction::Kind::kRun) profile_.busy_s += seconds;
       if (options_.trace) {
-        const bool transfer = instruction.kind == PipelineInstruction::Kind::kSend ||
-                              instruction.kind == PipelineInstruction::Kind::kReceive;
-        profile_.events.push_back(
-            {instruction.label, transfer, SecondsSince(options_.epoch, start), seconds});
+        profile_.events.push_back({instruction.label, index_, IsTransfer(instruction),
+                                   SecondsSince(options_.epoch, start), seconds});
       }
       for (int64_t slot : instruction.release) Set(slot, ir::Literal());
     }
-    return Status::Ok();
+    return mailbox_.Flush(device_.device);
   }
 
  private:
@@ -250,6 +215,7 @@ class DeviceRun {
     if (bytes > profile_.peak_bytes) {
       profile_.peak_bytes = bytes;
       profile_.peak_label = label;
+      profile_.peak_instruction = index_;
     }
     return Status::Ok();
   }
@@ -261,12 +227,13 @@ class DeviceRun {
       case PipelineInstruction::Kind::kSend: {
         ir::Literal piece = ExtractBox(Slot(instruction.slot), instruction.box);
         if (instruction.peer != device_.device) profile_.sent_bytes += piece.size_bytes();
-        mailbox_.Send(device_.device, instruction.peer, instruction.tag, std::move(piece));
-        return Status::Ok();
+        return mailbox_.Post(device_.device, instruction.peer, instruction.tag, std::move(piece));
       }
       case PipelineInstruction::Kind::kReceive: {
-        ALPA_ASSIGN_OR_RETURN(ir::Literal piece,
-                              mailbox_.Receive(instruction.peer, device_.device, instruction.tag));
+        ALPA_ASSIGN_OR_RETURN(
+            ir::Literal piece,
+            mailbox_.Take(instruction.peer, device_.device, instruction.tag,
+                          ir::Shape::Array(instruction.tile.dtype(), instruction.box.sizes)));
         if (Slot(instruction.slot).shape() != instruction.tile) {
           Set(instruction.slot, ir::Literal::CreateZeros(instruction.tile));
         }
@@ -362,7 +329,17 @@ class DeviceRun {
   PipelineProfile& profile_;
   std::vector<std::unique_ptr<MeshCollectives>> collectives_;  // by program
   int64_t held_ = 0;
+  int64_t index_ = -1;  // of the instruction running
 };
+
+Status CheckSlotCount(const PipelineDevice& device, std::vector<ir::Literal>& slots) {
+  if (static_cast<int64_t>(slots.size()) > device.slot_count) {
+    return InvalidArgument("device {}: {} slots for a list of {}", device.device, slots.size(),
+                           device.slot_count);
+  }
+  slots.resize(static_cast<size_t>(device.slot_count));
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -378,14 +355,14 @@ Result<std::vector<PipelineProfile>> RunPipeline(
       return InvalidArgument("RunPipeline: device list entry {} is device {}", d,
                              devices[d].device);
     }
-    slots[d].resize(static_cast<size_t>(devices[d].slot_count));
+    ALPA_RETURN_IF_ERROR(CheckSlotCount(devices[d], slots[d]).WithContext("RunPipeline"));
   }
   if (host_inputs != nullptr && host_inputs->size() != devices.size()) {
     return InvalidArgument("RunPipeline: host inputs of {} devices for {}", host_inputs->size(),
                            devices.size());
   }
   InProcessWorld world(count, options.communicator);
-  Mailbox mailbox(options.communicator.timeout_seconds);
+  InProcessMailbox mailbox(options.communicator.timeout_seconds);
   std::vector<PipelineProfile> profiles(devices.size());
   std::optional<DeviceThreads> own_threads;
   DeviceThreads& threads =
@@ -402,6 +379,86 @@ Result<std::vector<PipelineProfile>> RunPipeline(
         .Run();
   });
   ALPA_RETURN_IF_ERROR(CombineDeviceStatuses(statuses, "pipelined step"));
+  return profiles;
+}
+
+Result<PipelineProfile> RunPipelineDevice(const PipelineDevice& device,
+                                          std::vector<ir::Literal>& slots, Communicator& world,
+                                          Mailbox& mailbox, const PipelineRunOptions& options,
+                                          std::vector<ir::Literal>* host_inputs) {
+  const std::string name = fmt::format("device {}", device.device);
+  if (world.rank() != device.device) {
+    return InvalidArgument("{}: its list runs on the communicator's rank {}", name, world.rank());
+  }
+  ALPA_RETURN_IF_ERROR(CheckSlotCount(device, slots).WithContext(name));
+  PipelineProfile profile;
+  const Status status =
+      DeviceRun(device, slots, host_inputs, world, mailbox, options, profile).Run();
+  if (!status.ok()) return status.WithContext(name);
+  return profile;
+}
+
+Result<std::vector<PipelineProfile>> GatherPipelineProfiles(
+    Communicator& world, const std::vector<PipelineDevice>& devices, const PipelineProfile& own,
+    bool trace, std::chrono::steady_clock::time_point epoch) {
+  const int64_t count = world.world_size();
+  if (static_cast<int64_t>(devices.size()) != count) {
+    return InvalidArgument("GatherPipelineProfiles: {} device lists for a world of {}",
+                           devices.size(), count);
+  }
+  std::vector<int64_t> everyone(static_cast<size_t>(count));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  const auto nanoseconds = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
+  const int64_t epoch_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(epoch.time_since_epoch()).count();
+  // Each device's figures, then its events as (instruction, start on the host's clock, duration)
+  // in nanoseconds, padded to the longest list.
+  constexpr size_t kFigures = 5;
+  const std::vector<int64_t> figures = {own.peak_bytes, own.peak_instruction,
+                                        nanoseconds(own.busy_s), own.sent_bytes,
+                                        static_cast<int64_t>(trace ? own.events.size() : 0)};
+  std::vector<int64_t> all_figures(kFigures * static_cast<size_t>(count));
+  ALPA_RETURN_IF_ERROR(world.AllGather(everyone, ViewOf(ir::DType::kS64, figures),
+                                       ViewOf(ir::DType::kS64, all_figures)));
+  std::vector<PipelineProfile> profiles(static_cast<size_t>(count));
+  int64_t longest = 0;
+  for (size_t d = 0; d < profiles.size(); ++d) {
+    const int64_t* f = &all_figures[d * kFigures];
+    const std::vector<PipelineInstruction>& list = devices[d].instructions;
+    if (f[1] >= static_cast<int64_t>(list.size()) || f[4] > static_cast<int64_t>(list.size())) {
+      return Internal("device {} reports instruction {} of a list of {}", d, f[1], list.size());
+    }
+    profiles[d].peak_bytes = f[0];
+    profiles[d].peak_instruction = f[1];
+    if (f[1] >= 0) profiles[d].peak_label = list[static_cast<size_t>(f[1])].label;
+    profiles[d].busy_s = static_cast<double>(f[2]) * 1e-9;
+    profiles[d].sent_bytes = f[3];
+    longest = std::max(longest, f[4]);
+  }
+  if (!trace) return profiles;
+  std::vector<int64_t> events(3 * static_cast<size_t>(longest), 0);
+  for (size_t e = 0; e < own.events.size(); ++e) {
+    const PipelineEvent& event = own.events[e];
+    events[3 * e] = event.instruction;
+    events[3 * e + 1] = epoch_ns + nanoseconds(event.start_s);
+    events[3 * e + 2] = nanoseconds(event.duration_s);
+  }
+  std::vector<int64_t> all_events(events.size() * static_cast<size_t>(count));
+  ALPA_RETURN_IF_ERROR(world.AllGather(everyone, ViewOf(ir::DType::kS64, events),
+                                       ViewOf(ir::DType::kS64, all_events)));
+  for (size_t d = 0; d < profiles.size(); ++d) {
+    for (int64_t e = 0; e < all_figures[d * kFigures + 4]; ++e) {
+      const int64_t* event = &all_events[d * events.size() + 3 * static_cast<size_t>(e)];
+      if (event[0] < 0 || event[0] >= static_cast<int64_t>(devices[d].instructions.size())) {
+        return Internal("device {} reports an event of instruction {}", d, event[0]);
+      }
+      const PipelineInstruction& instruction =
+          devices[d].instructions[static_cast<size_t>(event[0])];
+      profiles[d].events.push_back({instruction.label, event[0], IsTransfer(instruction),
+                                    static_cast<double>(event[1] - epoch_ns) * 1e-9,
+                                    static_cast<double>(event[2]) * 1e-9});
+    }
+  }
   return profiles;
 }
 

@@ -6,7 +6,7 @@
 //   run         one of the device's programs (a stage's forward, backward or update, an
 //               instruction list over the stage's mesh) on input slots, into output slots
 //   send        a box of a slot's tile to another device, tagged; it returns at once (the
-//               message waits in the receiver's mailbox), so no schedule can deadlock on it
+//               message waits in the mailbox, mailbox.h), so no schedule can deadlock on it
 //   receive     a tagged box from another device into a slot's tile (zeros when the slot is
 //               empty), copied, or added where the pieces of a pending sum meet
 //   accumulate  slot += another slot (the first micro-batch's gradient is moved, not added)
@@ -37,6 +37,7 @@
 #include "runtime/device_threads.h"
 #include "runtime/in_process_communicator.h"
 #include "runtime/instruction_list.h"
+#include "runtime/mailbox.h"
 #include "support/status.h"
 
 namespace alpa::runtime {
@@ -86,6 +87,7 @@ struct PipelineDevice {
 // What one device did in a run.
 struct PipelineEvent {
   std::string label;
+  int64_t instruction = -1;  // its index in the device's list
   bool transfer = false;  // a send or receive
   double start_s = 0;
   double duration_s = 0;
@@ -93,6 +95,8 @@ struct PipelineEvent {
 struct PipelineProfile {
   int64_t peak_bytes = 0;
   std::string peak_label;  // the instruction that first reached it
+  int64_t peak_instruction =
+      -1;                  // and its index in the device's list (-1: the slots it began with)
   double busy_s = 0;       // in runs
   int64_t sent_bytes = 0;  // to other devices
   std::vector<PipelineEvent> events;
@@ -109,12 +113,31 @@ struct PipelineRunOptions {
 
 // Runs every device's list on `slots` (by device, PipelineDevice::slot_count each; the caller's
 // state in, whatever the lists leave out) and `host_inputs` (by device: what its loads take, in
-// host memory until then; null: none). Errors: every failing device's, named ("device 2: F3
-// stage 1: ..."), its own before the timeouts it caused in its peers.
+// host memory until then; null: none), each device on a thread of this process, their messages in
+// one InProcessMailbox. Errors: every failing device's, named ("device 2: F3 stage 1: ..."), its
+// own before the timeouts it caused in its peers.
 Result<std::vector<PipelineProfile>> RunPipeline(
     const std::vector<PipelineDevice>& devices, std::vector<std::vector<ir::Literal>>& slots,
     const PipelineRunOptions& options = {},
     std::vector<std::vector<ir::Literal>>* host_inputs = nullptr);
+
+// Runs one device's list as this process's device (an MPI rank: `world` is its communicator, its
+// rank the device's id, and `mailbox` carries its messages), the other devices' lists running in
+// other processes. `options.communicator` and `options.threads` are not read: the engines have
+// their own timeouts. Errors are this device's, named; a peer that fails leaves this one to time
+// out on what it waits for (the caller ends the job: MpiWorld::Abort).
+Result<PipelineProfile> RunPipelineDevice(const PipelineDevice& device,
+                                          std::vector<ir::Literal>& slots, Communicator& world,
+                                          Mailbox& mailbox, const PipelineRunOptions& options = {},
+                                          std::vector<ir::Literal>* host_inputs = nullptr);
+
+// Every device's profile on every process, from each process's `own` (RunPipelineDevice's, of
+// device world.rank()): a collective over the world. The events come along when `trace`, each
+// process's timed from its `epoch` on the host's monotonic clock and shifted to this process's
+// epoch, so the devices of one host share a timeline (other hosts' are offset by their clocks).
+Result<std::vector<PipelineProfile>> GatherPipelineProfiles(
+    Communicator& world, const std::vector<PipelineDevice>& devices, const PipelineProfile& own,
+    bool trace, std::chrono::steady_clock::time_point epoch);
 
 }  // namespace alpa::runtime
 

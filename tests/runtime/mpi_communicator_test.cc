@@ -1,7 +1,8 @@
 // The MPI engine of the communicator, run by ctest as `mpirun -np 4 mpi_communicator_test`: every
 // rank runs every test as one device, and the values are checked against hand-computed ones, as
 // the in-process engine's tests do, over all four devices and over the rows and columns of a 2x2
-// mesh. A rank that skips a call makes its peer's call time out with the group named.
+// mesh. A rank that skips a call makes its peer's call time out with the group named. The
+// mailbox (tagged messages of pipelined programs) never blocks a sender.
 #include "runtime/mpi_communicator.h"
 
 #include <gmock/gmock.h>
@@ -153,6 +154,63 @@ TEST_F(MpiCommunicatorTest, BadCallsAreRejectedBeforeMeetingThePeers) {
   const std::vector<int64_t> others = {(Rank() + 1) % 4};
   status = Device().Barrier(others);
   EXPECT_THAT(status.message(), HasSubstr("which is not in the group"));
+}
+
+// Every device posts a 64 KiB message to every device, itself included, before it takes any:
+// with synchronous sends the four would wait on each other for ever. A tag used twice between
+// two devices delivers in posting order.
+TEST_F(MpiCommunicatorTest, PostedMessagesNeverWaitForTheirReceivers) {
+  Mailbox& mailbox = world->mailbox();
+  const ir::Shape shape = ir::Shape::Array(ir::DType::kF32, {128, 128});
+  for (int64_t target = 0; target < 4; ++target) {
+    ASSERT_TRUE(mailbox
+                    .Post(Rank(), target, 100 + Rank(),
+                          ir::Literal::FromDoubles(
+                              shape, std::vector<double>(128 * 128, Rank() * 10 + target)))
+                    .ok());
+  }
+  if (Rank() == 0) {
+    for (double value : {1.0, 2.0}) {
+      ASSERT_TRUE(mailbox.Post(0, 1, 7, ir::Literal::Scalar(ir::DType::kF64, value)).ok());
+    }
+  }
+  for (int64_t source = 0; source < 4; ++source) {
+    Result<ir::Literal> message = mailbox.Take(source, Rank(), 100 + source, shape);
+    ASSERT_TRUE(message.ok()) << message.status().message();
+    EXPECT_EQ(message->GetDouble(128 * 128 - 1), static_cast<double>(source * 10 + Rank()));
+  }
+  if (Rank() == 1) {
+    const ir::Shape scalar = ir::Shape::Array(ir::DType::kF64, {});
+    EXPECT_EQ(mailbox.Take(0, 1, 7, scalar)->GetDouble(0), 1.0);
+    EXPECT_EQ(mailbox.Take(0, 1, 7, scalar)->GetDouble(0), 2.0);
+  }
+  EXPECT_TRUE(mailbox.Flush(Rank()).ok());
+  ASSERT_TRUE(Device().Barrier(kAll).ok());
+}
+
+// A message of another size than the receiver expects, and one that never comes, are errors that
+// name the message; the missing one's receive is withdrawn after the timeout.
+TEST_F(MpiCommunicatorTest, AWrongOrMissingMessageIsNamed) {
+  Mailbox& mailbox = world->mailbox();
+  if (Rank() == 0) {
+    ASSERT_TRUE(
+        mailbox.Post(0, 1, 9, ir::Literal::CreateZeros(ir::Shape::Array(ir::DType::kF32, {4})))
+            .ok());
+    EXPECT_TRUE(mailbox.Flush(0).ok());
+    EXPECT_THAT(mailbox.Post(1, 0, 9, ir::Literal()).message(), HasSubstr("cannot act for it"));
+  } else if (Rank() == 1) {
+    Result<ir::Literal> shorter = mailbox.Take(0, 1, 9, ir::Shape::Array(ir::DType::kF32, {8}));
+    EXPECT_THAT(shorter.status().message(),
+                HasSubstr("message 9 from device 0 on device 1: 16 bytes arrived for f32[8]"));
+    Result<ir::Literal> missing = mailbox.Take(2, 1, 10, ir::Shape::Array(ir::DType::kF32, {8}));
+    EXPECT_EQ(missing.status().code(), StatusCode::kDeadlineExceeded);
+    EXPECT_THAT(missing.status().message(),
+                HasSubstr("message 10 from device 2 on device 1: timed out after 2 s"));
+  }
+  if (Rank() != 1) {  // so that the barrier below does not time out before device 1 arrives
+    std::this_thread::sleep_for(std::chrono::duration<double>(1.25 * kTimeoutSeconds));
+  }
+  ASSERT_TRUE(Device().Barrier(kAll).ok());
 }
 
 // Last: the skipped call's request stays posted on device 0 until device 1 makes it late.

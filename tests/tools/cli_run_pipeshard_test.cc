@@ -1,11 +1,13 @@
 // `alpa run --method pipeshard` (tools/alpa/pipeshard_run.h): a pipelined plan planned, or given
-// as manual stages or a saved plan, trained on in-process devices and checked against the
-// reference interpreter, with the measured figures beside the simulator's.
+// as manual stages or a saved plan, trained on in-process devices or MPI ranks and checked against
+// the reference interpreter, with the measured figures beside the simulator's.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/tools/alpa_runner.h"
 
@@ -73,6 +75,56 @@ TEST_F(CliRunPipeshardTest, ThePlanAndTheStepsArePrinted) {
   EXPECT_GT(events["otherData"]["tasks"].get<int64_t>(), 0);
 }
 
+// Pipelined plans on MPI ranks, one device per rank, train as the in-process devices do: each
+// rank runs its device's list as that device's thread did, so the losses agree step by step (up
+// to the order MPI sums an all-reduce in), the bytes between stages and every stage's measured
+// peak are the same, and --check passes on rank 0.
+TEST_F(CliRunPipeshardTest, MpiRanksTrainAsTheInProcessDevicesDo) {
+  const std::string two_stages = Write("two_stages.json", R"({"layers": 6, "stages": [
+      {"layers": [0, 1, 2], "submesh": [1, 2], "logical_mesh": [1, 2],
+       "force_batch_dim_to_mesh_dim": 0},
+      {"layers": [3, 4, 5], "submesh": [1, 2], "logical_mesh": [2, 1],
+       "force_batch_dim_to_mesh_dim": 0}]})");
+  const std::vector<std::vector<std::string>> cells = {
+      // 2 stages of 2 devices with different logical meshes, 1F1B, fewer micro-batches than
+      // devices.
+      {"gpt-tiny", "--micro-batches", "2", "--schedule", "1f1b", "--manual-stages", two_stages},
+      // The planner's choice: interleaved 1F1B over 2 groups of 2 devices.
+      {"gpt-tiny", "--micro-batches", "4"},
+      // The planner's choice: 4 stages of 1 device, 1F1B.
+      {"mlp-tiny", "--micro-batches", "4"},
+      // GPipe with 1 micro-batch.
+      {"mlp-tiny", "--micro-batches", "1", "--schedule", "gpipe"},
+  };
+  for (const std::vector<std::string>& cell : cells) {
+    SCOPED_TRACE(::testing::PrintToString(cell));
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), cell.begin(), cell.end());
+    args.insert(args.end(), {"--layers", "4", "--cluster", "local:4", "--method", "pipeshard",
+                             "--steps", "3", "--json"});
+    const RunResult in_process = RunAlpa(args);
+    ASSERT_EQ(in_process.exit_code, 0) << Describe(in_process);
+    args.insert(args.end(), {"--backend", "mpi", "--check"});
+    const RunResult mpi = RunAlpaUnderMpi(4, args);
+    ASSERT_EQ(mpi.exit_code, 0) << Describe(mpi);
+    const nlohmann::json want = ParseJson(in_process), got = ParseJson(mpi);  // rank 0 prints
+    EXPECT_EQ(got["check"]["passed"], true) << got["check"].dump(2);
+    ASSERT_EQ(got["steps"].size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      const double loss = want["steps"][i]["loss"];
+      EXPECT_NEAR(got["steps"][i]["loss"].get<double>(), loss, 1e-6 * std::abs(loss));
+    }
+    const nlohmann::json &want_summary = want["summary"], &got_summary = got["summary"];
+    EXPECT_EQ(got_summary["schedule"], want_summary["schedule"]);
+    EXPECT_EQ(got_summary["cross_mesh_bytes_per_step"], want_summary["cross_mesh_bytes_per_step"]);
+    ASSERT_EQ(got_summary["stages"].size(), want_summary["stages"].size());
+    for (size_t s = 0; s < got_summary["stages"].size(); ++s) {
+      EXPECT_EQ(got_summary["stages"][s]["measured_peak_memory_bytes"],
+                want_summary["stages"][s]["measured_peak_memory_bytes"]);
+    }
+  }
+}
+
 TEST_F(CliRunPipeshardTest, BadInputIsNamed) {
   ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--method", "pipeshard",
                           "--mesh", "2x2"}),
@@ -81,7 +133,10 @@ TEST_F(CliRunPipeshardTest, BadInputIsNamed) {
                  "--schedule, --manual-stages and --profile need --method pipeshard");
   ExpectBadInput(RunAlpa({"run", "mlp-tiny", "--cluster", "local:4", "--method", "pipeshard",
                           "--backend", "mpi"}),
-                 "pipelined plans run on in-process devices for now");
+                 "start it with mpirun -np N");
+  ExpectBadInput(RunAlpaUnderMpi(2, {"run", "mlp-tiny", "--cluster", "local:4", "--method",
+                                     "pipeshard", "--backend", "mpi"}),
+                 "the plan has 4 devices but mpirun started 2 processes; run mpirun -np 4");
   // Interleaved stages need micro-batches in multiples of the device groups.
   ExpectBadInput(
       RunAlpa({"run", "mlp-tiny", "--layers", "4", "--batch", "24", "--cluster", "local:4",

@@ -168,20 +168,6 @@ Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOpti
   return api::Parallelize(step, cluster, parallelize);
 }
 
-// The MPI world for --backend mpi (null for in-process), or why the backend cannot run.
-Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options) {
-  if (options.backend == "in-process") return std::unique_ptr<runtime::MpiWorld>();
-  if (options.backend != "mpi") {
-    return InvalidArgument("unknown backend '{}'; use in-process or mpi", options.backend);
-  }
-  if (!runtime::LaunchedByMpirun()) {
-    return InvalidArgument(
-        "mpi runs one device per process: start it with mpirun -np N ./alpa run ... --backend "
-        "mpi (as root add --allow-run-as-root, and --oversubscribe for more ranks than cores)");
-  }
-  return runtime::MpiWorld::Init();
-}
-
 void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExecutable& executable,
                   const MeasuredPeak& peak) {
   fmt::print("\nloss {} -> {} in {} step{}, {} per step measured ({}), {} predicted\n",
@@ -194,6 +180,19 @@ void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExe
 }
 
 }  // namespace
+
+Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options) {
+  if (options.backend == "in-process") return std::unique_ptr<runtime::MpiWorld>();
+  if (options.backend != "mpi") {
+    return InvalidArgument("unknown backend '{}'; use in-process or mpi", options.backend);
+  }
+  if (!runtime::LaunchedByMpirun()) {
+    return InvalidArgument(
+        "mpi runs one device per process: start it with mpirun -np N ./alpa run ... --backend "
+        "mpi (as root add --allow-run-as-root, and --oversubscribe for more ranks than cores)");
+  }
+  return runtime::MpiWorld::Init();
+}
 
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
                  int64_t steps, uint64_t seed, bool json) {

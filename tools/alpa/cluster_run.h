@@ -12,9 +12,12 @@
 #define ALPA_TOOLS_ALPA_CLUSTER_RUN_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "runtime/mpi_communicator.h"
+#include "support/status.h"
 #include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
@@ -41,6 +44,9 @@ struct ClusterRunOptions {
   // pipelined plan's search and its predicted times.
   std::string profile;
 };
+
+// The MPI world for --backend mpi (null for in-process), or why the backend cannot run.
+Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options);
 
 // Returns the process exit code (command_util.h). `f32_step` is the same model built in f32, which
 // --check needs for a 16-bit model (training_check.h); null otherwise.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -95,8 +96,9 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
                const plan::PipelineSearch& search, const api::PipeshardExecutable& exe,
                double compile_s, uint64_t seed) {
   const plan::PipeshardPlan& plan = search.plan;
-  fmt::print("training {} ({}) on {} in-process devices ({}), seed {}\n", zoo.zoo.entry.name,
-             zoo.zoo.entry.description, exe.device_count(), options.cluster, seed);
+  fmt::print("training {} ({}) on {} {} ({}), seed {}\n", zoo.zoo.entry.name,
+             zoo.zoo.entry.description, exe.device_count(),
+             options.backend == "mpi" ? "MPI ranks" : "in-process devices", options.cluster, seed);
   fmt::print("config      {}; {} weights\n", DescribeConfig(zoo), zoo.weight_elements);
   fmt::print(
       "plan        pipeshard: {} stages{}, {} micro-batches under {}, planned and "
@@ -212,17 +214,28 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
                           const ClusterRunOptions& options,
                           const std::optional<plan::ManualStages>& saved, int64_t steps,
                           uint64_t seed, bool json) {
-  if (options.backend != "in-process") {
-    return ReportError(InvalidArgument(
-        "--backend {}: pipelined plans run on in-process devices for now; MPI ranks run the "
-        "single-stage methods (shard, data, zero2, zero3)",
-        options.backend));
-  }
   const Clock::time_point start = Clock::now();
+  Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
+  if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
+  runtime::MpiWorld* mpi = backend->get();
+  // Under MPI every rank plans and trains; rank 0 alone prints and checks. An error every rank
+  // meets alike (planning) ends each rank by itself; one rank's error in a step ends them all.
+  const bool speaker = mpi == nullptr || mpi->rank() == 0;
+  auto fail = [&](const Status& status) {
+    return speaker ? ReportError(status) : ExitCodeOf(status);
+  };
+  auto fail_step = [&](const Status& error) {
+    const Status status = error.WithContext(zoo.zoo.entry.name);
+    if (mpi != nullptr) {
+      mpi->Abort(fmt::format("alpa: error: rank {}: {}", mpi->rank(), status.message()),
+                 ExitCodeOf(status));
+    }
+    return ReportError(status);
+  };
   Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile);
-  if (!cluster.ok()) return ReportError(cluster.status());
+  if (!cluster.ok()) return fail(cluster.status());
   Result<plan::PipelineSearch> search = Search(zoo, options, *cluster, saved);
-  if (!search.ok()) return ReportError(search.status().WithContext(zoo.zoo.entry.name));
+  if (!search.ok()) return fail(search.status().WithContext(zoo.zoo.entry.name));
   api::PipeshardRunOptions run_options;
   // A device past its memory fails the step naming the buffer, as it would on the real device.
   for (const plan::PlannedStage& stage : search->plan.stages) {
@@ -236,9 +249,20 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   Result<api::PipeshardExecutable> exe =
       api::ParallelizePipeshard({zoo.zoo.model.loss.get(), zoo.zoo.model.weights, zoo.training},
                                 *cluster, search->plan, search->table.configs, run_options);
-  if (!exe.ok()) return ReportError(exe.status().WithContext(zoo.zoo.entry.name));
+  if (!exe.ok()) return fail(exe.status().WithContext(zoo.zoo.entry.name));
+  if (mpi != nullptr) {
+    const Status bound = exe->BindProcess(mpi->communicator(), mpi->mailbox());
+    if (!bound.ok()) return fail(bound.WithContext(zoo.zoo.entry.name));
+  }
   const double compile_s = std::chrono::duration<double>(Clock::now() - start).count();
-  if (!json) PrintPlan(zoo, options, *search, *exe, compile_s, seed);
+  if (speaker && !json) PrintPlan(zoo, options, *search, *exe, compile_s, seed);
+  if (mpi != nullptr) {
+    // The ranks start their steps (and their timelines) together, not as each finishes planning.
+    std::vector<int64_t> everyone(static_cast<size_t>(mpi->size()));
+    std::iota(everyone.begin(), everyone.end(), 0);
+    const Status together = mpi->communicator().Barrier(everyone);
+    if (!together.ok()) return fail_step(together.WithContext("starting the steps"));
+  }
 
   const Clock::time_point epoch = Clock::now();
   std::optional<runtime::ExecutionTrace> trace;
@@ -247,15 +271,17 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
       zoo, seed,
       std::make_unique<PipelineRunner>(*exe, trace ? std::optional(epoch) : std::nullopt));
   std::optional<TrainingCheck> check;
-  if (options.check) check.emplace(zoo, f32_step, seed);
+  if (options.check && speaker) check.emplace(zoo, f32_step, seed);
+  // --check's inputs of the next step: the devices' carried values, fetched once a step (on every
+  // MPI rank, as fetching is collective there).
   std::vector<ir::Literal> inputs;
   auto fetch = [&]() -> Status {
     ALPA_ASSIGN_OR_RETURN(inputs, training.Carried());
     return Status::Ok();
   };
-  if (check) {
+  if (options.check) {
     const Status fetched = fetch();
-    if (!fetched.ok()) return ReportError(fetched.WithContext(zoo.zoo.entry.name));
+    if (!fetched.ok()) return fail_step(fetched);
   }
   std::vector<StepRecord> records;
   std::vector<double> bubbles;  // of the steps after the first, as the step time
@@ -263,11 +289,11 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     StepRecord record{.step = i + 1};
     if (check) {
       const Status followed = check->Follow(inputs);
-      if (!followed.ok()) return ReportError(followed);
+      if (!followed.ok()) return fail_step(followed);
     }
     const double start_s = std::chrono::duration<double>(Clock::now() - epoch).count();
     Result<double> loss = training.Step(i, record.seconds);
-    if (!loss.ok()) return ReportError(loss.status().WithContext(zoo.zoo.entry.name));
+    if (!loss.ok()) return fail_step(loss.status());
     record.loss = *loss;
     if (i > 0 || steps == 1) bubbles.push_back(BubbleFraction(*exe, search->plan, record.seconds));
     for (size_t d = 0; d < exe->last_run().size(); ++d) {
@@ -276,16 +302,19 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
       if (trace) trace->AddTasks(static_cast<int64_t>(d), device.events);
     }
     if (trace) trace->AddSpan({fmt::format("step {}", record.step), start_s, record.seconds});
-    if (check) {
+    if (options.check) {
       const Status fetched = fetch();
-      if (!fetched.ok()) return ReportError(fetched.WithContext(zoo.zoo.entry.name));
+      if (!fetched.ok()) return fail_step(fetched);
+    }
+    if (check) {
       Result<double> want = check->Compare(i, record.loss, inputs);
-      if (!want.ok()) return ReportError(want.status());
+      if (!want.ok()) return fail_step(want.status());
       record.reference_loss = *want;
     }
     records.push_back(record);
-    if (!json) PrintStepRow(record, check.has_value());
+    if (speaker && !json) PrintStepRow(record, check.has_value());
   }
+  if (!speaker) return kExitOk;
   const double step_s = MeasuredStepSeconds(records);
   const Measured measured = Measure(*exe, search->plan, std::move(bubbles));
   if (json) {

@@ -1,10 +1,11 @@
 // `alpa run MODEL --cluster SPEC --method pipeshard [--schedule S] [--micro-batches M]
 // [--manual-stages FILE | --plan plan.json] [--check] [--trace FILE] [--json]`: plans the zoo
 // model's pipeline (plan/pipeline_search.h: stages on sub-meshes, intra-op sharding inside each)
-// or takes the given stages, and trains it on in-process devices (api/pipeshard_executable.h),
-// printing the stages, each step's loss, time and measured peak memory, and beside the
-// simulator's figures: the measured step time, each stage's measured peak against its predicted
-// one, the bubble fraction and the bytes moved between stages. --check trains the reference
+// or takes the given stages, and trains it on in-process devices or, with --backend mpi, one MPI
+// rank per device (api/pipeshard_executable.h), printing the stages, each step's loss, time and
+// measured peak memory, and beside the simulator's figures: the measured step time, each stage's
+// measured peak against its predicted one, the bubble fraction and the bytes moved between
+// stages. --check trains the reference
 // interpreter alongside (training_check.h); --trace writes every device's forward, backward,
 // update, sends and receives per micro-batch as a Chrome trace, to set beside
 // `alpa simulate --trace` of the same plan.
