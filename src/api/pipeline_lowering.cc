@@ -198,8 +198,10 @@ class PipelineLowering {
     ALPA_ASSIGN_OR_RETURN(transfer.tile,
                           spmd::LocalShape(global, to.spec, to.mesh_shape, "a received value"));
     transfer.tag_base = next_tag_;
-    next_tag_ += times * static_cast<int64_t>(transfer.plan.pieces.size());
+    next_tag_ += times * static_cast<int64_t>(transfer.plan.pieces.size() +
+                                              transfer.plan.gather_pieces.size());
     exe_.cross_mesh_bytes_ += times * transfer.plan.bytes_between_devices;
+    exe_.between_meshes_bytes_ += times * transfer.plan.bytes_between_meshes;
     return transfer;
   }
   Status AddTransfer(Transfer transfer, const spmd::MeshPlacement& from,
@@ -386,13 +388,17 @@ class PipelineLowering {
   }
 
   // The sends (on the sending stage's device at `position`) or the receives (on the receiving
-  // stage's) of micro-batch m's pieces of `transfer`, from or into `slot`.
+  // stage's) of micro-batch m's pieces of `transfer`, from or into `slot`. A receiver on the
+  // all-gather route then hands its chunk to the other replicas and takes theirs.
   void EmitTransfer(Kind kind, const Transfer& transfer, int64_t m, int64_t position, int64_t slot,
                     const std::string& what) {
     const bool send = kind == Kind::kSend;
-    const int64_t pieces = static_cast<int64_t>(transfer.plan.pieces.size());
-    for (int64_t i = 0; i < pieces; ++i) {
-      const spmd::TilePiece& piece = transfer.plan.pieces[static_cast<size_t>(i)];
+    const std::vector<spmd::TilePiece>& pieces = transfer.plan.pieces;
+    const std::vector<spmd::TilePiece>& gather = transfer.plan.gather_pieces;
+    const int64_t first_tag =
+        transfer.tag_base + m * static_cast<int64_t>(pieces.size() + gather.size());
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const spmd::TilePiece& piece = pieces[i];
       if ((send ? piece.source : piece.target) != position) continue;
       PipelineInstruction instruction;
       instruction.kind = kind;
@@ -403,12 +409,29 @@ class PipelineLowering {
       instruction.slot = slot;
       instruction.peer = send ? DeviceOf(transfer.to_stage, piece.target)
                               : DeviceOf(transfer.from_stage, piece.source);
-      instruction.tag = transfer.tag_base + m * pieces + i;
+      instruction.tag = first_tag + static_cast<int64_t>(i);
       instruction.box = send ? runtime::Box{piece.source_start, piece.sizes}
                              : runtime::Box{piece.target_start, piece.sizes};
       instruction.tile = transfer.tile;
       instruction.add = transfer.add;
       Emit(send ? transfer.from_stage : transfer.to_stage, position, std::move(instruction));
+    }
+    if (send) return;
+    // The chunk goes on as a copy: it holds the sum of every transfer into the slot so far.
+    for (const bool hand_on : {true, false}) {
+      for (size_t i = 0; i < gather.size(); ++i) {
+        const spmd::TilePiece& piece = gather[i];
+        if ((hand_on ? piece.source : piece.target) != position) continue;
+        PipelineInstruction instruction;
+        instruction.kind = hand_on ? Kind::kSend : Kind::kReceive;
+        instruction.label = fmt::format("all-gather {} m{} s{}", what, m, transfer.to_stage);
+        instruction.slot = slot;
+        instruction.peer = DeviceOf(transfer.to_stage, hand_on ? piece.target : piece.source);
+        instruction.tag = first_tag + static_cast<int64_t>(pieces.size() + i);
+        instruction.box = runtime::Box{piece.source_start, piece.sizes};
+        instruction.tile = transfer.tile;
+        Emit(transfer.to_stage, position, std::move(instruction));
+      }
     }
   }
 

@@ -89,8 +89,12 @@ class PipeshardExecutable {
   const std::vector<StageProgram>& stages() const { return *stages_; }
   const pipeline::Schedule& schedule() const { return schedule_; }
   // Bytes one step moves between devices across stages (every micro-batch's activations and
-  // cotangents): the cross-mesh plans' bytes_between_devices.
+  // cotangents, and the tied weights' gradient sums): the cross-mesh plans'
+  // bytes_between_devices, the all-gathers inside receiving meshes included.
   int64_t cross_mesh_bytes() const { return cross_mesh_bytes_; }
+  // Of those, the bytes from one stage's devices to another's (bytes_between_meshes): what
+  // crosses the link between sub-meshes.
+  int64_t between_meshes_bytes() const { return between_meshes_bytes_; }
   // Each device's profile of the last step (peak memory, busy time, events when traced).
   const std::vector<runtime::PipelineProfile>& last_run() const { return last_run_; }
   // Every device's static list (for tests and --trace).
@@ -141,6 +145,7 @@ class PipeshardExecutable {
   runtime::Mailbox* mailbox_ = nullptr;
   PipeshardRunOptions options_;
   int64_t cross_mesh_bytes_ = 0;
+  int64_t between_meshes_bytes_ = 0;
   bool placed_ = false;
   std::vector<runtime::PipelineProfile> last_run_;
 };

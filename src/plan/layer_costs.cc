@@ -274,6 +274,9 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     distinct_of_layer.push_back(it->second);
   }
   table.distinct_layers = static_cast<int64_t>(distinct.size());
+  for (int64_t w : weights) {
+    table.weight_bytes[w] = loss.entry()->parameters()[static_cast<size_t>(w)]->shape().ByteSize();
+  }
 
   std::vector<cluster::LogicalMesh> meshes;
   for (const MeshConfig& config : table.configs) {

@@ -130,6 +130,7 @@ struct LayerCostTable {
   std::vector<double> flops;                  // per layer: of its step on one micro-batch
   std::vector<int64_t> output_bytes;          // per layer: the activations it sends on
   std::vector<std::vector<int64_t>> weights;  // per layer: the loss's parameter numbers it reads
+  std::map<int64_t, int64_t> weight_bytes;    // by the loss's parameter number: a weight's bytes
   int64_t distinct_layers = 0;
   int64_t intra_op_solves = 0;
 

@@ -100,6 +100,34 @@ double TransferSeconds(const cluster::ClusterSpec& cluster, const std::vector<in
          static_cast<double>(bytes) / (cluster.inter_host.bandwidth * hosts);
 }
 
+// The gradient sums of the weights several stages read (header): each holder's update waits for
+// every other holder's.
+void AddSharedWeightExchanges(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
+                              const std::vector<StageChoice>& stages,
+                              const std::vector<std::vector<int64_t>>& devices,
+                              PipeshardPlan& plan) {
+  for (const auto& [weight, bytes] : table.weight_bytes) {
+    std::vector<size_t> holders;
+    for (size_t j = 0; j < stages.size(); ++j) {
+      for (int64_t layer = stages[j].first_layer; layer <= stages[j].last_layer; ++layer) {
+        const std::vector<int64_t>& read = table.weights[static_cast<size_t>(layer)];
+        if (std::find(read.begin(), read.end(), weight) != read.end()) {
+          holders.push_back(j);
+          break;
+        }
+      }
+    }
+    if (holders.size() < 2) continue;
+    for (size_t j : holders) {
+      for (size_t h : holders) {
+        if (devices[h] == devices[j]) continue;
+        plan.stages[j].update_s += TransferSeconds(cluster, devices[h], devices[j], bytes);
+        plan.transfer_bytes_per_step += bytes;
+      }
+    }
+  }
+}
+
 Status CheckCoverage(const LayerCostTable& table, const std::vector<StageChoice>& stages) {
   if (stages.empty()) return InvalidArgument("no stages");
   int64_t next = 0;
@@ -269,15 +297,19 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                       figures.update_temporary_bytes});
     stage_times.push_back(figures.forward_s + figures.backward_s);
     if (j > 0) {
+      const int64_t bytes = devices[j - 1] == devices[j]
+                                ? 0
+                                : table.output_bytes[static_cast<size_t>(stages[j - 1].last_layer)];
       const double transfer =
-          TransferSeconds(cluster, devices[j - 1], devices[j],
-                          table.output_bytes[static_cast<size_t>(stages[j - 1].last_layer)]);
+          bytes == 0 ? 0.0 : TransferSeconds(cluster, devices[j - 1], devices[j], bytes);
       spec.forward_transfer_s.push_back(transfer);
       spec.backward_transfer_s.push_back(transfer);
+      plan.transfer_bytes_per_step += 2 * num_micro_batches * bytes;
     }
     plan.stages.push_back(std::move(stage));
   }
   plan.forward_transfer_s = spec.forward_transfer_s;
+  AddSharedWeightExchanges(table, cluster, stages, devices, plan);
   ALPA_ASSIGN_OR_RETURN(pipeline::SimulationResult simulation, pipeline::SimulatePipeline(spec));
   ALPA_ASSIGN_OR_RETURN(
       pipeline::PipelineMemory peak,

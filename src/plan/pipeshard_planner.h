@@ -20,7 +20,17 @@
 // A transfer between consecutive stages moves the boundary activations (per micro-batch) over
 // the slowest link between the two sub-meshes, every device of the smaller one sending its share:
 //   transfer = latency + bytes / (bandwidth x devices of the smaller sub-mesh)
-// with the inter-host bandwidth shared by the devices of a host. Alpa's DP has no transfer term.
+// with the inter-host bandwidth shared by the devices of a host; none between stages on the
+// same devices. Alpa's DP has no transfer term. The bytes are the boundary activations once:
+// the runtime sends each distinct tile of the receiver across once (spmd/cross_mesh.h, Alpa's
+// local all-gather), which for a value that is not a pending sum is the value's bytes. A weight
+// that several stages read (a tied embedding) is updated on each with the sum of all of their
+// gradients: each holder receives every other holder's gradient sum before its update,
+//   update_j += sum over other holders h on other devices of transfer(h -> j, weight bytes)
+// so that transfer_bytes_per_step, what the plan moves between sub-meshes in a step, is
+//   2 x M x (sum over boundaries between different devices of the activation bytes)
+//   + sum over shared weights, over ordered pairs of its holders on different devices, of its
+//     bytes
 #ifndef ALPA_PLAN_PIPESHARD_PLANNER_H_
 #define ALPA_PLAN_PIPESHARD_PLANNER_H_
 
@@ -79,6 +89,7 @@ struct PipeshardPlan {
   double alpa_formula_s = 0;  // sum t + (B - 1) max t, what Alpa's DP minimises
   double bubble_fraction = 0;
   std::vector<double> forward_transfer_s;  // per stage boundary
+  int64_t transfer_bytes_per_step = 0;     // between sub-meshes (header)
   int64_t candidates_evaluated = 0;
   pipeline::SimulationResult simulation;  // of the pipeline (its timeline, for reports)
 };

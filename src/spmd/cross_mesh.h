@@ -13,8 +13,21 @@
 // non-partial source tile one receiver needs do not overlap, and the pieces of a partial
 // source's tiles sum to the value, in a fixed order.
 //
-// bytes_between_devices counts what crosses from one device to another (a piece whose sender is
-// its receiver is a local copy): the transfer the planner prices between stages.
+// Alpa's local all-gather. Receivers with the same box are replicas of one receiving tile; sent
+// as above, each of the k replicas gets the whole tile over the link between the meshes. The
+// all-gather route sends the tile across once instead: the tile is cut into k equal chunks along
+// its longest dimension that k divides, replica c receives chunk c from the senders, then hands
+// it to the other replicas inside the receiving mesh (gather_pieces: copies, so a chunk that is a
+// sum of several transfers into one tile goes on whole). It is taken for a group of replicas
+// where it moves fewer bytes between the meshes than sending each its tile:
+//   direct:  sum over replicas r of the bytes of r's pieces from other devices
+//   route:   sum over chunks c of the bytes of c's pieces from other devices
+// (with disjoint meshes and no pending sums, route = tile bytes, direct = k x tile bytes).
+//
+// bytes_between_meshes counts what crosses from a sending device to another, receiving, device:
+// the transfer the planner prices between stages; bytes_within_receiver what the all-gather
+// moves between the receiving devices; bytes_between_devices both (a piece whose sender is its
+// receiver is a local copy and counts in neither).
 #ifndef ALPA_SPMD_CROSS_MESH_H_
 #define ALPA_SPMD_CROSS_MESH_H_
 
@@ -44,15 +57,26 @@ struct TilePiece {
 };
 
 struct CrossMeshPlan {
-  // Ordered by receiver position, then by source tile (row-major box start, partial coordinates).
+  // From the sending mesh's positions to the receiving mesh's. Ordered by receiver position, then
+  // by source tile (row-major box start, partial coordinates).
   std::vector<TilePiece> pieces;
-  int64_t bytes_between_devices = 0;
+  // Then between positions of the receiving mesh (source and target both receivers; the box is
+  // at the same place in both tiles), each after its source has received its pieces.
+  std::vector<TilePiece> gather_pieces;
+  int64_t bytes_between_meshes = 0;
+  int64_t bytes_within_receiver = 0;
+  int64_t bytes_between_devices = 0;  // the sum of the two
+};
+
+struct CrossMeshOptions {
+  bool local_all_gather = true;  // take the all-gather route where it moves fewer bytes
 };
 
 // Errors: a placement whose spec does not fit the array or its mesh (named `from` or `to`), a
 // device list that does not match the mesh, an uneven split.
 Result<CrossMeshPlan> PlanCrossMeshTransfer(const ir::Shape& global, const MeshPlacement& from,
-                                            const MeshPlacement& to);
+                                            const MeshPlacement& to,
+                                            const CrossMeshOptions& options = {});
 
 }  // namespace alpa::spmd
 

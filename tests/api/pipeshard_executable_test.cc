@@ -2,7 +2,7 @@
 // sub-meshes of local:4 and local:8, run under each schedule and micro-batch count for 3
 // training steps, give the reference interpreter's losses, weights and optimizer state on one
 // device within f32 rounding; each device's measured peak is set beside its stage's predicted
-// one, and the bytes between stages beside the planned transfers.
+// one, and the bytes between stages beside the planned and the priced transfers.
 #include "api/pipeshard_executable.h"
 
 #include <fmt/format.h>
@@ -157,6 +157,10 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
   if (plan->stages.size() > 1) {
     EXPECT_GT(sent, 0);
   }
+  // What crossed between the stages' sub-meshes is what the planner priced: each boundary's
+  // activations and their cotangents once per micro-batch (the receivers' replicas all-gather
+  // inside their mesh), and the tied embedding's gradient sums once per step.
+  EXPECT_EQ(exe->between_meshes_bytes(), plan->transfer_bytes_per_step);
   Result<std::vector<ir::Literal>> got = exe->Fetch();
   ASSERT_TRUE(got.ok()) << got.status().message();
   ASSERT_EQ(got->size(), carried.size());

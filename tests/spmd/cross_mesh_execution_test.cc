@@ -1,7 +1,8 @@
 // Cross-mesh resharding (spmd/cross_mesh.h) run on in-process devices
 // (runtime/pipeline_executor.h): every pair of layouts of an f32[8,8,4] value, pending sums
 // included, between meshes of shapes (1,2), (2,1), (2,2) and (1,4) on disjoint devices arrives
-// whole, and what crossed between devices is what the plan counted.
+// whole, sent directly or on Alpa's local all-gather route, and what crossed between devices is
+// what the plan counted.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -79,6 +80,23 @@ std::vector<ir::Literal> Move(const CrossMeshPlan& plan, const MeshPlacement& fr
     receive.add = !from.spec.partial_axes.empty();
     devices[static_cast<size_t>(send.peer)].instructions.push_back(receive);
   }
+  // Each replica hands its chunk on once it has it, then takes the others' (as
+  // api/pipeline_lowering.cc orders them).
+  for (const bool hand_on : {true, false}) {
+    for (size_t i = 0; i < plan.gather_pieces.size(); ++i) {
+      const TilePiece& piece = plan.gather_pieces[i];
+      PipelineInstruction instruction;
+      instruction.kind =
+          hand_on ? PipelineInstruction::Kind::kSend : PipelineInstruction::Kind::kReceive;
+      instruction.slot = 0;
+      instruction.peer = to.devices[static_cast<size_t>(hand_on ? piece.target : piece.source)];
+      instruction.tag = static_cast<int64_t>(plan.pieces.size() + i);
+      instruction.box = {piece.source_start, piece.sizes};
+      instruction.tile = tile;
+      const int64_t device = to.devices[static_cast<size_t>(hand_on ? piece.source : piece.target)];
+      devices[static_cast<size_t>(device)].instructions.push_back(instruction);
+    }
+  }
   runtime::PipelineRunOptions options;
   options.threads = &threads;
   Result<std::vector<runtime::PipelineProfile>> run = runtime::RunPipeline(devices, slots, options);
@@ -94,6 +112,9 @@ std::vector<ir::Literal> Move(const CrossMeshPlan& plan, const MeshPlacement& fr
 class CrossMeshTest
     : public ::testing::TestWithParam<std::tuple<std::vector<int64_t>, std::vector<int64_t>>> {};
 
+// With the all-gather route, each distinct tile of the receiver crosses between the meshes once:
+// the value's bytes, times the terms of a pending sum on the sender (each term is sent). That is
+// what the planner prices for a boundary (a sent value is never a pending sum there).
 TEST_P(CrossMeshTest, EveryPairOfLayoutsArrivesWhole) {
   const auto& [from_mesh, to_mesh] = GetParam();
   const ir::Literal value = Counting();
@@ -102,26 +123,42 @@ TEST_P(CrossMeshTest, EveryPairOfLayoutsArrivesWhole) {
   MeshPlacement from{from_mesh, {}, {}}, to{to_mesh, {}, {}};
   for (int64_t d = 0; d < senders; ++d) from.devices.push_back(d);
   for (int64_t d = 0; d < receivers; ++d) to.devices.push_back(senders + d);
-  int64_t pairs = 0;
+  int64_t pairs = 0, routed = 0;
   for (const sharding::ShardingSpec& from_spec : Layouts(from_mesh)) {
     for (const sharding::ShardingSpec& to_spec : Layouts(to_mesh)) {
       from.spec = from_spec;
       to.spec = to_spec;
-      const std::string what = sharding::ToString(from_spec) + " -> " + sharding::ToString(to_spec);
-      Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
-      ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().message();
-      int64_t sent = 0;
-      const std::vector<ir::Literal> tiles =
-          Move(*plan, from, to, SplitLiteral(value, from_spec, from_mesh).value(), threads, sent);
-      ASSERT_EQ(static_cast<int64_t>(tiles.size()), receivers) << what;
-      Result<ir::Literal> whole = AssembleLiteral(tiles, to_spec, to_mesh, kValue);
-      ASSERT_TRUE(whole.ok()) << what << ": " << whole.status().message();
-      EXPECT_EQ(*whole, value) << what;
-      EXPECT_EQ(sent, plan->bytes_between_devices) << what;
+      int64_t terms = 1;
+      for (int64_t axis : from_spec.partial_axes) terms *= from_mesh[static_cast<size_t>(axis)];
+      for (const bool all_gather : {true, false}) {
+        const std::string what = sharding::ToString(from_spec) + " -> " +
+                                 sharding::ToString(to_spec) + (all_gather ? "" : " (direct)");
+        Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to, {all_gather});
+        ASSERT_TRUE(plan.ok()) << what << ": " << plan.status().message();
+        int64_t sent = 0;
+        const std::vector<ir::Literal> tiles =
+            Move(*plan, from, to, SplitLiteral(value, from_spec, from_mesh).value(), threads, sent);
+        ASSERT_EQ(static_cast<int64_t>(tiles.size()), receivers) << what;
+        Result<ir::Literal> whole = AssembleLiteral(tiles, to_spec, to_mesh, kValue);
+        ASSERT_TRUE(whole.ok()) << what << ": " << whole.status().message();
+        EXPECT_EQ(*whole, value) << what;
+        EXPECT_EQ(sent, plan->bytes_between_devices) << what;
+        EXPECT_EQ(plan->bytes_between_devices,
+                  plan->bytes_between_meshes + plan->bytes_within_receiver)
+            << what;
+        if (all_gather) {
+          EXPECT_EQ(plan->bytes_between_meshes, terms * kValue.ByteSize()) << what;
+          routed += plan->gather_pieces.empty() ? 0 : 1;
+        } else {
+          EXPECT_TRUE(plan->gather_pieces.empty()) << what;
+        }
+      }
       ++pairs;
     }
   }
   EXPECT_GT(pairs, 16);
+  // Every receiving mesh has layouts that replicate a tile, and those take the route.
+  EXPECT_GT(routed, 0);
 }
 
 // A receiver that holds each of its tiles once gets every element once: with neither side
@@ -143,6 +180,36 @@ TEST(CrossMeshPlanTest, ReplicasShareTheSending) {
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan->pieces.size(), 2u);
   EXPECT_NE(plan->pieces[0].source, plan->pieces[1].source);
+}
+
+// A value replicated on both meshes: sent directly, each receiver gets it whole (twice the bytes
+// between the meshes); on the all-gather route each gets half and hands it to the other.
+TEST(CrossMeshPlanTest, ReplicasOfTheReceiverAllGatherInsideTheirMesh) {
+  MeshPlacement from{{1, 2}, sharding::ShardingSpec::Replicated(3), {0, 1}};
+  MeshPlacement to{{2, 1}, sharding::ShardingSpec::Replicated(3), {2, 3}};
+  Result<CrossMeshPlan> direct = PlanCrossMeshTransfer(kValue, from, to, {false});
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(direct->bytes_between_meshes, 2 * kValue.ByteSize());
+  Result<CrossMeshPlan> routed = PlanCrossMeshTransfer(kValue, from, to);
+  ASSERT_TRUE(routed.ok());
+  EXPECT_EQ(routed->bytes_between_meshes, kValue.ByteSize());
+  EXPECT_EQ(routed->bytes_within_receiver, kValue.ByteSize());
+  ASSERT_EQ(routed->pieces.size(), 2u);
+  EXPECT_EQ(routed->pieces[0].sizes, (std::vector<int64_t>{4, 8, 4}));  // cut along dimension 0
+  EXPECT_EQ(routed->pieces[1].target_start, (std::vector<int64_t>{4, 0, 0}));
+  ASSERT_EQ(routed->gather_pieces.size(), 2u);
+  EXPECT_EQ(routed->gather_pieces[0], (TilePiece{0, 1, {0, 0, 0}, {0, 0, 0}, {4, 8, 4}}));
+}
+
+// Where the receivers already hold the value (the same devices), sending moves nothing, and the
+// route, which would, is not taken.
+TEST(CrossMeshPlanTest, TheRouteIsTakenOnlyWhereItMovesFewerBytes) {
+  MeshPlacement from{{1, 2}, sharding::ShardingSpec::Replicated(3), {0, 1}};
+  MeshPlacement to{{2, 1}, sharding::ShardingSpec::Replicated(3), {0, 1}};
+  Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->bytes_between_devices, 0);
+  EXPECT_TRUE(plan->gather_pieces.empty());
 }
 
 TEST(CrossMeshPlanTest, ALayoutThatDoesNotFitIsNamed) {

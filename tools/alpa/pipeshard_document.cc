@@ -163,6 +163,7 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
             {"pipeline_s", plan.pipeline_s},
             {"alpa_formula_s", plan.alpa_formula_s},
             {"bubble_fraction", plan.bubble_fraction},
+            {"transfer_bytes_per_step", plan.transfer_bytes_per_step},
             {"tflops", report.step_flops / plan.step_time_s / report.devices / 1e12}}},
           {"stages", stages},
           {"warnings", report.warnings},
@@ -193,6 +194,12 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
       "pipeline)\n",
       FormatSeconds(plan.step_time_s), FormatSeconds(plan.pipeline_s), 100 * plan.bubble_fraction,
       FormatSeconds(plan.alpa_formula_s));
+  if (plan.transfer_bytes_per_step > 0) {
+    text += fmt::format(
+        "  transfers     {} per step between sub-meshes (activations and their gradients, tied "
+        "weights' gradients)\n",
+        FormatBytes(plan.transfer_bytes_per_step));
+  }
   if (report.memory_budget_bytes) {
     text += fmt::format("  memory        {} per device (--memory-budget), every stage within it\n",
                         FormatBytes(*report.memory_budget_bytes));

@@ -121,9 +121,15 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
   fmt::print("{}", table.Render(12));
   fmt::print(
       "predicted   {} per step (simulated; Alpa's formula {}), bubble {:.2f}, {} between "
-      "stages per step\n",
+      "sub-meshes per step\n",
       FormatSeconds(plan.step_time_s), FormatSeconds(plan.alpa_formula_s), plan.bubble_fraction,
-      FormatBytes(exe.cross_mesh_bytes()));
+      FormatBytes(plan.transfer_bytes_per_step));
+  fmt::print("transfers   {} between sub-meshes per step as compiled{}\n",
+             FormatBytes(exe.between_meshes_bytes()),
+             exe.cross_mesh_bytes() > exe.between_meshes_bytes()
+                 ? fmt::format(", then {} all-gathered inside receiving meshes",
+                               FormatBytes(exe.cross_mesh_bytes() - exe.between_meshes_bytes()))
+                 : "");
   if (options.check) {
     fmt::print(
         "check       against the reference interpreter on one device, each step from the "
@@ -173,17 +179,20 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
                         {"temporary_bytes", stage.temporary_bytes},
                         {"update_temporary_bytes", stage.update_temporary_bytes}}}});
   }
-  nlohmann::ordered_json summary = {{"method", "pipeshard"},
-                                    {"schedule", pipeline::ScheduleKindName(plan.schedule)},
-                                    {"num_micro_batches", plan.num_micro_batches},
-                                    {"num_chunks", plan.num_chunks},
-                                    {"devices", exe.device_count()},
-                                    {"stages", std::move(stages)},
-                                    {"predicted_step_time_s", plan.step_time_s},
-                                    {"measured_step_time_s", step_s},
-                                    {"predicted_bubble_fraction", plan.bubble_fraction},
-                                    {"measured_bubble_fraction", measured.bubble_fraction},
-                                    {"cross_mesh_bytes_per_step", exe.cross_mesh_bytes()}};
+  nlohmann::ordered_json summary = {
+      {"method", "pipeshard"},
+      {"schedule", pipeline::ScheduleKindName(plan.schedule)},
+      {"num_micro_batches", plan.num_micro_batches},
+      {"num_chunks", plan.num_chunks},
+      {"devices", exe.device_count()},
+      {"stages", std::move(stages)},
+      {"predicted_step_time_s", plan.step_time_s},
+      {"measured_step_time_s", step_s},
+      {"predicted_bubble_fraction", plan.bubble_fraction},
+      {"measured_bubble_fraction", measured.bubble_fraction},
+      {"cross_mesh_bytes_per_step", exe.cross_mesh_bytes()},
+      {"between_meshes_bytes_per_step", exe.between_meshes_bytes()},
+      {"priced_transfer_bytes_per_step", plan.transfer_bytes_per_step}};
   nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
   if (check != nullptr) json["check"] = check->Json();
   return json;
