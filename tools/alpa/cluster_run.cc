@@ -16,6 +16,7 @@
 #include "api/parallelize.h"
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
+#include "plan/plan_document.h"
 #include "runtime/execution_trace.h"
 #include "runtime/mpi_communicator.h"
 #include "runtime/profiler.h"
@@ -23,7 +24,6 @@
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/pipeshard_run.h"
-#include "tools/alpa/run_plan.h"
 #include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
 
@@ -92,7 +92,8 @@ double SecondsSince(std::chrono::steady_clock::time_point epoch) {
 }
 
 void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
-                 const api::ParallelExecutable& executable, uint64_t seed, const RunPlan* saved) {
+                 const api::ParallelExecutable& executable, uint64_t seed,
+                 const plan::document::SavedPlan* saved) {
   const sharding::ShardingEstimate& estimate = executable.estimate();
   fmt::print("training {} ({}) on {} {} ({}), seed {}\n", zoo.zoo.entry.name,
              zoo.zoo.entry.description, executable.device_count(),
@@ -179,6 +180,12 @@ void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExe
              FormatBytes(executable.estimate().peak_memory_bytes));
 }
 
+// What a saved plan must have been made for to run here.
+plan::document::RunIdentity RunIdentityOf(const ZooStep& zoo, const ClusterRunOptions& options) {
+  return {zoo.zoo.entry.name, ModuleFingerprint(*zoo.step), ModuleFingerprint(*zoo.zoo.model.loss),
+          options.cluster};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options) {
@@ -212,7 +219,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
   }
   if (!options.plan.empty()) {
     Result<std::optional<plan::ManualStages>> pipelined =
-        ReadPipelinedRunPlan(options.plan, zoo, options.cluster);
+        plan::document::ReadSavedPipelinedStages(options.plan, RunIdentityOf(zoo, options));
     if (!pipelined.ok()) return ReportError(pipelined.status().WithContext("--plan"));
     if (*pipelined) {
       return RunPipeshardOnCluster(zoo, f32_step, options, *pipelined, steps, seed, json);
@@ -229,9 +236,10 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
   };
   // A saved plan fixes the method, the mesh, the batch axis and every strategy.
   ClusterRunOptions effective = options;
-  std::optional<RunPlan> saved;
+  std::optional<plan::document::SavedPlan> saved;
   if (!options.plan.empty()) {
-    Result<RunPlan> read = ReadRunPlan(options.plan, zoo, options.cluster);
+    Result<plan::document::SavedPlan> read =
+        plan::document::ReadSavedPlan(options.plan, RunIdentityOf(zoo, options));
     if (!read.ok()) return fail(read.status().WithContext("--plan"));
     saved = std::move(read).value();
     effective.method = saved->method;

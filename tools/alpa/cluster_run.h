@@ -32,7 +32,8 @@ struct ClusterRunOptions {
   // --backend: "in-process" (devices are threads of this process) or "mpi" (this process is one
   // device, an MPI rank under `mpirun -np N`; rank 0 prints).
   std::string backend = "in-process";
-  std::string plan;  // --plan: a saved plan to run (run_plan.h) in place of planning afresh
+  // --plan: a saved plan to run (plan/plan_document.h) in place of planning afresh.
+  std::string plan;
   // --kernels: "fast" (the kernels layer where it has the op) or "reference" (every instruction
   // in the interpreter's handlers).
   std::string kernels = "fast";

@@ -6,21 +6,21 @@
 #include <optional>
 #include <vector>
 
+#include "plan/plan_document.h"
 #include "support/file.h"
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
-#include "tools/alpa/plan_document.h"
 
 namespace alpa::tools {
 namespace {
 
-using json = plan_document::Json;
-using plan_document::Field;
+using json = plan::document::Json;
+using plan::document::Field;
 
 // A text field for display: "?" when absent or not a string (the document may be hand-edited).
 std::string Shown(const json& object, const char* key) {
-  const std::string text = plan_document::Text(object, key);
+  const std::string text = plan::document::Text(object, key);
   return text.empty() ? "?" : text;
 }
 
@@ -75,8 +75,8 @@ Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std:
                             Bytes(memory, "update_temporary_bytes", memory_path));
     }
   }
-  facts.layers = plan_document::LayerRange(stage);
-  facts.mesh = plan_document::Text(stage, "mesh_config");
+  facts.layers = plan::document::LayerRange(stage);
+  facts.mesh = plan::document::Text(stage, "mesh_config");
   facts.comm = CommText(Field(stage, "comm"));
   return facts;
 }
@@ -107,22 +107,22 @@ Result<json> AlternativesOf(const json& plan, double step_time_s, std::string& t
     return alternatives;
   }
   text += "\nalternatives priced on the same costs:\n";
-  for (const json& alternative : plan_document::Items(plan, "alternatives")) {
-    const std::string given = plan_document::Text(alternative, "name");
+  for (const json& alternative : plan::document::Items(plan, "alternatives")) {
+    const std::string given = plan::document::Text(alternative, "name");
     const std::string name = given.empty() ? "alternative" : given;
     const auto dim = [&](const char* key) {
-      return static_cast<int64_t>(plan_document::Number(alternative, key).value_or(0));
+      return static_cast<int64_t>(plan::document::Number(alternative, key).value_or(0));
     };
     const std::string shape =
         dim("dp") > 0 ? fmt::format(" (dp {}, op {}, pp {})", dim("dp"), dim("op"), dim("pp")) : "";
-    if (const std::optional<double> step = plan_document::Number(alternative, "step_time_s")) {
+    if (const std::optional<double> step = plan::document::Number(alternative, "step_time_s")) {
       const double time = *step;
       const double ratio = time / step_time_s;
       text += fmt::format("  {}{}: {}, {:.2f}x this plan{}\n", name, shape, FormatSeconds(time),
                           ratio, ratio < 1 ? " (faster: the plan was not searched for it)" : "");
       alternatives.push_back({{"name", name}, {"step_time_s", time}, {"ratio", ratio}});
     } else {
-      const std::string reason = plan_document::Text(alternative, "error");
+      const std::string reason = plan::document::Text(alternative, "error");
       const std::string error = reason.empty() ? "does not fit" : reason;
       text += fmt::format("  {}{}: rejected: {}\n", name, shape, error);
       alternatives.push_back({{"name", name}, {"error", error}});
@@ -157,8 +157,8 @@ Result<Explanation> ExplainPipeline(const json& plan, const std::string& source)
 
   Explanation out;
   const json& model = Field(plan, "model");
-  const std::string chunk_text = plan_document::ChunksNote(
-      static_cast<int64_t>(plan_document::Number(plan, "num_chunks").value_or(1)),
+  const std::string chunk_text = plan::document::ChunksNote(
+      static_cast<int64_t>(plan::document::Number(plan, "num_chunks").value_or(1)),
       static_cast<int64_t>(stages.size()));
   out.text = fmt::format(
       "{} on {}: {} stage(s), {}{} with {} micro-batches\n"
@@ -248,10 +248,10 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainOptions& options) {
 }
 
 Result<Explanation> ExplainPlan(const json& plan, const std::string& source) {
-  if (!plan.is_object() || plan_document::Text(plan, "format") != "alpa-plan") {
+  if (!plan.is_object() || plan::document::Text(plan, "format") != "alpa-plan") {
     return InvalidArgument("{}: not a plan document (alpa plan -o writes one)", source);
   }
-  const int64_t version = static_cast<int64_t>(plan_document::Number(plan, "version").value_or(0));
+  const int64_t version = static_cast<int64_t>(plan::document::Number(plan, "version").value_or(0));
   if (version == 2 && plan.contains("stages")) return ExplainPipeline(plan, source);
   if (version == 1) return ExplainSingleStage(plan, source);
   return InvalidArgument("{}: plan document version {} is not one this alpa reads (1 or 2)", source,

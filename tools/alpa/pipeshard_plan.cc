@@ -12,13 +12,13 @@
 #include "plan/layer_costs.h"
 #include "plan/manual_stages.h"
 #include "plan/pipeline_search.h"
+#include "plan/pipeshard_document.h"
 #include "plan/pipeshard_planner.h"
 #include "plan/uniform_plans.h"
 #include "support/file.h"
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
-#include "tools/alpa/pipeshard_document.h"
 #include "tools/alpa/plan_report.h"
 #include "tools/alpa/profile_command.h"
 
@@ -332,7 +332,7 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   const plan::LayerCostTable& table = planned->table;
   const plan::PipeshardPlan& plan = planned->plan;
 
-  PipeshardReport report;
+  plan::PipeshardReport report;
   report.method = options.method;
   report.grid = std::move(planned->grid);
   report.stage_dp_s = planned->stage_dp_s;
@@ -353,7 +353,7 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   report.cluster = options.cluster;
   report.micro_batch_size = planned->zoo.batch / plan.num_micro_batches;
   if (!options.search_micro_batches) {
-    if (std::optional<std::string> warning = FewMicroBatchesWarning(plan)) {
+    if (std::optional<std::string> warning = plan::FewMicroBatchesWarning(plan)) {
       report.warnings.push_back(std::move(*warning));
     }
   }
@@ -362,8 +362,8 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   report.step_flops *= static_cast<double>(plan.num_micro_batches);
   report.total_s = SecondsSince(start);
   report.memory_budget_bytes = options.memory_budget;
-  nlohmann::ordered_json document = PlanJson(report, table, *described, plan);
-  std::string text = PlanText(report, table, plan);
+  nlohmann::ordered_json document = plan::PipeshardPlanJson(report, table, *described, plan);
+  std::string text = plan::PipeshardPlanText(report, table, plan);
   if (!trials.empty()) {
     document["micro_batch_search"] = TrialsJson(trials);
     text += TrialsText(trials);

@@ -20,38 +20,8 @@
 //
 // Prints the stages (layers, sub-mesh, logical mesh, devices, per-micro-batch times, update,
 // peak memory against the device's), the simulated step time beside Alpa's closed formula, the
-// alternatives and the compile-time breakdown; --json prints the plan document (version 2:
-// version 1's header with "stages", "schedule", "num_micro_batches" and the estimate of the whole
-// pipeline), which `alpa explain` reads:
-//
-//   {"format": "alpa-plan", "version": 2, "model": {"name", "fingerprint"}, "cluster",
-//    "cluster_shape": {"hosts", "devices_per_host", "device", "device_memory_bytes" (the first
-//                      host's), "host_types": [{"hosts": [indices], "devices_per_host",
-//                      "device", "device_memory_bytes"}] (several on a heterogeneous cluster)},
-//    "memory_budget_bytes" (--memory-budget, the memory every stage was planned in; null
-//                           without it),
-//    "method": "pipeshard" or "uniform", "schedule", "num_chunks" (per device: > 1 under
-//    interleaved 1F1B, stage j on stage j % (stages / num_chunks)'s devices),
-//    "num_micro_batches", "micro_batch_size",
-//    "num_layers" (the model's layers, which stages' "layers" index),
-//    "estimate": {"step_time_s", "pipeline_s", "alpa_formula_s", "bubble_fraction",
-//                 "tflops"},
-//    "stages": [{"layers": [first, last], "devices", "device_type", "submesh", "logical_mesh",
-//                "mesh_config",
-//                "force_batch_dim_to_mesh_dim" (0 or null), "forward_time_s",
-//                "backward_time_s", "update_time_s", "peak_memory_bytes",
-//                "device_memory_bytes" (what the stage may use: --memory-budget when given),
-//                "memory": {"static_bytes", "activation_bytes_per_micro_batch",
-//                           "micro_batches_in_flight", "temporary_bytes",
-//                           "update_temporary_bytes"},
-//                "comm": {"all-reduce", ...}, "parameters": [{"name", "sharding"}]}],
-//    "warnings": [text] (fewer micro-batches than pipeline stages, when the count was given),
-//    "alternatives": [{"name": "data parallel" | "best uniform grid point", "dp", "op", "pp",
-//                      "step_time_s" (null when it does not fit), "error"}],
-//    "grid": [...] (--method uniform's search), "micro_batch_search": [{"num_micro_batches",
-//    "step_time_s", "error"}] (--search-micro-batches),
-//    "compile": {"total_s", "layer_costs_s", "stage_dp_s", "alternatives_s", "distinct_layers",
-//                "mesh_configs", "intra_op_solves", "candidates_evaluated"}}
+// alternatives and the compile-time breakdown; --json prints the plan document
+// (plan/pipeshard_document.h), which `alpa explain` and `alpa run --plan` read.
 #ifndef ALPA_TOOLS_ALPA_PIPESHARD_PLAN_H_
 #define ALPA_TOOLS_ALPA_PIPESHARD_PLAN_H_
 

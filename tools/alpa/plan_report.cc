@@ -10,22 +10,22 @@
 #include <optional>
 #include <vector>
 
+#include "plan/plan_document.h"
 #include "support/markup.h"
 #include "support/units.h"
-#include "tools/alpa/plan_document.h"
 
 namespace alpa::tools {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using plan_document::DeviceRange;
-using plan_document::Devices;
-using plan_document::Field;
-using plan_document::Integers;
-using plan_document::Items;
-using plan_document::LayerRange;
-using plan_document::Number;
-using plan_document::Text;
+using plan::document::DeviceRange;
+using plan::document::Devices;
+using plan::document::Field;
+using plan::document::Integers;
+using plan::document::Items;
+using plan::document::LayerRange;
+using plan::document::Number;
+using plan::document::Text;
 
 // Tableau 10 without its blue and orange (the timeline's forward and backward tasks) plus four
 // of Tableau 20's lighter shades: distinct at a glance and readable under dark text.

@@ -17,7 +17,7 @@
 //   7. Alternatives: step time of this plan and of each alternative as bars, with the ratio
 //      to this plan; the ones that do not fit listed with the reason.
 //
-// The input is the plan document of tools/alpa/pipeshard_plan.h (version 2). The caller passes
+// The input is the plan document of plan/pipeshard_document.h (version 2). The caller passes
 // such a document; the renderer does not check "format" or "version" and draws what is there:
 // a missing field shows as "-", a missing list (stages, parameters, alternatives) leaves its
 // section out, and nothing throws. Every text from the document is HTML-escaped. The output

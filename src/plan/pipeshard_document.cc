@@ -1,4 +1,4 @@
-#include "tools/alpa/pipeshard_document.h"
+#include "plan/pipeshard_document.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,11 +9,11 @@
 
 #include "cluster/submesh.h"
 #include "cost/collective_cost.h"
+#include "plan/plan_document.h"
 #include "support/table.h"
 #include "support/units.h"
-#include "tools/alpa/plan_document.h"
 
-namespace alpa::tools {
+namespace alpa::plan {
 namespace {
 
 nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& collectives) {
@@ -22,7 +22,7 @@ nlohmann::ordered_json CommJson(const std::map<cost::CollectiveKind, int64_t>& c
   return comm;
 }
 
-nlohmann::ordered_json GridPointJson(const plan::UniformGridPoint& point) {
+nlohmann::ordered_json GridPointJson(const UniformGridPoint& point) {
   return {
       {"dp", point.dp},
       {"op", point.op},
@@ -31,9 +31,9 @@ nlohmann::ordered_json GridPointJson(const plan::UniformGridPoint& point) {
       {"error", point.plan.ok() ? "" : point.plan.status().message()}};
 }
 
-nlohmann::ordered_json GridJson(const std::vector<plan::UniformGridPoint>& grid) {
+nlohmann::ordered_json GridJson(const std::vector<UniformGridPoint>& grid) {
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
-  for (const plan::UniformGridPoint& point : grid) points.push_back(GridPointJson(point));
+  for (const UniformGridPoint& point : grid) points.push_back(GridPointJson(point));
   return points;
 }
 
@@ -49,8 +49,7 @@ nlohmann::ordered_json AlternativesJson(const PipeshardReport& report) {
 
 // Each weight of the stage's layers (once, in layer order) with its XLA sharding.
 nlohmann::ordered_json StageParametersJson(const PipeshardReport& report,
-                                           const plan::LayerCostTable& table,
-                                           const plan::StageChoice& choice) {
+                                           const LayerCostTable& table, const StageChoice& choice) {
   nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
   std::set<int64_t> seen;
   for (int64_t k = choice.first_layer; k <= choice.last_layer; ++k) {
@@ -104,7 +103,7 @@ std::string AlternativesText(const PipeshardReport& report, double step_time_s) 
 // A micro-batch count the user fixed below the plan's pipeline depth leaves stages idle most of
 // the step, and Alpa's formula sum t + (B - 1) max t, which assumes a steady state where every
 // stage is busy, is no guide there: the step time is the simulator's.
-std::optional<std::string> FewMicroBatchesWarning(const plan::PipeshardPlan& plan) {
+std::optional<std::string> FewMicroBatchesWarning(const PipeshardPlan& plan) {
   const int64_t depth = static_cast<int64_t>(plan.stages.size()) / plan.num_chunks;
   if (plan.num_micro_batches >= depth) return std::nullopt;
   return fmt::format(
@@ -116,19 +115,19 @@ std::optional<std::string> FewMicroBatchesWarning(const plan::PipeshardPlan& pla
       100 * plan.bubble_fraction, depth);
 }
 
-nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::LayerCostTable& table,
-                                const cluster::ClusterSpec& cluster,
-                                const plan::PipeshardPlan& plan) {
+nlohmann::ordered_json PipeshardPlanJson(const PipeshardReport& report, const LayerCostTable& table,
+                                         const cluster::ClusterSpec& cluster,
+                                         const PipeshardPlan& plan) {
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
-  for (const plan::PlannedStage& stage : plan.stages) {
-    const plan::MeshConfig& config = table.configs[static_cast<size_t>(stage.choice.config)];
+  for (const PlannedStage& stage : plan.stages) {
+    const MeshConfig& config = table.configs[static_cast<size_t>(stage.choice.config)];
     stages.push_back(
         {{"layers", {stage.choice.first_layer, stage.choice.last_layer}},
          {"devices", stage.devices},
          {"device_type", stage.device_type},
          {"submesh", config.submesh.shape},
          {"logical_mesh", config.logical_shape},
-         {"mesh_config", plan::MeshConfigName(config)},
+         {"mesh_config", MeshConfigName(config)},
          {"force_batch_dim_to_mesh_dim", config.force_batch ? nlohmann::ordered_json(0) : nullptr},
          {"forward_time_s", stage.forward_s},
          {"backward_time_s", stage.backward_s},
@@ -180,10 +179,10 @@ nlohmann::ordered_json PlanJson(const PipeshardReport& report, const plan::Layer
             {"candidates_evaluated", plan.candidates_evaluated}}}};
 }
 
-std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& table,
-                     const plan::PipeshardPlan& plan) {
+std::string PipeshardPlanText(const PipeshardReport& report, const LayerCostTable& table,
+                              const PipeshardPlan& plan) {
   const std::string chunks =
-      plan_document::ChunksNote(plan.num_chunks, static_cast<int64_t>(plan.stages.size()));
+      document::ChunksNote(plan.num_chunks, static_cast<int64_t>(plan.stages.size()));
   std::string text =
       fmt::format("{} plan of {} on {}: {} stage(s), {}{} with {} micro-batches of {}\n",
                   report.method, report.model_name, report.cluster, plan.stages.size(),
@@ -226,15 +225,15 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
                 Table::Align::kRight, Table::Align::kRight});
   // On a heterogeneous cluster, each stage's devices say their type.
   const bool mixed =
-      std::any_of(plan.stages.begin(), plan.stages.end(), [&](const plan::PlannedStage& stage) {
+      std::any_of(plan.stages.begin(), plan.stages.end(), [&](const PlannedStage& stage) {
         return stage.device_type != plan.stages.front().device_type;
       });
   for (size_t j = 0; j < plan.stages.size(); ++j) {
-    const plan::PlannedStage& stage = plan.stages[j];
+    const PlannedStage& stage = plan.stages[j];
     const std::vector<int64_t>& devices = stage.devices;
     stages.AddRow({std::to_string(j),
                    fmt::format("{}..{}", stage.choice.first_layer, stage.choice.last_layer),
-                   plan::MeshConfigName(table.configs[static_cast<size_t>(stage.choice.config)]),
+                   MeshConfigName(table.configs[static_cast<size_t>(stage.choice.config)]),
                    (devices.size() == 1 ? std::to_string(devices[0])
                                         : fmt::format("{}-{}", devices.front(), devices.back())) +
                        (mixed ? " " + stage.device_type : ""),
@@ -247,7 +246,7 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
   if (report.grid.empty()) return text;
   Table grid({"dp", "op", "pp", "step time"}, {Table::Align::kRight, Table::Align::kRight,
                                                Table::Align::kRight, Table::Align::kLeft});
-  for (const plan::UniformGridPoint& point : report.grid) {
+  for (const UniformGridPoint& point : report.grid) {
     grid.AddRow(
         {std::to_string(point.dp), std::to_string(point.op), std::to_string(point.pp),
          point.plan.ok() ? FormatSeconds(point.plan->step_time_s) : point.plan.status().message()});
@@ -255,4 +254,4 @@ std::string PlanText(const PipeshardReport& report, const plan::LayerCostTable& 
   return text + "\nthe uniform grid (the best one above):\n" + grid.Render();
 }
 
-}  // namespace alpa::tools
+}  // namespace alpa::plan
