@@ -112,8 +112,21 @@ Result<StrategySet> MiscStrategies(const ir::Instruction& instruction, const Str
       return SortStrategies(instruction, ctx);
     case Opcode::kCustomCall:
       return CustomCallStrategies(instruction, ctx);
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kCall:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency:
+      return ReplicatedUnitStrategies(instruction, ctx);  // run replicated (spmd/misc_handler.cc)
     default:
-      return ReplicatedUnitStrategies(instruction, ctx);
+      // Collectives (a module already partitioned) and host I/O: the partitioner cannot run
+      // them, so they are priced only when the user asks for a cost estimate regardless.
+      if (ctx.options.replicate_unknown_ops) return ReplicatedUnitStrategies(instruction, ctx);
+      return Unimplemented(
+          "{}{} %{}: the SPMD partitioner cannot run a collective or host I/O of the input "
+          "(plan the module before it was partitioned); rerun with --replicate-unknown-ops to "
+          "price it replicated on every device",
+          PlaceOf(instruction), ir::OpcodeName(instruction.opcode()), instruction.name());
   }
 }
 

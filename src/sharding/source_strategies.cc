@@ -40,13 +40,15 @@ Result<StrategySet> SourceStrategies(const ir::Instruction& instruction,
   DimSplitOptions options;
   switch (instruction.opcode()) {
     case ir::Opcode::kParameter:
-    case ir::Opcode::kRng:
       split = instruction.shape().IsArray();
       break;
     case ir::Opcode::kIota:
       split = true;
       options.allow_non_divisible = true;
       break;
+    // A split rng would draw its tile's numbers, which are not the unsplit op's tile (here or in
+    // XLA): replicated, every device draws the whole op's (spmd/misc_handler.cc).
+    case ir::Opcode::kRng:
     case ir::Opcode::kConstant:
     case ir::Opcode::kRngBitGenerator:
     case ir::Opcode::kRngGetAndUpdateState:

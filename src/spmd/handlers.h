@@ -53,6 +53,10 @@ Result<ir::Instruction*> HandleSlice(SpmdBuilder& s, const OpInput& input);
 Result<ir::Instruction*> HandleWindow(SpmdBuilder& s, const OpInput& input);
 // gather_scatter_handler.cc.
 Result<ir::Instruction*> HandleGatherScatter(SpmdBuilder& s, const OpInput& input);
+// misc_handler.cc: sort and top-k, their rows local.
+Result<ir::Instruction*> HandleSort(SpmdBuilder& s, const OpInput& input);
+// misc_handler.cc: while, conditional, call, after-all, add-dependency and the rng ops, replicated.
+Result<ir::Instruction*> HandleReplicated(SpmdBuilder& s, const OpInput& input);
 // tuple_handler.cc: get-tuple-element of a node, the layer-boundary custom-call.
 Result<ir::Instruction*> HandleTupleAndMarkers(SpmdBuilder& s, const OpInput& input);
 

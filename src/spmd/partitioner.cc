@@ -285,6 +285,18 @@ Handler FindHandler(ir::Opcode opcode) {
     case ir::Opcode::kGetTupleElement:
     case ir::Opcode::kCustomCall:
       return HandleTupleAndMarkers;
+    case ir::Opcode::kSort:
+    case ir::Opcode::kTopK:
+      return HandleSort;
+    case ir::Opcode::kWhile:
+    case ir::Opcode::kConditional:
+    case ir::Opcode::kCall:
+    case ir::Opcode::kAfterAll:
+    case ir::Opcode::kAddDependency:
+    case ir::Opcode::kRng:
+    case ir::Opcode::kRngBitGenerator:
+    case ir::Opcode::kRngGetAndUpdateState:
+      return HandleReplicated;
     default:
       break;
   }

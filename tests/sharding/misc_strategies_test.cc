@@ -127,9 +127,22 @@ TEST_F(MiscStrategiesTest, UnknownCustomCallIsAnErrorUnlessAllowed) {
   EXPECT_EQ(set.strategies[0].operands[0], LeafSpecs{Spec({{}, {}})});
 }
 
-TEST_F(MiscStrategiesTest, ControlFlowCollectivesAndTokensAreReplicatedUnits) {
+// A collective of the input (an already partitioned module) cannot be partitioned again: it is
+// refused by name, and priced replicated only when asked.
+TEST_F(MiscStrategiesTest, ACollectiveOfTheInputIsRefusedUnlessAllowed) {
+  Result<StrategySet> refused = MiscStrategies(env.Get("ar"), env.ctx);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(refused.status().message().find("all-reduce %ar: the SPMD partitioner cannot run"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_TRUE(
+      Run("ar", /*replicate_unknown_ops=*/true).strategies[0].output[0].IsFullyReplicated());
+}
+
+TEST_F(MiscStrategiesTest, ControlFlowAndTokensAreReplicatedUnits) {
   env.SetSpecs("x", {Spec({{0}, {1}})});
-  for (std::string_view name : {"cl", "ar", "tok"}) {
+  for (std::string_view name : {"cl", "tok"}) {
     const StrategySet set = Run(name);
     EXPECT_EQ(set.follows_operand, -1) << name;
     ASSERT_EQ(set.strategies.size(), 1u) << name;
@@ -139,7 +152,7 @@ TEST_F(MiscStrategiesTest, ControlFlowCollectivesAndTokensAreReplicatedUnits) {
       EXPECT_TRUE(operand[0].IsFullyReplicated()) << name;
     }
   }
-  EXPECT_EQ(Run("ar").strategies[0].memory_bytes, 8 * 16 * 4);
+  EXPECT_EQ(Run("cl").strategies[0].memory_bytes, 8 * 16 * 4);
 }
 
 }  // namespace

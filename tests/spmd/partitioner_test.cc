@@ -169,28 +169,36 @@ TEST(PartitionerTest, OneDeviceMeshGivesTheOriginalProgram) {
   EXPECT_TRUE(CountCollectives(*partitioned.module->entry()).count.empty());
 }
 
+// An op the partitioner cannot run is never offered a strategy it could price: a collective of
+// an already partitioned module is refused when planned, and priced replicated only on request
+// (--replicate-unknown-ops), when partitioning then names it.
 TEST(PartitionerTest, AnOpWithoutHandlerIsNamed) {
-  // Random numbers: each device would draw its own stream, so the partitioner has no rule yet.
-  ir::ModuleBuilder mb("random");
+  ir::ModuleBuilder mb("partitioned");
   ir::ComputationBuilder b = mb.NewComputation("main");
   ir::Instruction* x = b.Parameter(0, ir::Shape::Array(ir::DType::kF32, {8, 8}), "x");
-  ir::Instruction* noise =
-      b.Rng(b.ConstantScalar(ir::DType::kF32, 0), b.ConstantScalar(ir::DType::kF32, 1), {8, 8},
-            ir::RandomDistribution::kUniform);
-  Result<ir::Computation*> main = b.Build(b.Add(x, noise));
-  ASSERT_TRUE(main.ok());
+  ir::Instruction* sum = b.AllReduce(x, mb.ScalarReducer(ir::Opcode::kAdd, ir::DType::kF32), {});
+  Result<ir::Computation*> main = b.Build(b.Add(x, sum));
+  ASSERT_TRUE(main.ok()) << b.status().message();
   Result<std::unique_ptr<ir::Module>> module = mb.Build(*main);
   ASSERT_TRUE(module.ok());
   Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
   ASSERT_TRUE(cluster.ok());
-  Result<sharding::ShardingSolution> solution = sharding::AutoShard(
-      *(*module)->entry(), *cluster, sharding::testing::WholeMesh(*cluster, {4}), {});
+  const cluster::LogicalMesh mesh = sharding::testing::WholeMesh(*cluster, {4});
+  Result<sharding::ShardingSolution> refused =
+      sharding::AutoShard(*(*module)->entry(), *cluster, mesh, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("the SPMD partitioner cannot run"), std::string::npos)
+      << refused.status().message();
+  sharding::AutoShardingOptions priced;
+  priced.strategy.replicate_unknown_ops = true;
+  Result<sharding::ShardingSolution> solution =
+      sharding::AutoShard(*(*module)->entry(), *cluster, mesh, priced);
   ASSERT_TRUE(solution.ok()) << solution.status().message();
   Result<std::unique_ptr<ir::Module>> program =
       PartitionComputation(*(*module)->entry(), *solution, {4});
   ASSERT_FALSE(program.ok());
   EXPECT_EQ(program.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(program.status().message().find("%" + noise->name() + " (rng)"), std::string::npos)
+  EXPECT_NE(program.status().message().find("%" + sum->name() + " (all-reduce)"), std::string::npos)
       << program.status().message();
 }
 
