@@ -35,13 +35,15 @@ const BufferInterval& Liveness::BufferOf(const Instruction* instruction) const {
 }
 
 Liveness ComputeLiveness(const ir::Computation& computation, const BufferBytesFn& bytes,
-                         const FusedValues& fused) {
+                         const FusedValues& fused, const std::vector<DonatedBuffer>& donated) {
   const std::vector<Instruction*> post_order = computation.MakePostOrder();
-  return ComputeLiveness(computation, {post_order.begin(), post_order.end()}, bytes, fused);
+  return ComputeLiveness(computation, {post_order.begin(), post_order.end()}, bytes, fused,
+                         donated);
 }
 
 Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const Instruction*> order,
-                         const BufferBytesFn& bytes, const FusedValues& fused) {
+                         const BufferBytesFn& bytes, const FusedValues& fused,
+                         const std::vector<DonatedBuffer>& donated) {
   Liveness liveness;
   liveness.order = std::move(order);
   const int64_t steps = liveness.steps();
@@ -90,6 +92,19 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
     }
   }
 
+  // A donated parameter's next value takes its buffer once its last reader has run (at the next
+  // value's own step at the latest: an in-place update reads the old value it overwrites).
+  std::unordered_set<const Instruction*> in_place;
+  for (const DonatedBuffer& pair : donated) {
+    const int64_t parameter = liveness.StepOf(pair.parameter);
+    const int64_t next = liveness.StepOf(pair.next);
+    ALPA_CHECK(parameter >= 0 && next >= 0, "a donated pair outside the schedule of %{}",
+               computation.name());
+    if (!is_alias(pair.next) && end[static_cast<size_t>(parameter)] - 1 <= next) {
+      in_place.insert(pair.next);
+    }
+  }
+
   // usage(t) by a difference array: +bytes at start, -bytes at end.
   std::vector<int64_t> delta(static_cast<size_t>(steps) + 1, 0);
   liveness.buffers.resize(static_cast<size_t>(steps));
@@ -100,12 +115,13 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
     buffer.start = t;
     buffer.end = end[static_cast<size_t>(t)];
     buffer.alias = is_alias(instruction);
+    buffer.in_place = in_place.contains(instruction);
     if (instruction->opcode() == Opcode::kParameter) {
       buffer.start = 0;
       buffer.end = steps;
       buffer.bytes = bytes(*instruction);
       liveness.parameter_bytes += buffer.bytes;
-    } else if (!buffer.alias) {
+    } else if (!buffer.alias && !buffer.in_place) {
       buffer.bytes = bytes(*instruction);
     }
     ALPA_CHECK(buffer.bytes >= 0, "%{} has {} bytes", instruction->name(), buffer.bytes);

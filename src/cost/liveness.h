@@ -17,6 +17,11 @@
 //     broadcasts the runtime reads in place (ir/broadcast_folding.h), and, given a fusion
 //     (kernel_fusion.h), the values computed inside their readers' kernels: each reader's kernel
 //     reads their operands;
+//   - a donated parameter's next value (XLA's input_output_alias, as a train step donates its
+//     weights and optimizer state) is written over the parameter's buffer when no reader of the
+//     parameter runs after it: it allocates nothing (bytes 0, in_place). XLA's compiler updates
+//     donated buffers so on the devices whose kernels it fuses; our CPU runtime does not (it
+//     keeps the old weights and state through the update), so there nothing is donated;
 //   - constants are buffers like any other;
 //   - buffers inside called computations (fusion temporaries, loop bodies) are not counted: a
 //     fusion's output is the only buffer it materializes.
@@ -48,6 +53,7 @@ struct BufferInterval {
   int64_t end = 0;     // one past the last step it is live
   int64_t bytes = 0;   // 0 for aliases
   bool alias = false;  // a view of its operands' buffers or a fused value (the rules above)
+  bool in_place = false;  // written over a donated parameter's buffer (the rules above)
 
   bool live_at(int64_t step) const { return start <= step && step < end; }
 };
@@ -68,17 +74,27 @@ struct Liveness {
   const BufferInterval& BufferOf(const ir::Instruction* instruction) const;
 };
 
+// A parameter whose buffer the computation may write `next`, the value the caller reads in its
+// place, over (the rules above).
+struct DonatedBuffer {
+  const ir::Instruction* parameter = nullptr;
+  const ir::Instruction* next = nullptr;
+};
+
 // Liveness over the post order (ir::Computation::MakePostOrder). `fused`: the values kept inside
-// kernels (empty when every instruction is its own kernel).
+// kernels (empty when every instruction is its own kernel); `donated`: the parameters updated in
+// place.
 Liveness ComputeLiveness(const ir::Computation& computation,
                          const BufferBytesFn& bytes = FullShapeBytes,
-                         const FusedValues& fused = NoFusion());
+                         const FusedValues& fused = NoFusion(),
+                         const std::vector<DonatedBuffer>& donated = {});
 
 // Liveness over a given order: every instruction of `computation` exactly once, each after its
 // operands (checked).
 Liveness ComputeLiveness(const ir::Computation& computation,
                          std::vector<const ir::Instruction*> order, const BufferBytesFn& bytes,
-                         const FusedValues& fused = NoFusion());
+                         const FusedValues& fused = NoFusion(),
+                         const std::vector<DonatedBuffer>& donated = {});
 
 }  // namespace alpa::cost
 

@@ -225,9 +225,11 @@ MemoryModel BuildMemoryModel(const ir::Computation& computation,
   ALPA_CHECK(options.num_micro_batches >= 1, "num_micro_batches is {}", options.num_micro_batches);
   MemoryModel model;
   model.num_micro_batches = options.num_micro_batches;
-  model.liveness = options.order.empty()
-                       ? ComputeLiveness(computation, options.bytes, *options.fused)
-                       : ComputeLiveness(computation, options.order, options.bytes, *options.fused);
+  model.liveness =
+      options.order.empty()
+          ? ComputeLiveness(computation, options.bytes, *options.fused, options.donated)
+          : ComputeLiveness(computation, options.order, options.bytes, *options.fused,
+                            options.donated);
   const Graph graph(model.liveness);
   const std::vector<ParameterRole> roles =
       RolesByStep(computation, model.liveness, options.parameter_roles);

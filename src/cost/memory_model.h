@@ -88,6 +88,9 @@ struct MemoryModelOptions {
   BufferBytesFn bytes = FullShapeBytes;
   // Values kept inside kernels (kernel_fusion.h); never null.
   const FusedValues* fused = &NoFusion();
+  // Parameters whose next values are written over them (liveness.h: on devices that update
+  // donated buffers in place).
+  std::vector<DonatedBuffer> donated;
 };
 
 struct ValueInfo {

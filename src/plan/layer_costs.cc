@@ -57,6 +57,7 @@ LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solut
   cost::MemoryModelOptions memory_options;
   memory_options.parameter_roles = layer.roles;
   memory_options.fused = &solution.fused;
+  memory_options.donated = solution.donated;
   memory_options.bytes = [&](const ir::Instruction& instruction) -> int64_t {
     const int64_t node = graph.NodeOf(instruction);
     return node < 0 ? 0 : solution.Chosen(node).memory_bytes;

@@ -169,7 +169,7 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
         const int64_t node = graph.NodeOf(instruction);
         return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
       },
-      solution.fused);
+      solution.fused, solution.donated);
   estimate.peak_memory_bytes = liveness.peak_bytes;
   if (liveness.peak_step >= 0) {
     estimate.peak_instruction = liveness.order[static_cast<size_t>(liveness.peak_step)];
@@ -364,8 +364,15 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   solution.timings.generate_s = SecondsSince(phase);
   phase = Clock::now();
 
+  if (mesh_device.device.fuses_kernels) {
+    for (const auto& [parameter, next] : options.next_values) {
+      const ir::Instruction* from = computation.GetInstruction(parameter);
+      const ir::Instruction* to = computation.GetInstruction(next);
+      if (from != nullptr && to != nullptr) solution.donated.push_back({from, to});
+    }
+  }
   const cost::Liveness liveness =
-      cost::ComputeLiveness(computation, cost::FullShapeBytes, solution.fused);
+      cost::ComputeLiveness(computation, cost::FullShapeBytes, solution.fused, solution.donated);
   ALPA_ASSIGN_OR_RETURN(const std::vector<CarriedValue> carried,
                         CarriedValues(options.next_values, computation, solution.graph));
   const CostGraph cost_graph = BuildCostGraph(solution.graph, liveness, reshard_cost, carried);

@@ -23,6 +23,7 @@
 #include "cluster/mesh.h"
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
+#include "cost/liveness.h"
 #include "ir/computation.h"
 #include "sharding/strategy_graph.h"
 #include "solver/request.h"
@@ -54,8 +55,11 @@ struct AutoShardingOptions {
   std::vector<std::string> batch_parameters;
   // Entry parameter name -> the instruction computing the value the next step reads in its place
   // (a weight's update: MethodParameter::next_value). The solver pays for resharding that value
-  // into the parameter's layout (build_cost_graph.h, carried edges). An unknown name, or a shape
-  // that differs, is an error.
+  // into the parameter's layout (build_cost_graph.h, carried edges). On a device whose compiler
+  // fuses kernels (XLA's), the parameters are donated: each next value is written over its
+  // parameter's buffer where nothing reads the parameter after it (cost/liveness.h), and the
+  // memory terms and the estimate's peak count it once. An unknown name, or a shape that differs,
+  // is an error.
   std::map<std::string, std::string> next_values;
 };
 
@@ -107,6 +111,8 @@ struct ShardingSolution {
   // The values the mesh's device keeps inside kernels (cost/kernel_fusion.h; none on a device
   // that runs one kernel per instruction). Compute, liveness and the estimate follow it.
   cost::FusedValues fused;
+  // The parameters updated in place (AutoShardingOptions::next_values on a fusing device).
+  std::vector<cost::DonatedBuffer> donated;
   ShardingEstimate estimate;
   ShardingTimings timings;
 

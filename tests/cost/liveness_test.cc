@@ -192,5 +192,47 @@ ENTRY main {
   EXPECT_EQ(liveness.peak_bytes, 40);
 }
 
+// A donated parameter (a weight the step updates) takes its next value in place once nothing
+// reads it later: w' = w - g allocates nothing, so the update adds only g. Where w is still read
+// after w' is computed (s = w * w' below), w' needs a buffer of its own.
+TEST(LivenessTest, ADonatedParametersNextValueIsWrittenOverIt) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  w = f32[256] parameter(0)
+  x = f32[256] parameter(1)
+  g = f32[256] multiply(x, x)
+  next = f32[256] subtract(w, g)
+  ROOT t = (f32[256]) tuple(next)
+})");
+  ASSERT_NE(module, nullptr);
+  const ir::Computation& entry = *module->entry();
+  const ir::Instruction* w = entry.GetInstruction("w");
+  const ir::Instruction* next = entry.GetInstruction("next");
+  const Liveness kept = ComputeLiveness(entry);
+  EXPECT_EQ(kept.peak_bytes, 4 * 1024);  // w, x, g, next
+  const Liveness donated = ComputeLiveness(entry, FullShapeBytes, NoFusion(), {{w, next}});
+  EXPECT_TRUE(donated.BufferOf(next).in_place);
+  EXPECT_EQ(donated.BufferOf(next).bytes, 0);
+  EXPECT_EQ(donated.peak_bytes, 3 * 1024);  // w (holding next), x, g
+
+  auto late = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  w = f32[256] parameter(0)
+  x = f32[256] parameter(1)
+  g = f32[256] multiply(x, x)
+  next = f32[256] subtract(w, g)
+  s = f32[256] multiply(w, next)
+  ROOT t = (f32[256], f32[256]) tuple(next, s)
+})");
+  ASSERT_NE(late, nullptr);
+  const Liveness read_after = ComputeLiveness(
+      *late->entry(), FullShapeBytes, NoFusion(),
+      {{late->entry()->GetInstruction("w"), late->entry()->GetInstruction("next")}});
+  EXPECT_FALSE(read_after.BufferOf(late->entry()->GetInstruction("next")).in_place);
+  EXPECT_EQ(read_after.BufferOf(late->entry()->GetInstruction("next")).bytes, 1024);
+}
+
 }  // namespace
 }  // namespace alpa::cost

@@ -63,6 +63,28 @@ TEST(AlpaCliMemory, RematAndMicroBatchesShrinkTheActivations) {
             plain["saved_activation_bytes_per_micro_batch"].get<int64_t>());
 }
 
+// On a device whose compiler updates donated buffers in place (a V100 under XLA), a train step's
+// new weights and optimizer state are written over the old ones: the update no longer holds both,
+// the peak moves into the backward pass, and rematerialisation lowers it by what it frees there.
+// Our CPU runtime keeps the old values through the update, so on `local` the peak stays there.
+TEST(AlpaCliMemory, DonatedWeightsMoveThePeakWhereRematerialisationLowersIt) {
+  const std::vector<std::string> gpt = {"inspect", "mlp-tiny", "--memory", "--json"};
+  auto memory_on = [&](const std::string& cluster, bool remat) {
+    std::vector<std::string> args = gpt;
+    args.insert(args.end(), {"--cluster", cluster, remat ? "--remat" : "--no-remat"});
+    return RunJson(args)["memory"];
+  };
+  const nlohmann::json v100 = memory_on("v100-32gb:1x1", false);
+  const nlohmann::json v100_remat = memory_on("v100-32gb:1x1", true);
+  EXPECT_EQ(v100["peak_pass"], "backward");
+  EXPECT_LT(v100_remat["peak_bytes"].get<int64_t>(), v100["peak_bytes"].get<int64_t>());
+  EXPECT_LT(v100_remat["at_peak"]["saved_activations"].get<int64_t>(),
+            v100["at_peak"]["saved_activations"].get<int64_t>());
+  const nlohmann::json cpu = memory_on("local:1", false);
+  EXPECT_EQ(cpu["peak_pass"], "other");  // the update, old and new values both live
+  EXPECT_EQ(memory_on("local:1", true)["peak_bytes"], cpu["peak_bytes"]);
+}
+
 TEST(AlpaCliMemory, HumanReport) {
   RunResult r = RunAlpa({"inspect", "gpt-tiny", "--memory", "--layers", "3"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);

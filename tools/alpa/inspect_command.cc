@@ -144,7 +144,7 @@ int RunMemory(const InspectOptions& options, const ModelArgument& model) {
   const cost::FusedValues fused =
       device ? cost::FusionFor(cost::ThroughputOf(*device), *model.module().entry())
              : cost::NoFusion();
-  const cost::MemoryModel memory = ModelMemory(model, fused);
+  const cost::MemoryModel memory = ModelMemory(model, fused, device && device->fuses_kernels);
   std::optional<DeviceFit> fit;
   if (device) fit = DeviceFit{options.cluster, *device, memory.liveness.peak_bytes};
   if (options.json) {

@@ -33,13 +33,21 @@ const ir::Instruction* PeakInstruction(const cost::MemoryModel& memory) {
 
 }  // namespace
 
-cost::MemoryModel ModelMemory(const ModelArgument& model, const cost::FusedValues& fused) {
+cost::MemoryModel ModelMemory(const ModelArgument& model, const cost::FusedValues& fused,
+                              bool updates_in_place) {
   cost::MemoryModelOptions options;
   options.fused = &fused;
   if (model.zoo) {
     options.num_micro_batches = model.zoo->training.num_micro_batches;
-    for (autodiff::StepParameter kind : StepLayout(*model.zoo)) {
+    const std::vector<autodiff::StepParameter> layout = StepLayout(*model.zoo);
+    for (autodiff::StepParameter kind : layout) {
       options.parameter_roles.push_back(plan::RoleOfStepParameter(kind));
+    }
+    const ir::Computation& entry = *model.module().entry();
+    const std::vector<int64_t> next = autodiff::StepNextValueElements(layout);
+    for (size_t p = 0; updates_in_place && p < next.size(); ++p) {
+      if (next[p] < 0) continue;
+      options.donated.push_back({entry.parameters()[p], entry.root()->operand(next[p])});
     }
   }
   return cost::BuildMemoryModel(*model.module().entry(), options);

@@ -19,9 +19,13 @@
 namespace alpa::tools {
 
 // The memory model of `model`'s entry computation (naive post-order schedule, full shapes), with
-// the values a device's compiler keeps inside kernels (cost/kernel_fusion.h) allocating nothing.
+// the values a device's compiler keeps inside kernels (cost/kernel_fusion.h) allocating nothing
+// and, with `updates_in_place` (a device whose compiler fuses kernels, XLA's), a zoo step's
+// weights, optimizer state and step count donated: each next value written over its parameter
+// (cost/liveness.h).
 cost::MemoryModel ModelMemory(const ModelArgument& model,
-                              const cost::FusedValues& fused = cost::NoFusion());
+                              const cost::FusedValues& fused = cost::NoFusion(),
+                              bool updates_in_place = false);
 
 // Whether the peak fits one device of a cluster (its first device type).
 struct DeviceFit {
