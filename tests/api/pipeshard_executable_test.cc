@@ -40,6 +40,7 @@ struct Cell {
   std::vector<StageLayout> stages;  // device groups, in order
   int64_t chunks = 1;
   std::string name;
+  bool remat = false;  // each stage's backward recomputes its layers' activations
 };
 
 std::string CellName(const ::testing::TestParamInfo<Cell>& info) { return info.param.name; }
@@ -53,7 +54,7 @@ struct Model {
 
 // SGD with momentum, as the single-stage parity matrix trains (parallelize_test.cc says why not
 // Adam), M micro-batches of 8 rows (wresnet: 4).
-Model BuildModel(const std::string& name, int64_t micro_batches) {
+Model BuildModel(const std::string& name, int64_t micro_batches, bool remat = false) {
   models::ZooOverrides overrides;
   if (name != "wresnet-tiny") overrides.layers = 4;  // wresnet: its depths are fixed
   overrides.batch = name == "wresnet-tiny" ? 4 : 8;
@@ -65,6 +66,7 @@ Model BuildModel(const std::string& name, int64_t micro_batches) {
   model.training.optimizer.learning_rate = 0.05;
   model.training.optimizer.momentum = 0.9;
   model.training.num_micro_batches = micro_batches;
+  model.training.remat = remat;
   return model;
 }
 
@@ -101,7 +103,7 @@ class PipeshardParityTest : public ::testing::TestWithParam<Cell> {};
 
 TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
   const Cell& cell = GetParam();
-  Model model = BuildModel(cell.model, cell.micro_batches);
+  Model model = BuildModel(cell.model, cell.micro_batches, cell.remat);
   const models::Model& zoo = model.zoo.model;
   Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
@@ -224,6 +226,11 @@ std::vector<Cell> Matrix() {
       cells.push_back({model, "local:4", ScheduleKind::kInterleaved1F1B, m, two_by_two, 2,
                        fmt::format("{}_interleaved_m{}_2x2", model, m)});
     }
+    // Rematerialised: each stage's backward recomputes its layers from their inputs.
+    cells.push_back({model, "local:4", ScheduleKind::k1F1B, 2, two_by_two, 1,
+                     fmt::format("{}_1f1b_m2_2x2_remat", model), true});
+    cells.push_back({model, "local:4", ScheduleKind::kGPipe, 4, four_by_one, 1,
+                     fmt::format("{}_gpipe_m4_4x1_remat", model), true});
   }
   // Eight devices: two stages of four with 2-D and 1-D meshes, four stages of two.
   const std::vector<StageLayout> two_by_four = {{4, {2, 2}, true}, {4, {4}, true}};
