@@ -16,11 +16,10 @@
 #include "hlo/parser.h"
 #include "interp/evaluator.h"
 #include "interp/random_inputs.h"
-#include "runtime/spmd_executor.h"
 #include "sharding/auto_sharding.h"
-#include "spmd/literal_split.h"
 #include "spmd/partitioner.h"
 #include "tests/sharding/train_step_plans.h"
+#include "tests/spmd/run_on_devices.h"
 
 namespace alpa::spmd {
 namespace {
@@ -199,39 +198,6 @@ struct HarnessRun {
   std::vector<std::string> failures;  // "case mesh strategy: why"
 };
 
-// The whole results of `program` on 4 devices, the arguments split in the layouts `solution`
-// chose for the parameters and each root leaf assembled from its chosen layout.
-Result<std::vector<ir::Literal>> RunOnDevices(const ir::Module& program,
-                                              const ir::Computation& entry,
-                                              const sharding::ShardingSolution& solution,
-                                              const std::vector<ir::Literal>& arguments,
-                                              const std::vector<int64_t>& mesh) {
-  std::vector<std::vector<ir::Literal>> per_device(4);
-  for (const ir::Instruction* parameter : entry.parameters()) {
-    const sharding::Strategy& chosen = solution.Chosen(solution.graph.NodeOf(*parameter));
-    ALPA_ASSIGN_OR_RETURN(
-        std::vector<ir::Literal> tiles,
-        SplitLiteral(arguments[static_cast<size_t>(parameter->attributes().parameter_number)],
-                     chosen.output[0], mesh));
-    for (size_t d = 0; d < 4; ++d) per_device[d].push_back(std::move(tiles[d]));
-  }
-  ALPA_ASSIGN_OR_RETURN(std::vector<std::vector<ir::Literal>> outputs,
-                        runtime::RunSpmdProgram(program, std::move(per_device)));
-  const ir::Shape& root = entry.root()->shape();
-  const std::vector<sharding::ShardingSpec>& specs =
-      solution.Chosen(solution.graph.NodeOf(*entry.root())).output;
-  std::vector<ir::Literal> results;
-  for (size_t leaf = 0; leaf < specs.size(); ++leaf) {
-    std::vector<ir::Literal> tiles;
-    for (std::vector<ir::Literal>& device : outputs) tiles.push_back(std::move(device[leaf]));
-    ALPA_ASSIGN_OR_RETURN(ir::Literal whole,
-                          AssembleLiteral(tiles, specs[leaf], mesh,
-                                          root.IsTuple() ? root.tuple_shapes()[leaf] : root));
-    results.push_back(std::move(whole));
-  }
-  return results;
-}
-
 // What differs between `got` (the root's leaves) and `want` (the reference's root), or "".
 std::string Difference(const std::vector<ir::Literal>& got, const ir::Literal& want) {
   std::vector<const ir::Literal*> leaves;
@@ -289,7 +255,9 @@ void RunCase(const OpCase& op_case, const std::vector<int64_t>& mesh, HarnessRun
       run.failures.push_back(what + "does not partition: " + program.status().message());
       continue;
     }
-    Result<std::vector<ir::Literal>> got = RunOnDevices(**program, entry, *pinned, arguments, mesh);
+    Result<std::vector<ir::Literal>> got =
+        RunOnFourDevices(**program, entry, *pinned, arguments, mesh,
+                         pinned->Chosen(pinned->graph.NodeOf(*entry.root())).output);
     if (!got.ok()) {
       run.failures.push_back(what + "does not run: " + got.status().message());
       continue;

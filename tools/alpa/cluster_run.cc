@@ -201,6 +201,26 @@ Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions&
   return runtime::MpiWorld::Init();
 }
 
+int RunRanks::Fail(const Status& status) const {
+  return speaker() ? ReportError(status) : ExitCodeOf(status);
+}
+
+int RunRanks::FailStep(const Status& error, const std::string& what) const {
+  const Status status = error.WithContext(what);
+  if (mpi_ != nullptr) {
+    mpi_->Abort(fmt::format("alpa: error: rank {}: {}", mpi_->rank(), status.message()),
+                ExitCodeOf(status));
+  }
+  return ReportError(status);
+}
+
+Status RunRanks::StartTogether() const {
+  if (mpi_ == nullptr) return Status::Ok();
+  std::vector<int64_t> everyone(static_cast<size_t>(mpi_->size()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  return mpi_->communicator().Barrier(everyone).WithContext("starting the steps");
+}
+
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
                  int64_t steps, uint64_t seed, bool json) {
   const bool pipeline_flags =
@@ -228,12 +248,9 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
   Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
   if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
   runtime::MpiWorld* mpi = backend->get();
-  // Under MPI every rank plans and trains; rank 0 alone prints and checks. An error every rank
-  // meets alike (planning) ends each rank by itself; one rank's error in a step ends them all.
-  const bool speaker = mpi == nullptr || mpi->rank() == 0;
-  auto fail = [&](const Status& status) {
-    return speaker ? ReportError(status) : ExitCodeOf(status);
-  };
+  const RunRanks ranks(mpi);
+  const bool speaker = ranks.speaker();
+  auto fail = [&](const Status& status) { return ranks.Fail(status); };
   // A saved plan fixes the method, the mesh, the batch axis and every strategy.
   ClusterRunOptions effective = options;
   std::optional<plan::document::SavedPlan> saved;
@@ -254,13 +271,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     if (!count.ok()) return fail(count.WithContext(zoo.zoo.entry.name));
   }
   if (speaker && !json) PrintHeader(zoo, effective, *executable, seed, saved ? &*saved : nullptr);
-  if (mpi != nullptr) {
-    // The ranks start their steps (and their timelines) together, not as each finishes planning.
-    std::vector<int64_t> everyone(static_cast<size_t>(mpi->size()));
-    std::iota(everyone.begin(), everyone.end(), 0);
-    const Status together = mpi->communicator().Barrier(everyone);
-    if (!together.ok()) return fail(together.WithContext("starting the steps"));
-  }
+  if (const Status together = ranks.StartTogether(); !together.ok()) return fail(together);
   const auto epoch = std::chrono::steady_clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(executable->device_count());
@@ -271,14 +282,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
   MeasuredPeak peak;
   std::optional<TrainingCheck> check;
   if (options.check && speaker) check.emplace(zoo, f32_step, seed);
-  auto fail_step = [&](const Status& error) {
-    const Status status = error.WithContext(zoo.zoo.entry.name);
-    if (mpi != nullptr) {
-      mpi->Abort(fmt::format("alpa: error: rank {}: {}", mpi->rank(), status.message()),
-                 ExitCodeOf(status));
-    }
-    return ReportError(status);
-  };
+  auto fail_step = [&](const Status& error) { return ranks.FailStep(error, zoo.zoo.entry.name); };
   // --check's inputs of the next step: the devices' carried values, fetched once a step (on every
   // MPI rank, as fetching is collective there).
   std::vector<ir::Literal> inputs;

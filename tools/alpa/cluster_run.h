@@ -49,6 +49,26 @@ struct ClusterRunOptions {
 // The MPI world for --backend mpi (null for in-process), or why the backend cannot run.
 Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options);
 
+// The processes of a run: this one alone in-process, or every MPI rank. Under MPI every rank plans
+// and trains and rank 0 alone prints and checks; an error every rank meets alike (planning) ends
+// each rank by itself, one rank's error in a step ends them all (MpiWorld::Abort).
+class RunRanks {
+ public:
+  explicit RunRanks(runtime::MpiWorld* mpi) : mpi_(mpi) {}
+  // Whether this process prints: in-process, or rank 0.
+  bool speaker() const { return mpi_ == nullptr || mpi_->rank() == 0; }
+  // The exit code of an error every rank meets alike; the speaker reports it.
+  int Fail(const Status& status) const;
+  // The exit code of an error in a step (`what` names the model); under MPI it ends every rank.
+  int FailStep(const Status& error, const std::string& what) const;
+  // Waits for every rank (nothing in-process), so that their steps and timelines start together
+  // rather than as each finishes planning.
+  Status StartTogether() const;
+
+ private:
+  runtime::MpiWorld* mpi_;
+};
+
 // Returns the process exit code (command_util.h). `f32_step` is the same model built in f32, which
 // --check needs for a 16-bit model (training_check.h); null otherwise.
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -227,20 +226,10 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
   if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
   runtime::MpiWorld* mpi = backend->get();
-  // Under MPI every rank plans and trains; rank 0 alone prints and checks. An error every rank
-  // meets alike (planning) ends each rank by itself; one rank's error in a step ends them all.
-  const bool speaker = mpi == nullptr || mpi->rank() == 0;
-  auto fail = [&](const Status& status) {
-    return speaker ? ReportError(status) : ExitCodeOf(status);
-  };
-  auto fail_step = [&](const Status& error) {
-    const Status status = error.WithContext(zoo.zoo.entry.name);
-    if (mpi != nullptr) {
-      mpi->Abort(fmt::format("alpa: error: rank {}: {}", mpi->rank(), status.message()),
-                 ExitCodeOf(status));
-    }
-    return ReportError(status);
-  };
+  const RunRanks ranks(mpi);
+  const bool speaker = ranks.speaker();
+  auto fail = [&](const Status& status) { return ranks.Fail(status); };
+  auto fail_step = [&](const Status& error) { return ranks.FailStep(error, zoo.zoo.entry.name); };
   Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile);
   if (!cluster.ok()) return fail(cluster.status());
   Result<plan::PipelineSearch> search = Search(zoo, options, *cluster, saved);
@@ -265,13 +254,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   }
   const double compile_s = std::chrono::duration<double>(Clock::now() - start).count();
   if (speaker && !json) PrintPlan(zoo, options, *search, *exe, compile_s, seed);
-  if (mpi != nullptr) {
-    // The ranks start their steps (and their timelines) together, not as each finishes planning.
-    std::vector<int64_t> everyone(static_cast<size_t>(mpi->size()));
-    std::iota(everyone.begin(), everyone.end(), 0);
-    const Status together = mpi->communicator().Barrier(everyone);
-    if (!together.ok()) return fail_step(together.WithContext("starting the steps"));
-  }
+  if (const Status together = ranks.StartTogether(); !together.ok()) return fail_step(together);
 
   const Clock::time_point epoch = Clock::now();
   std::optional<runtime::ExecutionTrace> trace;
