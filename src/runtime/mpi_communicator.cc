@@ -464,9 +464,12 @@ class MpiMailbox final : public Mailbox {
     const std::string label = fmt::format("the messages device {} sent", source);
     std::vector<MPI_Request> requests;
     for (const Posted& posted : posted_) requests.push_back(posted.request);
-    ALPA_RETURN_IF_ERROR(WaitFor(label, requests, options_.timeout_seconds, spin_, rank_));
-    posted_.clear();
-    return Status::Ok();
+    const Status waited = WaitFor(label, requests, options_.timeout_seconds, spin_, rank_);
+    // MPI frees a completed request and nulls its handle: the posted list takes the handles back.
+    auto request = requests.begin();
+    for (Posted& posted : posted_) posted.request = *request++;
+    if (waited.ok()) posted_.clear();
+    return waited;
   }
 
  private:
