@@ -54,8 +54,7 @@ Result<std::vector<ir::Literal>> ParallelExecutable::Assemble(
     // Every process assembles the whole values: each leaf's tiles (equal in size, the splits
     // being even) are all-gathered over every device.
     const int64_t devices = device_count();
-    std::vector<int64_t> everyone(static_cast<size_t>(devices));
-    std::iota(everyone.begin(), everyone.end(), 0);
+    const std::vector<int64_t> everyone = runtime::WorldGroup(devices);
     std::vector<std::vector<ir::Literal>> gathered_tiles(static_cast<size_t>(devices));
     for (ir::Literal& tile : tiles.front()) {
       std::vector<std::byte> gathered(static_cast<size_t>(tile.size_bytes() * devices));
@@ -266,24 +265,18 @@ Result<std::vector<std::vector<runtime::ExecutionEvent>>> ParallelExecutable::Ga
     own.insert(own.end(), {step_of.at(event.instruction), epoch_ns + nanoseconds(event.start_s),
                            nanoseconds(event.duration_s)});
   }
-  const int64_t devices = device_count();
-  std::vector<int64_t> everyone(static_cast<size_t>(devices));
-  std::iota(everyone.begin(), everyone.end(), 0);
-  const std::vector<int64_t> count = {static_cast<int64_t>(own.size())};
-  std::vector<int64_t> counts(static_cast<size_t>(devices));
-  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, count),
-                                              runtime::ViewOf(ir::DType::kS64, counts)));
+  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> all,
+                        runtime::AllGatherLists(communicator, own));
+  std::vector<size_t> counts;
+  for (const std::vector<int64_t>& device : all) counts.push_back(device.size() / 3);
   if (std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end()) {
     return Internal("the devices recorded different numbers of events ({})",
                     fmt::join(counts, ", "));
   }
-  std::vector<int64_t> all(own.size() * static_cast<size_t>(devices));
-  ALPA_RETURN_IF_ERROR(communicator.AllGather(everyone, runtime::ViewOf(ir::DType::kS64, own),
-                                              runtime::ViewOf(ir::DType::kS64, all)));
-  std::vector<std::vector<runtime::ExecutionEvent>> gathered(static_cast<size_t>(devices));
+  std::vector<std::vector<runtime::ExecutionEvent>> gathered(all.size());
   for (size_t d = 0; d < gathered.size(); ++d) {
-    for (size_t e = 0; e < own.size(); e += 3) {
-      const int64_t* event = &all[d * own.size() + e];
+    for (size_t e = 0; e < all[d].size(); e += 3) {
+      const int64_t* event = &all[d][e];
       const runtime::InstructionStep& step = list[static_cast<size_t>(event[0])];
       gathered[d].push_back({step.instruction, step.collective,
                              static_cast<double>(event[1] - epoch_ns) * 1e-9,
@@ -316,8 +309,7 @@ Result<std::vector<std::vector<ir::Literal>>> ParallelExecutable::ExecuteAsDevic
   }
   // Each device's peak, all-gathered: its bytes, the step that reached it (-1: the arguments),
   // its arguments.
-  std::vector<int64_t> everyone(static_cast<size_t>(devices));
-  std::iota(everyone.begin(), everyone.end(), 0);
+  const std::vector<int64_t> everyone = runtime::WorldGroup(devices);
   const std::vector<runtime::InstructionStep>& list = instructions_->steps;
   const auto peak_step = std::find_if(list.begin(), list.end(), [&](const auto& step) {
     return step.instruction == profile.peak_instruction;

@@ -246,8 +246,7 @@ Result<double> PipeshardExecutable::Step(
     }
   }
   if (world_ != nullptr) {  // the loss's device tells every process
-    std::vector<int64_t> everyone(static_cast<size_t>(device_count()));
-    std::iota(everyone.begin(), everyone.end(), 0);
+    const std::vector<int64_t> everyone = runtime::WorldGroup(device_count());
     std::vector<double> sum = {loss_sum};
     ALPA_RETURN_IF_ERROR(world_->AllReduce(everyone, runtime::ReduceOp::kSum,
                                            runtime::ViewOf(ir::DType::kF64, sum),
@@ -307,8 +306,7 @@ Result<ir::Literal> PipeshardExecutable::GatherStateValue(size_t s, size_t p) co
   ALPA_ASSIGN_OR_RETURN(const ir::Shape tile,
                         spmd::LocalShape(whole, stage.parameter_specs[p], stage.mesh_shape,
                                          stage.step->entry()->parameters()[p]->name()));
-  std::vector<int64_t> everyone(static_cast<size_t>(device_count()));
-  std::iota(everyone.begin(), everyone.end(), 0);
+  const std::vector<int64_t> everyone = runtime::WorldGroup(device_count());
   std::vector<ir::Literal> tiles;
   for (size_t position = 0; position < stage.devices.size(); ++position) {
     const int64_t device = stage.devices[position];

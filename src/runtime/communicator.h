@@ -82,6 +82,9 @@ using SourceTarget = std::pair<int64_t, int64_t>;  // (source rank, target rank)
 // "[0, 1, 2, 3]": a group as error messages print it.
 std::string GroupText(DeviceGroup group);
 
+// Devices 0 .. world_size - 1: the group of a collective over every device of the world.
+std::vector<int64_t> WorldGroup(int64_t world_size);
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -107,6 +110,11 @@ class Communicator {
   virtual Status Recv(int64_t source, MutableBuffer message) = 0;
   virtual Status Barrier(DeviceGroup group) = 0;
 };
+
+// Every device's `own` list of integers, on every device, by rank; the lists may differ in length.
+// A collective over the world: the lengths are all-gathered, then the lists padded to the longest.
+Result<std::vector<std::vector<int64_t>>> AllGatherLists(Communicator& world,
+                                                         const std::vector<int64_t>& own);
 
 }  // namespace alpa::runtime
 

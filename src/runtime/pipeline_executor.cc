@@ -4,12 +4,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <optional>
 #include <utility>
 
 #include "kernels/elementwise.h"
+#include "kernels/strided_copy.h"
 #include "runtime/device_executor.h"
 #include "runtime/spmd_executor.h"
 #include "support/units.h"
@@ -77,60 +77,6 @@ class MeshCollectives : public interp::CollectiveBackend {
   std::vector<int64_t> group_;
 };
 
-// Visits every row (the last dimension, contiguous) of `box` within an array of `dims`:
-// visit(element offset of the row's first element in the array, index of the row in the box).
-template <typename Visit>
-void ForEachRow(const std::vector<int64_t>& dims, const Box& box, Visit visit) {
-  const size_t rank = dims.size();
-  if (rank == 0) {
-    visit(0, 0);
-    return;
-  }
-  for (int64_t size : box.sizes) {
-    if (size == 0) return;
-  }
-  std::vector<int64_t> index(rank, 0);
-  for (int64_t row = 0;; ++row) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset = offset * dims[d] + box.start[d] + index[d];
-    visit(offset, row);
-    size_t d = rank - 1;
-    while (d-- > 0) {
-      if (++index[d] < box.sizes[d]) break;
-      index[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) return;
-  }
-}
-
-ir::Literal ExtractBox(const ir::Literal& tile, const Box& box) {
-  ir::Literal piece =
-      ir::Literal::CreateUninitialized(ir::Shape::Array(tile.shape().dtype(), box.sizes));
-  const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
-  const int64_t row_bytes = box.sizes.empty() ? element : box.sizes.back() * element;
-  ForEachRow(tile.shape().dims(), box, [&](int64_t offset, int64_t row) {
-    std::memcpy(piece.data() + row * row_bytes, tile.data() + offset * element,
-                static_cast<size_t>(row_bytes));
-  });
-  return piece;
-}
-
-void InsertBox(ir::Literal& tile, const Box& box, const ir::Literal& piece, bool add) {
-  const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
-  const int64_t row_length = box.sizes.empty() ? 1 : box.sizes.back();
-  ForEachRow(tile.shape().dims(), box, [&](int64_t offset, int64_t row) {
-    if (!add) {
-      std::memcpy(tile.data() + offset * element, piece.data() + row * row_length * element,
-                  static_cast<size_t>(row_length * element));
-      return;
-    }
-    for (int64_t i = 0; i < row_length; ++i) {
-      tile.SetDouble(offset + i,
-                     tile.GetDouble(offset + i) + piece.GetDouble(row * row_length + i));
-    }
-  });
-}
-
 Status Accumulate(ir::Literal& sum, const ir::Literal& value) {
   if (sum.shape() != value.shape()) {
     return Internal("accumulating {} into {}", value.shape().ToString(), sum.shape().ToString());
@@ -143,6 +89,44 @@ Status Accumulate(ir::Literal& sum, const ir::Literal& value) {
   }
   for (int64_t i = 0; i < n; ++i) sum.SetDouble(i, sum.GetDouble(i) + value.GetDouble(i));
   return Status::Ok();
+}
+
+// The copy between `box` of a row-major array of `dims` and a dense array of the box's sizes
+// (kernels/strided_copy.h), `into_box` saying which way; `offset` is the box's first element.
+kernels::StridedView BoxView(const std::vector<int64_t>& dims, const Box& box, bool into_box,
+                             int64_t& offset) {
+  const std::vector<int64_t> array_strides = ir::RowMajorStrides(dims);
+  const std::vector<int64_t> box_strides = ir::RowMajorStrides(box.sizes);
+  offset = 0;
+  for (size_t d = 0; d < dims.size(); ++d) offset += box.start[d] * array_strides[d];
+  return into_box ? kernels::StridedView{box.sizes, box_strides, array_strides}
+                  : kernels::StridedView{box.sizes, array_strides, box_strides};
+}
+
+Result<ir::Literal> ExtractBox(const ir::Literal& tile, const Box& box) {
+  ir::Literal piece =
+      ir::Literal::CreateUninitialized(ir::Shape::Array(tile.shape().dtype(), box.sizes));
+  const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
+  int64_t offset = 0;
+  const kernels::StridedView view = BoxView(tile.shape().dims(), box, false, offset);
+  ALPA_RETURN_IF_ERROR(
+      kernels::StridedCopy(element, view, tile.data() + offset * element, piece.data()));
+  return piece;
+}
+
+// Writes `piece` into `box` of `tile`, or with `add` adds it to what the box holds.
+Status InsertBox(ir::Literal& tile, const Box& box, const ir::Literal& piece, bool add) {
+  const ir::Literal* source = &piece;
+  ir::Literal sum;
+  if (add) {
+    ALPA_ASSIGN_OR_RETURN(sum, ExtractBox(tile, box));
+    ALPA_RETURN_IF_ERROR(Accumulate(sum, piece));
+    source = &sum;
+  }
+  const int64_t element = ir::DTypeByteSize(tile.shape().dtype());
+  int64_t offset = 0;
+  const kernels::StridedView view = BoxView(tile.shape().dims(), box, true, offset);
+  return kernels::StridedCopy(element, view, source->data(), tile.data() + offset * element);
 }
 
 void Scale(ir::Literal& value, double factor) {
@@ -225,7 +209,8 @@ class DeviceRun {
       case PipelineInstruction::Kind::kRun:
         return RunProgram(instruction);
       case PipelineInstruction::Kind::kSend: {
-        ir::Literal piece = ExtractBox(Slot(instruction.slot), instruction.box);
+        ALPA_ASSIGN_OR_RETURN(ir::Literal piece,
+                              ExtractBox(Slot(instruction.slot), instruction.box));
         if (instruction.peer != device_.device) profile_.sent_bytes += piece.size_bytes();
         return mailbox_.Post(device_.device, instruction.peer, instruction.tag, std::move(piece));
       }
@@ -237,7 +222,8 @@ class DeviceRun {
         if (Slot(instruction.slot).shape() != instruction.tile) {
           Set(instruction.slot, ir::Literal::CreateZeros(instruction.tile));
         }
-        InsertBox(Slot(instruction.slot), instruction.box, piece, instruction.add);
+        ALPA_RETURN_IF_ERROR(
+            InsertBox(Slot(instruction.slot), instruction.box, piece, instruction.add));
         return Reached(held_, instruction.label, "a received tile");
       }
       case PipelineInstruction::Kind::kAccumulate: {
@@ -406,57 +392,48 @@ Result<std::vector<PipelineProfile>> GatherPipelineProfiles(
     return InvalidArgument("GatherPipelineProfiles: {} device lists for a world of {}",
                            devices.size(), count);
   }
-  std::vector<int64_t> everyone(static_cast<size_t>(count));
-  std::iota(everyone.begin(), everyone.end(), 0);
   const auto nanoseconds = [](double seconds) { return static_cast<int64_t>(seconds * 1e9); };
   const int64_t epoch_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(epoch.time_since_epoch()).count();
-  // Each device's figures, then its events as (instruction, start on the host's clock, duration)
-  // in nanoseconds, padded to the longest list.
-  constexpr size_t kFigures = 5;
-  const std::vector<int64_t> figures = {own.peak_bytes, own.peak_instruction,
-                                        nanoseconds(own.busy_s), own.sent_bytes,
-                                        static_cast<int64_t>(trace ? own.events.size() : 0)};
-  std::vector<int64_t> all_figures(kFigures * static_cast<size_t>(count));
-  ALPA_RETURN_IF_ERROR(world.AllGather(everyone, ViewOf(ir::DType::kS64, figures),
-                                       ViewOf(ir::DType::kS64, all_figures)));
+  // Each device's figures, then with `trace` its events as (instruction, start on the host's
+  // clock, duration) in nanoseconds.
+  constexpr size_t kFigures = 4;
+  std::vector<int64_t> own_list = {own.peak_bytes, own.peak_instruction, nanoseconds(own.busy_s),
+                                   own.sent_bytes};
+  for (const PipelineEvent& event : trace ? own.events : std::vector<PipelineEvent>{}) {
+    own_list.insert(own_list.end(), {event.instruction, epoch_ns + nanoseconds(event.start_s),
+                                     nanoseconds(event.duration_s)});
+  }
+  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<int64_t>> lists,
+                        AllGatherLists(world, own_list));
   std::vector<PipelineProfile> profiles(static_cast<size_t>(count));
-  int64_t longest = 0;
   for (size_t d = 0; d < profiles.size(); ++d) {
-    const int64_t* f = &all_figures[d * kFigures];
-    const std::vector<PipelineInstruction>& list = devices[d].instructions;
-    if (f[1] >= static_cast<int64_t>(list.size()) || f[4] > static_cast<int64_t>(list.size())) {
-      return Internal("device {} reports instruction {} of a list of {}", d, f[1], list.size());
-    }
-    profiles[d].peak_bytes = f[0];
-    profiles[d].peak_instruction = f[1];
-    if (f[1] >= 0) profiles[d].peak_label = list[static_cast<size_t>(f[1])].label;
-    profiles[d].busy_s = static_cast<double>(f[2]) * 1e-9;
-    profiles[d].sent_bytes = f[3];
-    longest = std::max(longest, f[4]);
-  }
-  if (!trace) return profiles;
-  std::vector<int64_t> events(3 * static_cast<size_t>(longest), 0);
-  for (size_t e = 0; e < own.events.size(); ++e) {
-    const PipelineEvent& event = own.events[e];
-    events[3 * e] = event.instruction;
-    events[3 * e + 1] = epoch_ns + nanoseconds(event.start_s);
-    events[3 * e + 2] = nanoseconds(event.duration_s);
-  }
-  std::vector<int64_t> all_events(events.size() * static_cast<size_t>(count));
-  ALPA_RETURN_IF_ERROR(world.AllGather(everyone, ViewOf(ir::DType::kS64, events),
-                                       ViewOf(ir::DType::kS64, all_events)));
-  for (size_t d = 0; d < profiles.size(); ++d) {
-    for (int64_t e = 0; e < all_figures[d * kFigures + 4]; ++e) {
-      const int64_t* event = &all_events[d * events.size() + 3 * static_cast<size_t>(e)];
-      if (event[0] < 0 || event[0] >= static_cast<int64_t>(devices[d].instructions.size())) {
-        return Internal("device {} reports an event of instruction {}", d, event[0]);
+    const std::vector<int64_t>& list = lists[d];
+    const std::vector<PipelineInstruction>& instructions = devices[d].instructions;
+    auto instruction_at = [&](int64_t index) -> Result<const PipelineInstruction*> {
+      if (index < 0 || index >= static_cast<int64_t>(instructions.size())) {
+        return Internal("device {} reports instruction {} of a list of {}", d, index,
+                        instructions.size());
       }
-      const PipelineInstruction& instruction =
-          devices[d].instructions[static_cast<size_t>(event[0])];
-      profiles[d].events.push_back({instruction.label, event[0], IsTransfer(instruction),
-                                    static_cast<double>(event[1] - epoch_ns) * 1e-9,
-                                    static_cast<double>(event[2]) * 1e-9});
+      return &instructions[static_cast<size_t>(index)];
+    };
+    if (list.size() < kFigures || (list.size() - kFigures) % 3 != 0) {
+      return Internal("device {} reports {} figures", d, list.size());
+    }
+    PipelineProfile& profile = profiles[d];
+    profile.peak_bytes = list[0];
+    profile.peak_instruction = list[1];
+    if (list[1] >= 0) {
+      ALPA_ASSIGN_OR_RETURN(const PipelineInstruction* peak, instruction_at(list[1]));
+      profile.peak_label = peak->label;
+    }
+    profile.busy_s = static_cast<double>(list[2]) * 1e-9;
+    profile.sent_bytes = list[3];
+    for (size_t e = kFigures; e < list.size(); e += 3) {
+      ALPA_ASSIGN_OR_RETURN(const PipelineInstruction* instruction, instruction_at(list[e]));
+      profile.events.push_back({instruction->label, list[e], IsTransfer(*instruction),
+                                static_cast<double>(list[e + 1] - epoch_ns) * 1e-9,
+                                static_cast<double>(list[e + 2]) * 1e-9});
     }
   }
   return profiles;

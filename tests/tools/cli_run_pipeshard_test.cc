@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,9 +108,18 @@ TEST_F(CliRunPipeshardTest, MpiRanksTrainAsTheInProcessDevicesDo) {
                              "--steps", "3", "--json"});
     const RunResult in_process = RunAlpa(args);
     ASSERT_EQ(in_process.exit_code, 0) << Describe(in_process);
-    args.insert(args.end(), {"--backend", "mpi", "--check"});
+    const std::string trace = dir_.string() + "/mpi_trace.json";
+    args.insert(args.end(), {"--backend", "mpi", "--check", "--trace", trace});
     const RunResult mpi = RunAlpaUnderMpi(4, args);
     ASSERT_EQ(mpi.exit_code, 0) << Describe(mpi);
+    // Every rank's tasks reach rank 0's trace.
+    const nlohmann::json events = nlohmann::json::parse(ReadFile(trace));
+    std::set<int64_t> traced;
+    for (const nlohmann::json& event : events["traceEvents"]) {
+      const int64_t device = event.value("tid", int64_t{-1});
+      if (event.value("ph", "") == "X" && device >= 0) traced.insert(device);
+    }
+    EXPECT_EQ(traced, (std::set<int64_t>{0, 1, 2, 3}));
     const nlohmann::json want = ParseJson(in_process), got = ParseJson(mpi);  // rank 0 prints
     EXPECT_EQ(got["check"]["passed"], true) << got["check"].dump(2);
     ASSERT_EQ(got["steps"].size(), 3u);

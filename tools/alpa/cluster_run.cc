@@ -216,8 +216,7 @@ int RunRanks::FailStep(const Status& error, const std::string& what) const {
 
 Status RunRanks::StartTogether() const {
   if (mpi_ == nullptr) return Status::Ok();
-  std::vector<int64_t> everyone(static_cast<size_t>(mpi_->size()));
-  std::iota(everyone.begin(), everyone.end(), 0);
+  const std::vector<int64_t> everyone = runtime::WorldGroup(mpi_->size());
   return mpi_->communicator().Barrier(everyone).WithContext("starting the steps");
 }
 
