@@ -15,18 +15,10 @@
 namespace alpa::api {
 namespace {
 
-// The step's copy of each sent value (the first instruction carrying its alpa_sent attribute:
-// autodiff copies the forward pass before any recomputation) appended to the step's results.
+// The step's copy of each sent value (plan::SentValues) appended to the step's results.
 Status AppendSentValues(ir::Module& step, int64_t sent) {
   ir::Computation& entry = *step.entry();
-  std::vector<ir::Instruction*> copies(static_cast<size_t>(sent), nullptr);
-  for (const std::unique_ptr<ir::Instruction>& instruction : entry.instructions()) {
-    for (const auto& [key, value] : instruction->attributes().frontend_attributes) {
-      if (key != pipeline::kSentAttribute) continue;
-      ir::Instruction*& copy = copies[static_cast<size_t>(std::stoll(value))];
-      if (copy == nullptr) copy = instruction.get();
-    }
-  }
+  const std::vector<ir::Instruction*> copies = plan::SentValues(entry, sent);
   ir::Instruction* root = entry.root();
   std::vector<ir::Shape> shapes = root->shape().tuple_shapes();
   auto outputs =

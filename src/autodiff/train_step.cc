@@ -236,9 +236,15 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   results.insert(results.end(), new_state.begin(), new_state.end());
   results.push_back(next_step);
   for (Instruction* gradient : input_cotangents) {
-    results.push_back(options.loss_scale == 1.0
-                          ? gradient
-                          : b.Divide(gradient, Full(b, gradient, options.loss_scale)));
+    Instruction* result = options.loss_scale == 1.0
+                              ? gradient
+                              : b.Divide(gradient, Full(b, gradient, options.loss_scale));
+    // Computed per micro-batch like the backward pass it ends (a parameter passed straight
+    // through, or a value already tagged, keeps what it is).
+    if (result->opcode() != ir::Opcode::kParameter && !ir::GetValueTag(*result).has_value()) {
+      ir::SetValueTag(*result, ir::ValueTag::kInputGradient);
+    }
+    results.push_back(result);
   }
   ALPA_ASSIGN_OR_RETURN(ir::Computation * train_step, b.Build(b.Tuple(std::move(results))));
   train_step->RemoveDeadInstructions();

@@ -72,12 +72,14 @@ std::vector<ParameterRole> RolesByStep(const ir::Computation& computation, const
 std::vector<Pass> Passes(const Graph& graph) {
   const std::vector<bool> to_loss = TaggedAndAncestors(graph, ir::ValueTag::kLoss);
   const std::vector<bool> to_gradient = TaggedAndAncestors(graph, ir::ValueTag::kGradient);
+  const std::vector<bool> to_input_gradient =
+      TaggedAndAncestors(graph, ir::ValueTag::kInputGradient);
   std::vector<Pass> passes(graph.readers.size(), Pass::kOther);
   for (size_t t = 0; t < passes.size(); ++t) {
     if (graph.At(static_cast<int64_t>(t)).opcode() == ir::Opcode::kParameter) continue;
     if (to_loss[t]) {
       passes[t] = Pass::kForward;
-    } else if (to_gradient[t]) {
+    } else if (to_gradient[t] || to_input_gradient[t]) {
       passes[t] = Pass::kBackward;
     }
   }

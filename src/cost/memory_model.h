@@ -8,15 +8,17 @@
 //   input batch        parameters marked as batch (the data)
 //   other parameters   the remaining parameters (a train step's counter; all of a plain module's)
 //   gradients          values tagged as gradients (ir/value_tag.h): the weights' gradients and
-//                      their running sums over micro-batches
+//                      their running sums over micro-batches (not a stage's input gradients,
+//                      which it sends back: temporaries)
 //   saved activations  forward values computed from the data that the backward pass reads
 //   temporaries        everything else: working values of the pass that is running, casts of the
 //                      weights, the optimizer update's values
 //
 // Passes come from the value tags a train step carries (autodiff/train_step.h):
 //   forward   = loss-tagged values and every non-parameter value they are computed from
-//   backward  = gradient-tagged values and every non-parameter value outside the forward pass
-//               they are computed from (under remat, the recomputed forward instructions too)
+//   backward  = gradient-tagged values (the weights' gradients and a pipeline stage's input
+//               gradients) and every non-parameter value outside the forward pass they are
+//               computed from (under remat, the recomputed forward instructions too)
 //   other     = the rest: parameters, the optimizer update, all of a computation without tags
 // A value is computed from the data when it depends on a parameter that is neither a weight nor
 // optimizer state; a forward value is saved when the backward pass reads it (directly or through

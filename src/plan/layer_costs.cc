@@ -16,6 +16,7 @@
 #include "ir/value_tag.h"
 #include "pipeline/layer_construction.h"
 #include "pipeline/stage_slicing.h"
+#include "plan/stage_composition.h"
 #include "sharding/hlo_sharding.h"
 #include "sharding/parallel_methods.h"
 
@@ -48,10 +49,104 @@ std::set<const ir::Instruction*> GradientOnly(const ir::Computation& entry) {
   return only;
 }
 
-// Splits the estimate by pass (cost/memory_model.h): forward and backward work run per
-// micro-batch; the update, and the gradients' collectives, once per step.
-LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solution,
-                 const std::vector<int64_t>& mesh_shape) {
+// The layouts the layer's plan gives the values crossing its boundaries (LayerCost): its sent
+// values as computed, its received activations and cotangents as taken, its activations'
+// gradients as returned (the step's results after t + 1, autodiff/train_step.h).
+void RecordBoundaryLayouts(const pipeline::StageLoss& stage, const StageStep& layer,
+                           const sharding::ShardingSolution& solution, LayerCost& cost) {
+  const ir::Computation& entry = *layer.step->entry();
+  const std::vector<ir::Instruction*> parameters = entry.parameters();
+  auto layout = [&](const ir::Instruction* value) {
+    const int64_t node = value == nullptr ? -1 : solution.graph.NodeOf(*value);
+    return node < 0
+               ? sharding::ShardingSpec::Replicated(value == nullptr ? 0 : value->shape().rank())
+               : solution.Chosen(node).output.at(0);
+  };
+  auto parameter_layout = [&](int64_t loss_parameter) {
+    const int64_t p = layer.step_parameter[static_cast<size_t>(loss_parameter)];
+    return layout(parameters[static_cast<size_t>(p)]);
+  };
+  for (const ir::Instruction* sent : SentValues(entry, static_cast<int64_t>(stage.sent.size()))) {
+    cost.sent_specs.push_back(layout(sent));
+  }
+  cost.cotangent_specs.resize(stage.sent.size());
+  for (size_t i = 0; i < stage.cotangents.size(); ++i) {
+    cost.cotangent_specs[static_cast<size_t>(stage.cotangent_of[i])] =
+        parameter_layout(stage.cotangents[i]);
+  }
+  // The results: (loss, W'..., state'..., t + 1, the activations' gradients...), one carried
+  // value after the loss for each parameter that is not of the batch.
+  const int64_t carried = std::count_if(layer.roles.begin(), layer.roles.end(), [](auto role) {
+    return role != cost::ParameterRole::kBatch;
+  });
+  for (size_t a = 0; a < stage.activations.size(); ++a) {
+    cost.received_specs.push_back(parameter_layout(stage.activations[a]));
+    cost.input_gradient_specs.push_back(
+        layout(entry.root()->operand(1 + carried + static_cast<int64_t>(a))));
+  }
+}
+
+// What each weight adds to the layer's static bytes and update (LayerCost::weight_static_bytes,
+// weight_update_s): of the instructions its next value and next optimizer state are computed
+// from, the update's work and the communication of its gradient; its master copy, its state and
+// its gradient (the gradient-tagged value nearest its update).
+void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution& solution,
+                        const cost::MemoryModel& memory,
+                        const std::set<const ir::Instruction*>& gradient_only, LayerCost& cost) {
+  const ir::Computation& entry = *layer.step->entry();
+  const std::vector<ir::Instruction*> parameters = entry.parameters();
+  const int64_t weights =
+      std::count(layer.roles.begin(), layer.roles.end(), cost::ParameterRole::kWeight);
+  const int64_t states =
+      std::count(layer.roles.begin(), layer.roles.end(), cost::ParameterRole::kOptimizerState);
+  if (weights == 0 || states % weights != 0) return;
+  const int64_t states_per_weight = states / weights;
+  // As the memory model holds them (a gradient kept inside the update's kernels holds none).
+  auto bytes = [&](const ir::Instruction& instruction) -> int64_t {
+    return memory.liveness.buffers[static_cast<size_t>(memory.liveness.StepOf(&instruction))].bytes;
+  };
+  std::map<const ir::Instruction*, int64_t> position;
+  for (const ir::Instruction* x : entry.MakePostOrder()) {
+    position[x] = static_cast<int64_t>(position.size());
+  }
+  for (int64_t i = 0; i < weights; ++i) {
+    // Parameters: W..., state..., t; results: (loss, W'..., state'..., t + 1, ...).
+    std::vector<const ir::Instruction*> stack = {entry.root()->operand(1 + i)};
+    int64_t& static_bytes = cost.weight_static_bytes.emplace_back(bytes(*parameters[i]));
+    for (int64_t s = 0; s < states_per_weight; ++s) {
+      const int64_t state = weights + i * states_per_weight + s;
+      stack.push_back(entry.root()->operand(1 + state));
+      static_bytes += bytes(*parameters[static_cast<size_t>(state)]);
+    }
+    double& update_s = cost.weight_update_s.emplace_back(0);
+    const ir::Instruction* gradient = nullptr;
+    std::set<const ir::Instruction*> seen;
+    while (!stack.empty()) {
+      const ir::Instruction* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      for (const ir::Instruction* operand : x->operands()) stack.push_back(operand);
+      if (ir::GetValueTag(*x) == ir::ValueTag::kGradient &&
+          (gradient == nullptr || position.at(x) > position.at(gradient))) {
+        gradient = x;
+      }
+      const int64_t node = solution.graph.NodeOf(*x);
+      if (node < 0) continue;
+      const sharding::NodeCost& node_cost = solution.estimate.nodes[static_cast<size_t>(node)];
+      const bool update =
+          memory.values[static_cast<size_t>(memory.liveness.StepOf(x))].pass == cost::Pass::kOther;
+      if (update) update_s += node_cost.compute_seconds + node_cost.resharding_seconds;
+      if (update || gradient_only.count(x)) update_s += node_cost.communication_seconds;
+    }
+    if (gradient != nullptr) static_bytes += bytes(*gradient);
+  }
+}
+
+}  // namespace
+
+LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& layer,
+                          const sharding::ShardingSolution& solution,
+                          const std::vector<int64_t>& mesh_shape) {
   const ir::Computation& entry = *layer.step->entry();
   const sharding::StrategyGraph& graph = solution.graph;
   cost::MemoryModelOptions memory_options;
@@ -81,6 +176,7 @@ LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solut
     (gradient ? cost.update_s : work) += node.communication_seconds;
   }
   cost.update_s += estimate.carried_seconds;
+  AttributeToWeights(layer, solution, memory, gradient_only, cost);
   cost.static_bytes = memory.StaticBytes();
   cost.activation_bytes = memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers + 1);
   const std::vector<ir::Instruction*> parameters = entry.parameters();
@@ -123,10 +219,9 @@ LayerCost CostOf(const StageStep& layer, const sharding::ShardingSolution& solut
         node < 0 ? "{replicated}"
                  : sharding::ToHloShardingText(solution.Chosen(node).output, mesh_shape));
   }
+  RecordBoundaryLayouts(stage, layer, solution, cost);
   return cost;
 }
-
-}  // namespace
 
 Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& spec,
                                            const MeshConfig& config) {
@@ -154,9 +249,12 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
   int64_t step_parameter =
       std::find(layout.begin(), layout.end(), autodiff::StepParameter::kBatch) - layout.begin();
   for (int64_t p = 0; p < stage.module->entry()->parameter_count(); ++p) {
-    if (weights.count(p)) continue;
+    if (weights.count(p)) {
+      layer.step_parameter.push_back(-1);
+      continue;
+    }
     if (held.count(p)) layer.held_inputs.push_back(step_parameter);
-    ++step_parameter;
+    layer.step_parameter.push_back(step_parameter++);
   }
   ALPA_ASSIGN_OR_RETURN(layer.parameters,
                         sharding::StepParameters(*layer.step->entry(), layer.roles,
@@ -164,6 +262,20 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
   ALPA_ASSIGN_OR_RETURN(cost::FlopCount flops, cost::CountFlops(*layer.step->entry()));
   layer.flops = flops.flops;
   return layer;
+}
+
+std::vector<ir::Instruction*> SentValues(const ir::Computation& step, int64_t sent) {
+  std::vector<ir::Instruction*> values(static_cast<size_t>(sent), nullptr);
+  for (const std::unique_ptr<ir::Instruction>& instruction : step.instructions()) {
+    for (const auto& [key, value] : instruction->attributes().frontend_attributes) {
+      if (key != pipeline::kSentAttribute) continue;
+      const int64_t j = std::stoll(value);
+      if (j >= 0 && j < sent && values[static_cast<size_t>(j)] == nullptr) {
+        values[static_cast<size_t>(j)] = instruction.get();
+      }
+    }
+  }
+  return values;
 }
 
 sharding::AutoShardingOptions StageShardingOptions(const StageStep& layer, const MeshConfig& config,
@@ -261,10 +373,18 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   std::map<std::string, int64_t> distinct_of_text;
   std::vector<int64_t> distinct_of_layer;
   std::vector<pipeline::StageLoss> distinct;
+  std::vector<std::vector<ir::Shape>> received_shapes;  // per layer, of its received activations
   for (int64_t k = 0; k < layers.num_layers; ++k) {
     ALPA_ASSIGN_OR_RETURN(pipeline::StageLoss stage,
                           pipeline::SliceStageLoss(loss, weights, layers, k, k));
     table.output_bytes.push_back(stage.output_bytes);
+    table.sent_values.push_back(stage.sent);
+    std::vector<std::string>& received = table.received_values.emplace_back();
+    std::vector<ir::Shape>& shapes = received_shapes.emplace_back();
+    for (int64_t a : stage.activations) {
+      received.push_back(stage.received[static_cast<size_t>(a)]);
+      shapes.push_back(stage.module->entry()->parameters()[static_cast<size_t>(a)]->shape());
+    }
     std::vector<int64_t>& layer_weights = table.weights.emplace_back();
     for (int64_t w : stage.weights) {
       layer_weights.push_back(stage.model_parameter[static_cast<size_t>(w)]);
@@ -300,7 +420,8 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     Status first_error;
     for (size_t c = 0; c < num_configs; ++c) {
       if (solutions[c].ok()) {
-        distinct_costs[d].push_back(CostOf(layer, *solutions[c], table.configs[c].logical_shape));
+        distinct_costs[d].push_back(
+            CostOfStagePlan(distinct[d], layer, *solutions[c], table.configs[c].logical_shape));
         continue;
       }
       distinct_costs[d].push_back(LayerCost{});  // no plan on this configuration
@@ -319,6 +440,12 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     const size_t d = static_cast<size_t>(distinct_of_layer[static_cast<size_t>(k)]);
     table.costs.insert(table.costs.end(), distinct_costs[d].begin(), distinct_costs[d].end());
     table.flops.push_back(distinct_flops[d]);
+  }
+  for (size_t c = 0; c < num_configs; ++c) {
+    ALPA_ASSIGN_OR_RETURN(
+        std::vector<LayerBoundary> boundaries,
+        PriceLayerBoundaries(table, static_cast<int64_t>(c), received_shapes, cluster, meshes[c]));
+    table.boundaries.push_back(std::move(boundaries));
   }
   return table;
 }

@@ -9,19 +9,10 @@
 // transformer's blocks are planned once per configuration (the cache key is the stage module's
 // HLO text): gpt-39b's 50 layers are 3 distinct problems.
 //
-// A stage of layers l..i then costs
-//   forward_s + backward_s = sum over its layers, per micro-batch
-//   update_s               = sum over its layers, once per step: the optimizer update, the
-//                            gradient synchronisation (collectives of gradient-tagged values and
-//                            resharding into the update) and carried values
-//   memory                 = sum of static bytes + sum of held activations (saved values and
-//                            the inputs each layer received) per micro-batch in flight + the
-//                            largest of the layers' temporaries
-// Composing per-layer plans prices a stage at most as high as planning it whole would (the
-// composed plan is one of the whole stage's choices) plus the resharding between layers, which
-// is zero when consecutive layers agree on their boundary layout (identical blocks on one
-// mesh do: the solver is deterministic). Alpa profiles every layer range instead; its ILP, like
-// ours here, has no memory limit (stages that do not fit are excluded by the DP).
+// A stage of layers l..i then costs the sum of its layers' costs and the resharding between
+// their layouts at its inner boundaries (stage_composition.h). Alpa profiles every layer range
+// instead; its ILP, like ours here, has no memory limit (stages that do not fit are excluded by
+// the DP).
 #ifndef ALPA_PLAN_LAYER_COSTS_H_
 #define ALPA_PLAN_LAYER_COSTS_H_
 
@@ -41,6 +32,7 @@
 #include "pipeline/stage_slicing.h"
 #include "sharding/auto_sharding.h"
 #include "sharding/parallel_methods.h"
+#include "sharding/sharding_spec.h"
 #include "support/status.h"
 
 namespace alpa::plan {
@@ -84,10 +76,18 @@ struct StageStep {
   // layer received and the model's batch (tokens, labels). Saved activations (memory_model.h)
   // are computed values only, so a layer that keeps nothing else (remat) would hold nothing.
   std::vector<int64_t> held_inputs;
+  // By the stage loss's parameter: the step parameter it is (-1 for the weights, which the step
+  // takes as master copies).
+  std::vector<int64_t> step_parameter;
   double flops = 0;
 };
 Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
                                  autodiff::TrainStepOptions training);
+
+// The instruction of `step` that computes each of the `sent` values the stage sends on: the first
+// carrying its pipeline::kSentAttribute (autodiff copies the forward pass before any
+// recomputation), nullptr where none does.
+std::vector<ir::Instruction*> SentValues(const ir::Computation& step, int64_t sent);
 
 // `options` for auto-sharding `step` on `config`: its batch parameters, the next value of each
 // carried parameter, and the batch forced onto axis 0 when the configuration says so.
@@ -113,7 +113,35 @@ struct LayerCost {
   std::map<cost::CollectiveKind, int64_t> collectives;  // per step
   // XLA sharding text of each of the layer's weights, in LayerCostTable::weights order.
   std::vector<std::string> weight_shardings;
+  // Per weight, in the same order: what it adds to static_bytes (its master copy, optimizer
+  // state and gradient) and to update_s (its update and its gradient's synchronisation), which a
+  // stage holding several layers that read it (GPT's tied embedding) holds and runs once.
+  std::vector<int64_t> weight_static_bytes;
+  std::vector<double> weight_update_s;
+  // The layouts at the layer's boundaries, by position: of each value it sends on
+  // (StageLoss::sent) and of the cotangent it receives for it; of each activation it receives
+  // (StageLoss::activations) and of the gradient it returns for it.
+  std::vector<sharding::ShardingSpec> sent_specs, cotangent_specs;
+  std::vector<sharding::ShardingSpec> received_specs, input_gradient_specs;
 };
+
+// The values layer `from` sends to a later layer `to`, priced for a stage that holds both (its
+// layers planned apart, stage_composition.h): the resharding of each from `from`'s layout into
+// `to`'s, per micro-batch in the forward pass, and of its gradient from `to`'s layout into
+// `from`'s cotangent's, per micro-batch in the backward pass.
+struct LayerBoundary {
+  int64_t from = 0;
+  int64_t to = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+};
+
+// The costs of `layer`'s step (of stage loss `stage`) under `solution` on a logical mesh of
+// `mesh_shape`: the estimate split by pass (cost/memory_model.h), forward and backward work per
+// micro-batch, the update and the gradients' collectives once per step.
+LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& layer,
+                          const sharding::ShardingSolution& solution,
+                          const std::vector<int64_t>& mesh_shape);
 
 struct LayerCostTable {
   int64_t num_layers = 0;
@@ -123,7 +151,7 @@ struct LayerCostTable {
   // train state's buffers donated: the devices whose compiler fuses kernels). Their stages keep
   // the bound of the layers' whole-step temporaries; our CPU runtime keeps the old weights and
   // state through the update, so there a stage's update is priced apart, its layers' new values
-  // added up (pipeshard_planner.cc, Compose).
+  // added up (stage_composition.h).
   std::vector<bool> updates_in_place;
   std::vector<MeshConfig> configs;
   std::vector<LayerCost> costs;               // [layer * configs.size() + config]
@@ -131,6 +159,12 @@ struct LayerCostTable {
   std::vector<int64_t> output_bytes;          // per layer: the activations it sends on
   std::vector<std::vector<int64_t>> weights;  // per layer: the loss's parameter numbers it reads
   std::map<int64_t, int64_t> weight_bytes;    // by the loss's parameter number: a weight's bytes
+  // Per layer, the values crossing its boundaries by their names in the model's loss: those it
+  // sends on (StageLoss::sent) and the activations it receives (StageLoss::activations).
+  std::vector<std::vector<std::string>> sent_values;
+  std::vector<std::vector<std::string>> received_values;
+  // Per configuration: every pair of layers one sends values to, priced.
+  std::vector<std::vector<LayerBoundary>> boundaries;
   int64_t distinct_layers = 0;
   int64_t intra_op_solves = 0;
 

@@ -13,6 +13,7 @@
 #include "pipeline/stage_dp.h"
 #include "pipeline/stage_memory.h"
 #include "pipeline/submesh_slicing.h"
+#include "plan/stage_composition.h"
 #include "support/units.h"
 
 namespace alpa::plan {
@@ -23,45 +24,6 @@ constexpr int64_t kUnlimitedSuccessors = int64_t{1} << 20;
 template <typename... Args>
 Status DoesNotFit(fmt::format_string<Args...> format, Args&&... args) {
   return Status(StatusCode::kResourceExhausted, fmt::format(format, std::forward<Args>(args)...));
-}
-
-// A layer range on one configuration, composed from its layers (layer_costs.h).
-struct StageFigures {
-  bool fits = true;
-  double forward_s = 0, backward_s = 0, update_s = 0;
-  double flops = 0;
-  int64_t static_bytes = 0, activation_bytes = 0, temporary_bytes = 0;
-  int64_t update_temporary_bytes = 0;
-  std::map<cost::CollectiveKind, int64_t> collectives;
-};
-
-StageFigures Compose(const LayerCostTable& table, int64_t first, int64_t last, int64_t config) {
-  StageFigures stage;
-  const size_t host_type =
-      static_cast<size_t>(table.configs[static_cast<size_t>(config)].submesh.host_type);
-  const bool in_place =
-      host_type < table.updates_in_place.size() && table.updates_in_place[host_type];
-  for (int64_t k = first; k <= last; ++k) {
-    const LayerCost& layer = table.at(k, config);
-    stage.fits = stage.fits && layer.fits;
-    stage.forward_s += layer.forward_s;
-    stage.backward_s += layer.backward_s;
-    stage.update_s += layer.update_s;
-    stage.flops += table.flops[static_cast<size_t>(k)];
-    stage.static_bytes += layer.static_bytes;
-    stage.activation_bytes += layer.activation_bytes;
-    // Where the update runs in place (XLA, the train state donated), the largest of the layers'
-    // temporaries over their whole step bounds the stage's, the update's included. Our CPU
-    // runtime keeps the old weights and state through the update, which runs after every
-    // backward: a task's working values are one layer's at a time, and the update's new weights
-    // and state of all the stage's layers add up (layer_costs.h, updates_in_place).
-    const int64_t whole_step = in_place ? layer.peak_bytes : layer.task_peak_bytes;
-    stage.temporary_bytes = std::max(stage.temporary_bytes,
-                                     whole_step - layer.static_bytes - layer.activation_bytes);
-    if (!in_place) stage.update_temporary_bytes += layer.update_temporary_bytes;
-    for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
-  }
-  return stage;
 }
 
 const cluster::DeviceSpec& DeviceOf(const std::vector<cluster::HostType>& types,
@@ -201,7 +163,8 @@ Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& clus
   int64_t memory = 0;
   for (size_t c = 0; c < table.configs.size(); ++c) {
     if (table.configs[c].submesh.devices() != total_devices) continue;
-    const StageFigures whole = Compose(table, 0, table.num_layers - 1, static_cast<int64_t>(c));
+    const StageFigures whole =
+        ComposeStage(table, 0, table.num_layers - 1, static_cast<int64_t>(c));
     const int64_t needed = whole.static_bytes + whole.activation_bytes + whole.temporary_bytes;
     if (whole.fits && (!least || needed < *least)) {
       least = needed;
@@ -270,7 +233,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
   for (size_t j = 0; j < stages.size(); ++j) {
     const StageChoice& choice = stages[j];
     const StageFigures figures =
-        Compose(table, choice.first_layer, choice.last_layer, choice.config);
+        ComposeStage(table, choice.first_layer, choice.last_layer, choice.config);
     const MeshConfig& config = table.configs[static_cast<size_t>(choice.config)];
     if (!figures.fits) {
       return DoesNotFit("stage {} (layers {}..{}) has no intra-op plan on {}", j,
@@ -434,7 +397,7 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
         const double device_share =
             static_cast<double>(submeshes[s].devices()) / static_cast<double>(total_devices);
         for (size_t i = 0; i < configs_of[s].size(); ++i) {
-          const StageFigures figures = Compose(table, first, last, configs_of[s][i]);
+          const StageFigures figures = ComposeStage(table, first, last, configs_of[s][i]);
           const double flops_share = total_flops > 0 ? figures.flops / total_flops : 0;
           const double tolerance = 1 + options.imbalance_tolerance;
           if (!figures.fits || device_share * tolerance < flops_share ||

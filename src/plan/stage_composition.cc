@@ -1,0 +1,139 @@
+#include "plan/stage_composition.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "ir/dtype.h"
+#include "pipeline/stage_slicing.h"
+#include "sharding/resharding.h"
+
+namespace alpa::plan {
+namespace {
+
+bool UpdatesInPlace(const LayerCostTable& table, int64_t config) {
+  const size_t host_type =
+      static_cast<size_t>(table.configs[static_cast<size_t>(config)].submesh.host_type);
+  return host_type < table.updates_in_place.size() && table.updates_in_place[host_type];
+}
+
+void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in_place) {
+  stage.fits = stage.fits && layer.fits;
+  stage.forward_s += layer.forward_s;
+  stage.backward_s += layer.backward_s;
+  stage.update_s += layer.update_s;
+  stage.flops += flops;
+  stage.static_bytes += layer.static_bytes;
+  stage.activation_bytes += layer.activation_bytes;
+  // Where the update runs in place (XLA, the train state donated), the largest of the layers'
+  // temporaries over their whole step bounds the stage's, the update's included. Our CPU
+  // runtime keeps the old weights and state through the update, which runs after every
+  // backward: a task's working values are one layer's at a time, and the update's new weights
+  // and state of all the stage's layers add up (layer_costs.h, updates_in_place).
+  const int64_t whole_step = in_place ? layer.peak_bytes : layer.task_peak_bytes;
+  stage.temporary_bytes =
+      std::max(stage.temporary_bytes, whole_step - layer.static_bytes - layer.activation_bytes);
+  if (!in_place) stage.update_temporary_bytes += layer.update_temporary_bytes;
+  for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
+}
+
+}  // namespace
+
+StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last,
+                          int64_t config) {
+  StageFigures stage;
+  const bool in_place = UpdatesInPlace(table, config);
+  std::set<int64_t> weights;
+  for (int64_t k = first; k <= last; ++k) {
+    const LayerCost& layer = table.at(k, config);
+    AddLayer(stage, layer, table.flops[static_cast<size_t>(k)], in_place);
+    // A weight an earlier layer of the stage reads too is held and updated once.
+    const std::vector<int64_t>& reads = table.weights[static_cast<size_t>(k)];
+    for (size_t p = 0; p < reads.size(); ++p) {
+      if (weights.insert(reads[p]).second || p >= layer.weight_static_bytes.size()) continue;
+      stage.static_bytes -= layer.weight_static_bytes[p];
+      stage.update_s -= layer.weight_update_s[p];
+    }
+  }
+  if (static_cast<size_t>(config) < table.boundaries.size()) {
+    for (const LayerBoundary& boundary : table.boundaries[static_cast<size_t>(config)]) {
+      if (boundary.from < first || boundary.to > last) continue;
+      stage.forward_s += boundary.forward_s;
+      stage.backward_s += boundary.backward_s;
+      stage.boundary_s += boundary.forward_s + boundary.backward_s;
+    }
+  }
+  return stage;
+}
+
+Result<std::vector<LayerBoundary>> PriceLayerBoundaries(
+    const LayerCostTable& table, int64_t config,
+    const std::vector<std::vector<ir::Shape>>& received_shapes, const cluster::ClusterSpec& cluster,
+    const cluster::LogicalMesh& mesh) {
+  ALPA_ASSIGN_OR_RETURN(sharding::ReshardCostModel model,
+                        sharding::ReshardCostModel::Create(cluster, mesh));
+  // Which layer sends each value, and its position among the values that layer sends.
+  std::map<std::string, std::pair<int64_t, size_t>> sender;
+  for (int64_t k = 0; k < table.num_layers; ++k) {
+    const std::vector<std::string>& sent = table.sent_values[static_cast<size_t>(k)];
+    for (size_t i = 0; i < sent.size(); ++i) sender.emplace(sent[i], std::make_pair(k, i));
+  }
+  std::vector<LayerBoundary> boundaries;
+  for (int64_t to = 0; to < table.num_layers; ++to) {
+    const LayerCost& receiver = table.at(to, config);
+    const std::vector<std::string>& received = table.received_values[static_cast<size_t>(to)];
+    for (size_t a = 0; a < received.size(); ++a) {
+      const auto it = sender.find(received[a]);
+      if (it == sender.end()) continue;  // the batch, or a value no layer sends
+      const auto [from, i] = it->second;
+      const LayerCost& giver = table.at(from, config);
+      if (!receiver.fits || !giver.fits) continue;
+      const ir::Shape& shape = received_shapes[static_cast<size_t>(to)][a];
+      const int64_t element_bytes = ir::DTypeByteSize(shape.dtype());
+      auto boundary = std::find_if(boundaries.begin(), boundaries.end(),
+                                   [&](const auto& b) { return b.from == from && b.to == to; });
+      if (boundary == boundaries.end()) {
+        boundaries.push_back({.from = from, .to = to});
+        boundary = boundaries.end() - 1;
+      }
+      boundary->forward_s += model.ReshardSeconds(giver.sent_specs[i], receiver.received_specs[a],
+                                                  shape.dims(), element_bytes);
+      boundary->backward_s += model.ReshardSeconds(
+          receiver.input_gradient_specs[a], giver.cotangent_specs[i], shape.dims(), element_bytes);
+    }
+  }
+  return boundaries;
+}
+
+Result<StageFigures> PlanWholeStage(const ir::Module& loss, const std::vector<int64_t>& weights,
+                                    const autodiff::TrainStepOptions& training,
+                                    const cluster::ClusterSpec& cluster,
+                                    const LayerCostTable& table, int64_t config, int64_t first,
+                                    int64_t last, const sharding::AutoShardingOptions& options) {
+  if (config < 0 || config >= static_cast<int64_t>(table.configs.size())) {
+    return InvalidArgument("mesh configuration {} of {}", config, table.configs.size());
+  }
+  const MeshConfig& mesh_config = table.configs[static_cast<size_t>(config)];
+  ALPA_ASSIGN_OR_RETURN(
+      pipeline::StageLoss stage,
+      pipeline::SliceStageLoss(loss, weights, pipeline::LayersFromBoundaries(*loss.entry()), first,
+                               last));
+  ALPA_ASSIGN_OR_RETURN(StageStep step, BuildStageStep(stage, training));
+  sharding::AutoShardingOptions stage_options = options;
+  stage_options.memory_budget_bytes = std::numeric_limits<int64_t>::max() / 4;
+  stage_options = StageShardingOptions(step, mesh_config, stage_options);
+  ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, LogicalMeshOf(cluster, mesh_config));
+  ALPA_ASSIGN_OR_RETURN(sharding::ShardingSolution solution,
+                        sharding::AutoShard(*step.step->entry(), cluster, mesh, stage_options));
+  StageFigures figures;
+  AddLayer(figures, CostOfStagePlan(stage, step, solution, mesh_config.logical_shape), step.flops,
+           UpdatesInPlace(table, config));
+  return figures;
+}
+
+}  // namespace alpa::plan
