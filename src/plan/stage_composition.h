@@ -25,8 +25,11 @@
 // holding GPT's LM head on model-parallel meshes (0.94 for a block and the head on (1,4) as [4]).
 // CBC proves that whole plan optimal, and pinning the whole stage's weights to the layers' own
 // layouts costs more still, so the stitched plan costs more as one module than its parts and
-// boundaries add up to; where the rest goes (the whole graph's ties between a value and its
-// users across a boundary are the first suspect) is not found yet.
+// boundaries add up to. Pricing the handover per reader instead (the value reaching each reader
+// of the parameter that stood for it, every reader keeping its strategy) brings gpt-350m to 0.95
+// to 1.01 and moe-380m to 0.98 to 1.01 but prices wresnet-250m up to 1.15 of its whole stage:
+// planned whole, the layouts around a boundary are chosen again, which neither bound follows.
+// The composition keeps the single resharding, the closer of the two on these stages.
 #ifndef ALPA_PLAN_STAGE_COMPOSITION_H_
 #define ALPA_PLAN_STAGE_COMPOSITION_H_
 
