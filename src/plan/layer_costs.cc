@@ -207,6 +207,17 @@ LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& lay
       cost.task_peak_bytes = std::max(cost.task_peak_bytes, liveness.usage[t]);
     }
   }
+  // Of those, the step's results (the new weights and state), which stay live to its end.
+  std::set<const ir::Instruction*> results(entry.root()->operands().begin(),
+                                           entry.root()->operands().end());
+  for (const ir::Instruction* result : results) {
+    const size_t t = static_cast<size_t>(liveness.StepOf(result));
+    if (memory.values[t].pass == cost::Pass::kOther &&
+        memory.values[t].category == cost::MemoryCategory::kTemporaries) {
+      cost.update_result_bytes += liveness.buffers[t].bytes;
+    }
+  }
+  cost.update_result_bytes = std::min(cost.update_result_bytes, cost.update_temporary_bytes);
   // The estimate's peak bounds both (the solver's figure; the memory model's usage can count a
   // few buffers more).
   cost.task_peak_bytes = std::min(cost.task_peak_bytes, cost.peak_bytes);

@@ -110,6 +110,7 @@ struct LayerCost {
   // adds to the static bytes at its own peak (its new weights and state and working values).
   int64_t task_peak_bytes = 0;
   int64_t update_temporary_bytes = 0;
+  int64_t update_result_bytes = 0;  // of those, its new weights and state (live to its end)
   std::map<cost::CollectiveKind, int64_t> collectives;  // per step
   // XLA sharding text of each of the layer's weights, in LayerCostTable::weights order.
   std::vector<std::string> weight_shardings;

@@ -33,12 +33,17 @@ void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in
   // Where the update runs in place (XLA, the train state donated), the largest of the layers'
   // temporaries over their whole step bounds the stage's, the update's included. Our CPU
   // runtime keeps the old weights and state through the update, which runs after every
-  // backward: a task's working values are one layer's at a time, and the update's new weights
-  // and state of all the stage's layers add up (layer_costs.h, updates_in_place).
+  // backward: a task's working values are one layer's at a time, and so are the update's, while
+  // its new weights and state of all the stage's layers add up (layer_costs.h, updates_in_place).
   const int64_t whole_step = in_place ? layer.peak_bytes : layer.task_peak_bytes;
   stage.temporary_bytes =
       std::max(stage.temporary_bytes, whole_step - layer.static_bytes - layer.activation_bytes);
-  if (!in_place) stage.update_temporary_bytes += layer.update_temporary_bytes;
+  if (!in_place) {
+    stage.update_result_bytes += layer.update_result_bytes;
+    stage.update_working_bytes = std::max(
+        stage.update_working_bytes, layer.update_temporary_bytes - layer.update_result_bytes);
+    stage.update_temporary_bytes = stage.update_result_bytes + stage.update_working_bytes;
+  }
   for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
 }
 

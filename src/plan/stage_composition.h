@@ -11,8 +11,9 @@
 //                reads it
 //   memory     = sum of static bytes (a weight several of its layers read counted once) + sum of
 //                held activations per micro-batch in flight + the largest of the layers'
-//                temporaries (on our CPU runtime the update's new values of all its layers add
-//                up: LayerCostTable::updates_in_place)
+//                temporaries (on our CPU runtime the update's new weights and state of all its
+//                layers add up, beside the largest of their update's working values:
+//                LayerCostTable::updates_in_place)
 // where a boundary is a value layer k sends to layer j, l <= k < j <= i: its resharding from k's
 // layout into j's, and its gradient's from j's layout into the layout k takes its cotangent in
 // (LayerBoundary). Layers built alike agree (the solver is deterministic), so a transformer's
@@ -56,7 +57,10 @@ struct StageFigures {
   double boundary_s = 0;  // of forward_s + backward_s: resharding between its layers
   double flops = 0;
   int64_t static_bytes = 0, activation_bytes = 0, temporary_bytes = 0;
+  // On devices that keep the old train state through the update: its new weights and state
+  // (summed over the layers) and the largest of its layers' working values beside them.
   int64_t update_temporary_bytes = 0;
+  int64_t update_result_bytes = 0, update_working_bytes = 0;
   std::map<cost::CollectiveKind, int64_t> collectives;
 };
 
