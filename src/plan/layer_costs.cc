@@ -149,15 +149,11 @@ LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& lay
                           const std::vector<int64_t>& mesh_shape) {
   const ir::Computation& entry = *layer.step->entry();
   const sharding::StrategyGraph& graph = solution.graph;
-  cost::MemoryModelOptions memory_options;
-  memory_options.parameter_roles = layer.roles;
-  memory_options.fused = &solution.fused;
-  memory_options.donated = solution.donated;
-  memory_options.bytes = [&](const ir::Instruction& instruction) -> int64_t {
+  const cost::MemoryModel memory = sharding::SolutionMemoryModel(entry, solution, layer.roles);
+  auto bytes_of = [&](const ir::Instruction& instruction) -> int64_t {
     const int64_t node = graph.NodeOf(instruction);
     return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
   };
-  const cost::MemoryModel memory = cost::BuildMemoryModel(entry, memory_options);
 
   const std::set<const ir::Instruction*> gradient_only = GradientOnly(entry);
   LayerCost cost;
@@ -181,7 +177,7 @@ LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& lay
   cost.activation_bytes = memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers + 1);
   const std::vector<ir::Instruction*> parameters = entry.parameters();
   for (int64_t p : layer.held_inputs) {
-    cost.activation_bytes += memory_options.bytes(*parameters[static_cast<size_t>(p)]);
+    cost.activation_bytes += bytes_of(*parameters[static_cast<size_t>(p)]);
   }
   cost.peak_bytes = estimate.peak_memory_bytes;
   // By pass: the task peak over the forward and backward steps; the update's temporaries, the

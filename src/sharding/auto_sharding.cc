@@ -447,4 +447,20 @@ std::vector<Result<ShardingSolution>> AutoShardMeshes(
   return results;
 }
 
+cost::MemoryModel SolutionMemoryModel(const ir::Computation& computation,
+                                      const ShardingSolution& solution,
+                                      std::vector<cost::ParameterRole> roles,
+                                      int64_t num_micro_batches) {
+  cost::MemoryModelOptions options;
+  options.parameter_roles = std::move(roles);
+  options.num_micro_batches = num_micro_batches;
+  options.fused = &solution.fused;
+  options.donated = solution.donated;
+  options.bytes = [&](const ir::Instruction& instruction) -> int64_t {
+    const int64_t node = solution.graph.NodeOf(instruction);
+    return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
+  };
+  return cost::BuildMemoryModel(computation, options);
+}
+
 }  // namespace alpa::sharding

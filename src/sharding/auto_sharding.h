@@ -24,6 +24,7 @@
 #include "cost/collective_cost.h"
 #include "cost/compute_cost.h"
 #include "cost/liveness.h"
+#include "cost/memory_model.h"
 #include "ir/computation.h"
 #include "sharding/strategy_graph.h"
 #include "solver/request.h"
@@ -156,6 +157,14 @@ std::vector<Result<ShardingSolution>> AutoShardMeshes(
     const ir::Computation& computation, const cluster::ClusterSpec& cluster,
     const std::vector<cluster::LogicalMesh>& meshes,
     const std::vector<AutoShardingOptions>& options, int64_t threads = 0);
+
+// The memory model (cost/memory_model.h) of `computation` as `solution` runs it on one device:
+// each value at its chosen strategy's bytes, the solution's fused values and donated buffers.
+// `roles` per entry parameter (past its end: other). Its peak is the estimate's.
+cost::MemoryModel SolutionMemoryModel(const ir::Computation& computation,
+                                      const ShardingSolution& solution,
+                                      std::vector<cost::ParameterRole> roles,
+                                      int64_t num_micro_batches = 1);
 
 }  // namespace alpa::sharding
 

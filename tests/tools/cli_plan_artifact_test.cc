@@ -79,6 +79,16 @@ TEST_F(AlpaCliTest, ExplainsSingleStagePlansAndRejectsOtherFiles) {
   ASSERT_EQ(text.exit_code, 0) << Describe(text);
   EXPECT_THAT(text.out, HasSubstr("one stage, method shard"));
   EXPECT_THAT(text.out, HasSubstr("communication"));
+  // Where the peak is and what is live there, which add up to the peak.
+  EXPECT_THAT(text.out, HasSubstr("peak in the "));
+  RunResult json = RunAlpa({"explain", path, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << Describe(json);
+  const nlohmann::json peak = ParseJson(json)["peak"];
+  EXPECT_THAT(peak["pass"].get<std::string>(),
+              ::testing::AnyOf("forward", "backward", "other"));
+  int64_t live = 0;
+  for (const auto& [category, bytes] : peak["at_peak"].items()) live += bytes.get<int64_t>();
+  EXPECT_EQ(live, nlohmann::json::parse(ReadFile(path))["estimate"]["peak_memory_bytes"].get<int64_t>());
 
   ExpectBadInput(RunAlpa({"explain", Write("x.json", R"({"format": "other"})")}),
                  "not a plan document");
@@ -92,7 +102,7 @@ TEST_F(AlpaCliTest, ExplainsSingleStagePlansAndRejectsOtherFiles) {
   RunResult odd = RunAlpa({"explain", Write("odd.json", R"({"format": "alpa-plan", "version": 1,
       "model": {"name": 5}, "cluster": ["x"], "mesh": "4", "estimate": {"step_time_s": 1,
       "compute_s": 1, "communication_s": 0, "resharding_s": 0, "peak_memory_bytes": 3,
-      "memory_budget_bytes": 5, "comm": 7}})")});
+      "memory_budget_bytes": 5, "comm": 7, "peak": {"pass": 4, "at_peak": {"weights": "x"}}}})")});
   EXPECT_EQ(odd.exit_code, 0) << Describe(odd);
   EXPECT_THAT(odd.out, HasSubstr("? on ?: one stage, method ?, mesh ?"));
 }

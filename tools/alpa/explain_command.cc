@@ -11,6 +11,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/memory_report.h"
 
 namespace alpa::tools {
 namespace {
@@ -216,12 +217,16 @@ Result<Explanation> ExplainSingleStage(const json& plan, const std::string& sour
       "step time {} = compute {} ({:.0f}%) + communication {} ({:.0f}%) + resharding {} "
       "({:.0f}%)\n"
       "memory    {} per device of a budget of {} ({:.0f}%)\n"
+      "{}"
       "comm      {}\n",
       Shown(model, "name"), Shown(plan, "cluster"), Shown(plan, "method"),
       mesh.is_array() ? mesh.dump() : "?", FormatSeconds(step_time_s), FormatSeconds(compute_s),
       share(compute_s), FormatSeconds(communication_s), share(communication_s),
       FormatSeconds(resharding_s), share(resharding_s), FormatBytes(peak), FormatBytes(budget),
       100.0 * static_cast<double>(peak) / static_cast<double>(budget),
+      // Plans written before the peak was recorded do not say where it is.
+      estimate.contains("peak") ? fmt::format("          peak {}\n", PeakLine(estimate["peak"]))
+                                : std::string(),
       CommText(Field(estimate, "comm")));
   out.json = {{"kind", "single-stage"},
               {"step_time_s", step_time_s},
@@ -230,6 +235,7 @@ Result<Explanation> ExplainSingleStage(const json& plan, const std::string& sour
                 {"communication_s", communication_s},
                 {"resharding_s", resharding_s},
                 {"memory_share", static_cast<double>(peak) / static_cast<double>(budget)}}}};
+  if (estimate.contains("peak")) out.json["peak"] = estimate["peak"];
   return out;
 }
 

@@ -1,6 +1,11 @@
 #include "tools/alpa/memory_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "plan/layer_costs.h"
 #include "support/table.h"
@@ -111,6 +116,42 @@ nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory) {
       memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers);
   json["saved_activation_bytes_per_micro_batch_by_layer"] = std::move(per_layer);
   return json;
+}
+
+nlohmann::ordered_json PeakJson(const cost::MemoryModel& memory) {
+  nlohmann::ordered_json at_peak = nlohmann::ordered_json::object();
+  for (cost::MemoryCategory category : kCategories) {
+    at_peak[std::string(cost::MemoryCategoryName(category))] = memory.at_peak[category];
+  }
+  const ir::Instruction* at = PeakInstruction(memory);
+  return {{"pass", at ? std::string(cost::PassName(PeakValue(memory)->pass)) : ""},
+          {"instruction", at ? at->name() : ""},
+          {"at_peak", std::move(at_peak)}};
+}
+
+std::string PeakLine(const nlohmann::ordered_json& peak) {
+  std::vector<std::pair<int64_t, std::string>> live;
+  int64_t total = 0;
+  // A hand-edited document may hold anything here: what is not as written shows as "?".
+  if (!peak.is_object()) return "(where: not recorded)";
+  auto text = [&](const char* key) {
+    const auto it = peak.find(key);
+    return it != peak.end() && it->is_string() ? it->get<std::string>() : std::string("?");
+  };
+  const auto at_peak = peak.find("at_peak");
+  if (at_peak == peak.end() || !at_peak->is_object()) return "(where: not recorded)";
+  for (const auto& [category, bytes] : at_peak->items()) {
+    if (!bytes.is_number_integer() || bytes.get<int64_t>() <= 0) continue;
+    live.emplace_back(bytes.get<int64_t>(), category);
+    total += bytes.get<int64_t>();
+  }
+  std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> parts;
+  for (const auto& [bytes, category] : live) {
+    parts.push_back(fmt::format("{} {} ({})", category, FormatBytes(bytes), Share(bytes, total)));
+  }
+  return fmt::format("in the {} pass, at %{}: {}", text("pass"), text("instruction"),
+                     fmt::join(parts, ", "));
 }
 
 std::string FitText(const DeviceFit& fit) {

@@ -21,6 +21,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/memory_report.h"
 #include "tools/alpa/pipeshard_plan.h"
 #include "tools/alpa/profile_command.h"
 
@@ -96,6 +97,7 @@ struct PlanReport {
   double dot_flops = 0;
   double total_seconds = 0;
   int64_t meshes_tried = 0;
+  nlohmann::ordered_json peak;  // where the plan's peak is (memory_report.h, PeakJson)
 };
 
 double Tflops(const PlanReport& report, const sharding::ShardingEstimate& estimate) {
@@ -122,6 +124,7 @@ nlohmann::ordered_json PlanJson(const PlanReport& report, const PlannedMesh& bes
                       {"resharding_s", estimate.resharding_seconds},
                       {"tflops", Tflops(report, estimate)},
                       {"peak_memory_bytes", estimate.peak_memory_bytes},
+                      {"peak", report.peak},
                       {"memory_budget_bytes", solution.memory_budget_bytes},
                       {"comm", CommJson(estimate.communication)}};
   json["compile"] = {{"total_s", report.total_seconds},
@@ -164,6 +167,7 @@ std::string PlanText(const PlanReport& report, const PlannedMesh& best) {
   text += fmt::format("  peak memory   {} per device (budget {})\n",
                       FormatBytes(estimate.peak_memory_bytes),
                       FormatBytes(solution.memory_budget_bytes));
+  text += fmt::format("                {}\n", PeakLine(report.peak));
   std::vector<std::string> kinds;
   for (const auto& [kind, count] : estimate.communication.count) {
     kinds.push_back(fmt::format("{} {}", count, cost::CollectiveKindName(kind)));
@@ -431,6 +435,10 @@ int RunPlan(const PlanOptions& flags) {
     }
   }
   report.meshes_tried = planned->shapes_tried;
+  std::vector<cost::ParameterRole> roles;
+  for (const sharding::MethodParameter& parameter : parameters) roles.push_back(parameter.role);
+  report.peak = PeakJson(
+      sharding::SolutionMemoryModel(entry, best.solution, roles, report.num_micro_batches));
   report.total_seconds = SecondsSince(start);
 
   if (!options.problem_path.empty()) {
