@@ -1,6 +1,5 @@
 #include "plan/stage_composition.h"
 
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
