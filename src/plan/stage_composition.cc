@@ -1,6 +1,5 @@
 #include "plan/stage_composition.h"
 
-
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -39,8 +38,8 @@ void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in
       std::max(stage.temporary_bytes, whole_step - layer.static_bytes - layer.activation_bytes);
   if (!in_place) {
     stage.update_result_bytes += layer.update_result_bytes;
-    stage.update_working_bytes = std::max(
-        stage.update_working_bytes, layer.update_temporary_bytes - layer.update_result_bytes);
+    stage.update_working_bytes = std::max(stage.update_working_bytes,
+                                          layer.update_temporary_bytes - layer.update_result_bytes);
     stage.update_temporary_bytes = stage.update_result_bytes + stage.update_working_bytes;
   }
   for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;

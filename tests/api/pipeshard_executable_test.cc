@@ -196,8 +196,8 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
       ::testing::Test::RecordProperty(fmt::format("device{}_measured_over_predicted_peak", device),
                                       std::to_string(measured / predicted));
       EXPECT_LE(measured, 1.16 * predicted)
-          << "stage " << s << ", device " << device << ": measured " << measured
-          << " B, predicted " << predicted << " B, reached at "
+          << "stage " << s << ", device " << device << ": measured " << measured << " B, predicted "
+          << predicted << " B, reached at "
           << exe->last_run()[static_cast<size_t>(device)].peak_label;
       EXPECT_GE(measured, lowest * predicted)
           << "stage " << s << ", device " << device << ": measured " << measured << " B, predicted "

@@ -162,8 +162,8 @@ TEST(LayerCostsTest, AStageHoldsAWeightItsLayersShareOnce) {
   EXPECT_LT(composed.static_bytes, summed);
   Result<models::ZooModel> gpt = models::BuildZooModel("gpt-tiny");
   ASSERT_TRUE(gpt.ok());
-  Result<StageFigures> whole = PlanWholeStage(*gpt->model.loss, gpt->model.weights,
-                                              gpt->training, cluster, table, 0, 0, last, {});
+  Result<StageFigures> whole = PlanWholeStage(*gpt->model.loss, gpt->model.weights, gpt->training,
+                                              cluster, table, 0, 0, last, {});
   ASSERT_TRUE(whole.ok()) << whole.status().ToString();
   EXPECT_NEAR(static_cast<double>(composed.static_bytes), static_cast<double>(whole->static_bytes),
               0.03 * static_cast<double>(whole->static_bytes));

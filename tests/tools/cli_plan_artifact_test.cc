@@ -84,11 +84,11 @@ TEST_F(AlpaCliTest, ExplainsSingleStagePlansAndRejectsOtherFiles) {
   RunResult json = RunAlpa({"explain", path, "--json"});
   ASSERT_EQ(json.exit_code, 0) << Describe(json);
   const nlohmann::json peak = ParseJson(json)["peak"];
-  EXPECT_THAT(peak["pass"].get<std::string>(),
-              ::testing::AnyOf("forward", "backward", "other"));
+  EXPECT_THAT(peak["pass"].get<std::string>(), ::testing::AnyOf("forward", "backward", "other"));
   int64_t live = 0;
   for (const auto& [category, bytes] : peak["at_peak"].items()) live += bytes.get<int64_t>();
-  EXPECT_EQ(live, nlohmann::json::parse(ReadFile(path))["estimate"]["peak_memory_bytes"].get<int64_t>());
+  EXPECT_EQ(live,
+            nlohmann::json::parse(ReadFile(path))["estimate"]["peak_memory_bytes"].get<int64_t>());
 
   ExpectBadInput(RunAlpa({"explain", Write("x.json", R"({"format": "other"})")}),
                  "not a plan document");

@@ -130,8 +130,6 @@ nlohmann::ordered_json PeakJson(const cost::MemoryModel& memory) {
 }
 
 std::string PeakLine(const nlohmann::ordered_json& peak) {
-  std::vector<std::pair<int64_t, std::string>> live;
-  int64_t total = 0;
   // A hand-edited document may hold anything here: what is not as written shows as "?".
   if (!peak.is_object()) return "(where: not recorded)";
   auto text = [&](const char* key) {
@@ -140,12 +138,15 @@ std::string PeakLine(const nlohmann::ordered_json& peak) {
   };
   const auto at_peak = peak.find("at_peak");
   if (at_peak == peak.end() || !at_peak->is_object()) return "(where: not recorded)";
+  std::vector<std::pair<int64_t, std::string>> live;  // (bytes, category), largest first
+  int64_t total = 0;
   for (const auto& [category, bytes] : at_peak->items()) {
     if (!bytes.is_number_integer() || bytes.get<int64_t>() <= 0) continue;
     live.emplace_back(bytes.get<int64_t>(), category);
     total += bytes.get<int64_t>();
   }
-  std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(live.begin(), live.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> parts;
   for (const auto& [bytes, category] : live) {
     parts.push_back(fmt::format("{} {} ({})", category, FormatBytes(bytes), Share(bytes, total)));
