@@ -7,8 +7,8 @@
 // micro-batch, and their running sums) and a pipeline stage's gradients of the activations it
 // received, so that analyses that see only the IR can tell the passes apart: the forward pass is
 // what the loss is computed from, the backward pass what the gradients of either kind are
-// computed from besides it (cost/memory_model.h). Tags are plain frontend
-// attributes, so they survive printing and parsing HLO text; they change no semantics.
+// computed from besides it (cost/memory_model.h). Tags are plain frontend attributes, so they
+// survive printing and parsing HLO text; they change no semantics.
 #ifndef ALPA_IR_VALUE_TAG_H_
 #define ALPA_IR_VALUE_TAG_H_
 
