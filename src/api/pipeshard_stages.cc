@@ -73,25 +73,11 @@ Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
                           spmd::LayoutBeforeCollectives(*gradient, stage.solution.Chosen(node)));
     stage.gradient_specs.push_back(specs.at(0));
   }
-  std::map<const ir::Instruction*, int64_t> position;
-  for (const std::unique_ptr<ir::Instruction>& x : entry.instructions()) {
-    position[x.get()] = static_cast<int64_t>(position.size());
-  }
+  std::vector<const ir::Instruction*> next_values;
   for (size_t i = 0; i < stage.model_weights.size(); ++i) {
-    const ir::Instruction* next = entry.root()->operand(stage.roles.next_value_leaves[i]);
-    const ir::Instruction* nearest = nullptr;
-    std::vector<const ir::Instruction*> stack = {next};
-    std::set<const ir::Instruction*> seen;
-    while (!stack.empty()) {
-      const ir::Instruction* x = stack.back();
-      stack.pop_back();
-      if (!seen.insert(x).second) continue;
-      if (ir::GetValueTag(*x) == ir::ValueTag::kGradient &&
-          (nearest == nullptr || position.at(x) > position.at(nearest))) {
-        nearest = x;
-      }
-      for (const ir::Instruction* operand : x->operands()) stack.push_back(operand);
-    }
+    next_values.push_back(entry.root()->operand(stage.roles.next_value_leaves[i]));
+  }
+  for (const ir::Instruction* nearest : autodiff::UpdateGradients(entry, next_values)) {
     const auto& names = stage.split.gradient_names;
     const auto it =
         nearest == nullptr ? names.end() : std::find(names.begin(), names.end(), nearest->name());
@@ -128,19 +114,12 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   // (loss, W'..., state'..., t + 1, input gradients..., then the sent values appended above).
   const std::vector<autodiff::StepParameter> layout =
       autodiff::StepParameterLayout(*stage.loss.module, stage.loss.weights, training);
-  int64_t next_batch = 0;
-  size_t next_weight = 0;
-  const std::set<int64_t> loss_weights(stage.loss.weights.begin(), stage.loss.weights.end());
-  for (autodiff::StepParameter kind : layout) {
-    int64_t loss_parameter = -1;
-    if (kind == autodiff::StepParameter::kWeight)
-      loss_parameter = stage.loss.weights[next_weight++];
-    if (kind == autodiff::StepParameter::kBatch) {
-      while (loss_weights.count(next_batch)) ++next_batch;
-      loss_parameter = next_batch++;
-    }
-    stage.roles.parameters.push_back(RoleOf(kind, stage.loss, loss_parameter));
-    stage.loss_parameter.push_back(loss_parameter);
+  stage.loss_parameter.assign(layout.size(), -1);  // the optimizer state and t stay -1
+  for (size_t p = 0; p < step.step_parameter.size(); ++p) {
+    stage.loss_parameter[static_cast<size_t>(step.step_parameter[p])] = static_cast<int64_t>(p);
+  }
+  for (size_t q = 0; q < layout.size(); ++q) {
+    stage.roles.parameters.push_back(RoleOf(layout[q], stage.loss, stage.loss_parameter[q]));
   }
   stage.roles.loss_leaf = stage.loss.has_loss ? 0 : -1;
   int64_t leaf = 1;

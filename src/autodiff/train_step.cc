@@ -1,5 +1,6 @@
 #include "autodiff/train_step.h"
 
+#include <map>
 #include <set>
 
 #include "autodiff/grad.h"
@@ -249,6 +250,32 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   ALPA_ASSIGN_OR_RETURN(ir::Computation * train_step, b.Build(b.Tuple(std::move(results))));
   train_step->RemoveDeadInstructions();
   return mb.Build(train_step);
+}
+
+std::vector<const ir::Instruction*> UpdateGradients(
+    const ir::Computation& step, const std::vector<const ir::Instruction*>& next_values) {
+  std::map<const Instruction*, int64_t> position;
+  for (const std::unique_ptr<Instruction>& x : step.instructions()) {
+    position[x.get()] = static_cast<int64_t>(position.size());
+  }
+  std::vector<const ir::Instruction*> gradients;
+  for (const Instruction* next : next_values) {
+    const Instruction* nearest = nullptr;
+    std::vector<const Instruction*> stack = {next};
+    std::set<const Instruction*> seen;
+    while (!stack.empty()) {
+      const Instruction* x = stack.back();
+      stack.pop_back();
+      if (!seen.insert(x).second) continue;
+      if (ir::GetValueTag(*x) == ir::ValueTag::kGradient &&
+          (nearest == nullptr || position.at(x) > position.at(nearest))) {
+        nearest = x;
+      }
+      for (const Instruction* operand : x->operands()) stack.push_back(operand);
+    }
+    gradients.push_back(nearest);
+  }
+  return gradients;
 }
 
 }  // namespace alpa::autodiff

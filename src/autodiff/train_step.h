@@ -62,6 +62,13 @@ std::vector<StepParameter> StepParameterLayout(const ir::Module& loss,
 // (loss, W'..., state'..., t + 1)), -1 for the batch.
 std::vector<int64_t> StepNextValueElements(const std::vector<StepParameter>& layout);
 
+// The gradient each of `next_values` (a step's new weights) is updated from: of the
+// gradient-tagged instructions it is computed from, the last in `step`'s instruction order (the
+// divided one where the sum is divided by the micro-batches or a loss scale); nullptr where none
+// is.
+std::vector<const ir::Instruction*> UpdateGradients(
+    const ir::Computation& step, const std::vector<const ir::Instruction*>& next_values);
+
 // Weights must be float arrays of one dtype. The loss and the gradients of the weights (each
 // micro-batch's and their sums) carry value tags (ir/value_tag.h).
 Result<std::unique_ptr<ir::Module>> BuildTrainStep(

@@ -52,22 +52,24 @@ std::set<const ir::Instruction*> GradientOnly(const ir::Computation& entry) {
 // The layouts the layer's plan gives the values crossing its boundaries (LayerCost): its sent
 // values as computed, its received activations and cotangents as taken, its activations'
 // gradients as returned (the step's results after t + 1, autodiff/train_step.h).
-void RecordBoundaryLayouts(const pipeline::StageLoss& stage, const StageStep& layer,
-                           const sharding::ShardingSolution& solution, LayerCost& cost) {
+Status RecordBoundaryLayouts(const pipeline::StageLoss& stage, const StageStep& layer,
+                             const sharding::ShardingSolution& solution, LayerCost& cost) {
   const ir::Computation& entry = *layer.step->entry();
   const std::vector<ir::Instruction*> parameters = entry.parameters();
-  auto layout = [&](const ir::Instruction* value) {
-    const int64_t node = value == nullptr ? -1 : solution.graph.NodeOf(*value);
-    return node < 0
-               ? sharding::ShardingSpec::Replicated(value == nullptr ? 0 : value->shape().rank())
-               : solution.Chosen(node).output.at(0);
+  auto layout = [&](const ir::Instruction& value) {
+    const int64_t node = solution.graph.NodeOf(value);
+    return node < 0 ? sharding::ShardingSpec::Replicated(value.shape().rank())
+                    : solution.Chosen(node).output.at(0);
   };
   auto parameter_layout = [&](int64_t loss_parameter) {
-    const int64_t p = layer.step_parameter[static_cast<size_t>(loss_parameter)];
-    return layout(parameters[static_cast<size_t>(p)]);
+    return layout(*parameters[static_cast<size_t>(
+        layer.step_parameter[static_cast<size_t>(loss_parameter)])]);
   };
-  for (const ir::Instruction* sent : SentValues(entry, static_cast<int64_t>(stage.sent.size()))) {
-    cost.sent_specs.push_back(layout(sent));
+  const std::vector<ir::Instruction*> sent =
+      SentValues(entry, static_cast<int64_t>(stage.sent.size()));
+  for (size_t j = 0; j < sent.size(); ++j) {
+    if (sent[j] == nullptr) return Internal("the layer's train step lost sent value {}", j);
+    cost.sent_specs.push_back(layout(*sent[j]));
   }
   cost.cotangent_specs.resize(stage.sent.size());
   for (size_t i = 0; i < stage.cotangents.size(); ++i) {
@@ -82,8 +84,14 @@ void RecordBoundaryLayouts(const pipeline::StageLoss& stage, const StageStep& la
   for (size_t a = 0; a < stage.activations.size(); ++a) {
     cost.received_specs.push_back(parameter_layout(stage.activations[a]));
     cost.input_gradient_specs.push_back(
-        layout(entry.root()->operand(1 + carried + static_cast<int64_t>(a))));
+        layout(*entry.root()->operand(1 + carried + static_cast<int64_t>(a))));
   }
+  return Status::Ok();
+}
+
+// A buffer's bytes as the memory model holds it (a value kept inside kernels holds none).
+int64_t BufferBytes(const cost::MemoryModel& memory, const ir::Instruction& instruction) {
+  return memory.liveness.buffers[static_cast<size_t>(memory.liveness.StepOf(&instruction))].bytes;
 }
 
 // What each weight adds to the layer's static bytes and update (LayerCost::weight_static_bytes,
@@ -101,35 +109,30 @@ void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution
       std::count(layer.roles.begin(), layer.roles.end(), cost::ParameterRole::kOptimizerState);
   if (weights == 0 || states % weights != 0) return;
   const int64_t states_per_weight = states / weights;
-  // As the memory model holds them (a gradient kept inside the update's kernels holds none).
-  auto bytes = [&](const ir::Instruction& instruction) -> int64_t {
-    return memory.liveness.buffers[static_cast<size_t>(memory.liveness.StepOf(&instruction))].bytes;
-  };
-  std::map<const ir::Instruction*, int64_t> position;
-  for (const ir::Instruction* x : entry.MakePostOrder()) {
-    position[x] = static_cast<int64_t>(position.size());
-  }
+  // Parameters: W..., state..., t; results: (loss, W'..., state'..., t + 1, ...).
+  std::vector<const ir::Instruction*> next_weights;
+  for (int64_t i = 0; i < weights; ++i) next_weights.push_back(entry.root()->operand(1 + i));
+  const std::vector<const ir::Instruction*> gradients =
+      autodiff::UpdateGradients(entry, next_weights);
   for (int64_t i = 0; i < weights; ++i) {
-    // Parameters: W..., state..., t; results: (loss, W'..., state'..., t + 1, ...).
-    std::vector<const ir::Instruction*> stack = {entry.root()->operand(1 + i)};
-    int64_t& static_bytes = cost.weight_static_bytes.emplace_back(bytes(*parameters[i]));
+    std::vector<const ir::Instruction*> stack = {next_weights[static_cast<size_t>(i)]};
+    int64_t& static_bytes = cost.weight_static_bytes.emplace_back(
+        BufferBytes(memory, *parameters[static_cast<size_t>(i)]));
     for (int64_t s = 0; s < states_per_weight; ++s) {
       const int64_t state = weights + i * states_per_weight + s;
       stack.push_back(entry.root()->operand(1 + state));
-      static_bytes += bytes(*parameters[static_cast<size_t>(state)]);
+      static_bytes += BufferBytes(memory, *parameters[static_cast<size_t>(state)]);
+    }
+    if (const ir::Instruction* gradient = gradients[static_cast<size_t>(i)]) {
+      static_bytes += BufferBytes(memory, *gradient);
     }
     double& update_s = cost.weight_update_s.emplace_back(0);
-    const ir::Instruction* gradient = nullptr;
     std::set<const ir::Instruction*> seen;
     while (!stack.empty()) {
       const ir::Instruction* x = stack.back();
       stack.pop_back();
       if (!seen.insert(x).second) continue;
       for (const ir::Instruction* operand : x->operands()) stack.push_back(operand);
-      if (ir::GetValueTag(*x) == ir::ValueTag::kGradient &&
-          (gradient == nullptr || position.at(x) > position.at(gradient))) {
-        gradient = x;
-      }
       const int64_t node = solution.graph.NodeOf(*x);
       if (node < 0) continue;
       const sharding::NodeCost& node_cost = solution.estimate.nodes[static_cast<size_t>(node)];
@@ -138,22 +141,17 @@ void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution
       if (update) update_s += node_cost.compute_seconds + node_cost.resharding_seconds;
       if (update || gradient_only.count(x)) update_s += node_cost.communication_seconds;
     }
-    if (gradient != nullptr) static_bytes += bytes(*gradient);
   }
 }
 
 }  // namespace
 
-LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& layer,
-                          const sharding::ShardingSolution& solution,
-                          const std::vector<int64_t>& mesh_shape) {
+Result<LayerCost> CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& layer,
+                                  const sharding::ShardingSolution& solution,
+                                  const std::vector<int64_t>& mesh_shape) {
   const ir::Computation& entry = *layer.step->entry();
   const sharding::StrategyGraph& graph = solution.graph;
   const cost::MemoryModel memory = sharding::SolutionMemoryModel(entry, solution, layer.roles);
-  auto bytes_of = [&](const ir::Instruction& instruction) -> int64_t {
-    const int64_t node = graph.NodeOf(instruction);
-    return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
-  };
 
   const std::set<const ir::Instruction*> gradient_only = GradientOnly(entry);
   LayerCost cost;
@@ -177,7 +175,7 @@ LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& lay
   cost.activation_bytes = memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers + 1);
   const std::vector<ir::Instruction*> parameters = entry.parameters();
   for (int64_t p : layer.held_inputs) {
-    cost.activation_bytes += bytes_of(*parameters[static_cast<size_t>(p)]);
+    cost.activation_bytes += BufferBytes(memory, *parameters[static_cast<size_t>(p)]);
   }
   cost.peak_bytes = estimate.peak_memory_bytes;
   // By pass: the task peak over the forward and backward steps; the update's temporaries, the
@@ -226,7 +224,7 @@ LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& lay
         node < 0 ? "{replicated}"
                  : sharding::ToHloShardingText(solution.Chosen(node).output, mesh_shape));
   }
-  RecordBoundaryLayouts(stage, layer, solution, cost);
+  ALPA_RETURN_IF_ERROR(RecordBoundaryLayouts(stage, layer, solution, cost));
   return cost;
 }
 
@@ -252,12 +250,13 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
   // The step's batch parameters are the loss's non-weights, in order (autodiff/train_step.h).
   std::set<int64_t> held(stage.activations.begin(), stage.activations.end());
   held.insert(stage.batch.begin(), stage.batch.end());
-  const std::set<int64_t> weights(stage.weights.begin(), stage.weights.end());
+  // The weights come first, in stage.weights order.
   int64_t step_parameter =
       std::find(layout.begin(), layout.end(), autodiff::StepParameter::kBatch) - layout.begin();
   for (int64_t p = 0; p < stage.module->entry()->parameter_count(); ++p) {
-    if (weights.count(p)) {
-      layer.step_parameter.push_back(-1);
+    const auto weight = std::find(stage.weights.begin(), stage.weights.end(), p);
+    if (weight != stage.weights.end()) {
+      layer.step_parameter.push_back(weight - stage.weights.begin());
       continue;
     }
     if (held.count(p)) layer.held_inputs.push_back(step_parameter);
@@ -427,8 +426,10 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     Status first_error;
     for (size_t c = 0; c < num_configs; ++c) {
       if (solutions[c].ok()) {
-        distinct_costs[d].push_back(
+        ALPA_ASSIGN_OR_RETURN(
+            LayerCost cost,
             CostOfStagePlan(distinct[d], layer, *solutions[c], table.configs[c].logical_shape));
+        distinct_costs[d].push_back(std::move(cost));
         continue;
       }
       distinct_costs[d].push_back(LayerCost{});  // no plan on this configuration

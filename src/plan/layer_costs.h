@@ -76,8 +76,7 @@ struct StageStep {
   // layer received and the model's batch (tokens, labels). Saved activations (memory_model.h)
   // are computed values only, so a layer that keeps nothing else (remat) would hold nothing.
   std::vector<int64_t> held_inputs;
-  // By the stage loss's parameter: the step parameter it is (-1 for the weights, which the step
-  // takes as master copies).
+  // By the stage loss's parameter: the step parameter it is (a weight: its master copy).
   std::vector<int64_t> step_parameter;
   double flops = 0;
 };
@@ -139,10 +138,11 @@ struct LayerBoundary {
 
 // The costs of `layer`'s step (of stage loss `stage`) under `solution` on a logical mesh of
 // `mesh_shape`: the estimate split by pass (cost/memory_model.h), forward and backward work per
-// micro-batch, the update and the gradients' collectives once per step.
-LayerCost CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& layer,
-                          const sharding::ShardingSolution& solution,
-                          const std::vector<int64_t>& mesh_shape);
+// micro-batch, the update and the gradients' collectives once per step. Errors: a sent value
+// the step lost (a bug of the slicing).
+Result<LayerCost> CostOfStagePlan(const pipeline::StageLoss& stage, const StageStep& layer,
+                                  const sharding::ShardingSolution& solution,
+                                  const std::vector<int64_t>& mesh_shape);
 
 struct LayerCostTable {
   int64_t num_layers = 0;

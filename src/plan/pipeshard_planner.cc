@@ -40,7 +40,7 @@ int64_t DeviceMemory(const cluster::ClusterSpec& cluster, const MeshConfig& conf
 int64_t MaxSuccessors(const StageFigures& stage, int64_t memory_bytes) {
   const int64_t free_bytes = memory_bytes - stage.static_bytes - stage.temporary_bytes;
   if (free_bytes < stage.activation_bytes) return -1;
-  if (stage.static_bytes + stage.update_temporary_bytes > memory_bytes) return -1;
+  if (stage.static_bytes + stage.update_temporary_bytes() > memory_bytes) return -1;
   if (stage.activation_bytes == 0) return kUnlimitedSuccessors;
   return std::min(kUnlimitedSuccessors, free_bytes / stage.activation_bytes - 1);
 }
@@ -247,7 +247,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                        .static_bytes = figures.static_bytes,
                        .activation_bytes = figures.activation_bytes,
                        .temporary_bytes = figures.temporary_bytes,
-                       .update_temporary_bytes = figures.update_temporary_bytes,
+                       .update_temporary_bytes = figures.update_temporary_bytes(),
                        .memory_bytes = DeviceOf(types, config).memory_bytes,
                        .device_type = DeviceOf(types, config).name,
                        .collectives = figures.collectives};
@@ -257,7 +257,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
     simulated.static_bytes = figures.static_bytes;
     simulated.activation_bytes = figures.activation_bytes;
     memory.push_back({figures.static_bytes, figures.activation_bytes, figures.temporary_bytes,
-                      figures.update_temporary_bytes});
+                      figures.update_temporary_bytes()});
     stage_times.push_back(figures.forward_s + figures.backward_s);
     if (j > 0) {
       const int64_t bytes = devices[j - 1] == devices[j]

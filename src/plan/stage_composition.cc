@@ -40,7 +40,6 @@ void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in
     stage.update_result_bytes += layer.update_result_bytes;
     stage.update_working_bytes = std::max(stage.update_working_bytes,
                                           layer.update_temporary_bytes - layer.update_result_bytes);
-    stage.update_temporary_bytes = stage.update_result_bytes + stage.update_working_bytes;
   }
   for (const auto& [kind, count] : layer.collectives) stage.collectives[kind] += count;
 }
@@ -133,9 +132,10 @@ Result<StageFigures> PlanWholeStage(const ir::Module& loss, const std::vector<in
   ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, LogicalMeshOf(cluster, mesh_config));
   ALPA_ASSIGN_OR_RETURN(sharding::ShardingSolution solution,
                         sharding::AutoShard(*step.step->entry(), cluster, mesh, stage_options));
+  ALPA_ASSIGN_OR_RETURN(LayerCost cost,
+                        CostOfStagePlan(stage, step, solution, mesh_config.logical_shape));
   StageFigures figures;
-  AddLayer(figures, CostOfStagePlan(stage, step, solution, mesh_config.logical_shape), step.flops,
-           UpdatesInPlace(table, config));
+  AddLayer(figures, cost, step.flops, UpdatesInPlace(table, config));
   return figures;
 }
 

@@ -59,9 +59,10 @@ struct StageFigures {
   int64_t static_bytes = 0, activation_bytes = 0, temporary_bytes = 0;
   // On devices that keep the old train state through the update: its new weights and state
   // (summed over the layers) and the largest of its layers' working values beside them.
-  int64_t update_temporary_bytes = 0;
   int64_t update_result_bytes = 0, update_working_bytes = 0;
   std::map<cost::CollectiveKind, int64_t> collectives;
+
+  int64_t update_temporary_bytes() const { return update_result_bytes + update_working_bytes; }
 };
 
 StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last, int64_t config);

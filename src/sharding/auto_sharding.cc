@@ -114,6 +114,14 @@ void AddCollective(CommunicationSummary& summary, cost::CollectiveKind kind, int
   summary.seconds += seconds;
 }
 
+// Each value's bytes per device under its chosen strategy (none for what has no node).
+cost::BufferBytesFn ChosenBytes(const ShardingSolution& solution) {
+  return [&solution](const ir::Instruction& instruction) -> int64_t {
+    const int64_t node = solution.graph.NodeOf(instruction);
+    return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
+  };
+}
+
 // Step time, collectives and the exact per-device peak of the chosen strategies.
 ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolution& solution,
                           const ReshardCostModel& reshard_cost,
@@ -163,13 +171,8 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
         solution.Chosen(value.next).output[0], solution.Chosen(value.parameter).output[0],
         graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
   }
-  const cost::Liveness liveness = cost::ComputeLiveness(
-      computation,
-      [&](const ir::Instruction& instruction) -> int64_t {
-        const int64_t node = graph.NodeOf(instruction);
-        return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
-      },
-      solution.fused, solution.donated);
+  const cost::Liveness liveness = cost::ComputeLiveness(computation, ChosenBytes(solution),
+                                                        solution.fused, solution.donated);
   estimate.peak_memory_bytes = liveness.peak_bytes;
   if (liveness.peak_step >= 0) {
     estimate.peak_instruction = liveness.order[static_cast<size_t>(liveness.peak_step)];
@@ -456,10 +459,7 @@ cost::MemoryModel SolutionMemoryModel(const ir::Computation& computation,
   options.num_micro_batches = num_micro_batches;
   options.fused = &solution.fused;
   options.donated = solution.donated;
-  options.bytes = [&](const ir::Instruction& instruction) -> int64_t {
-    const int64_t node = solution.graph.NodeOf(instruction);
-    return node < 0 ? 0 : solution.Chosen(node).memory_bytes;
-  };
+  options.bytes = ChosenBytes(solution);
   return cost::BuildMemoryModel(computation, options);
 }
 

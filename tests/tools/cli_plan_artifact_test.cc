@@ -105,6 +105,7 @@ TEST_F(AlpaCliTest, ExplainsSingleStagePlansAndRejectsOtherFiles) {
       "memory_budget_bytes": 5, "comm": 7, "peak": {"pass": 4, "at_peak": {"weights": "x"}}}})")});
   EXPECT_EQ(odd.exit_code, 0) << Describe(odd);
   EXPECT_THAT(odd.out, HasSubstr("? on ?: one stage, method ?, mesh ?"));
+  EXPECT_THAT(odd.out, HasSubstr("peak in the ? pass, at %?: \n"));
 }
 
 TEST_F(AlpaCliTest, ValidateRecostsASavedPlanAndSaysWhatNoLongerFits) {

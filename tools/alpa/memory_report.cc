@@ -36,6 +36,15 @@ const ir::Instruction* PeakInstruction(const cost::MemoryModel& memory) {
   return step < 0 ? nullptr : memory.liveness.order[static_cast<size_t>(step)];
 }
 
+// Bytes live at the peak by category, keyed by MemoryCategoryKey.
+nlohmann::ordered_json AtPeakJson(const cost::MemoryModel& memory) {
+  nlohmann::ordered_json at_peak = nlohmann::ordered_json::object();
+  for (cost::MemoryCategory category : kCategories) {
+    at_peak[std::string(cost::MemoryCategoryKey(category))] = memory.at_peak[category];
+  }
+  return at_peak;
+}
+
 }  // namespace
 
 cost::MemoryModel ModelMemory(const ModelArgument& model, const cost::FusedValues& fused,
@@ -90,10 +99,6 @@ std::string MemoryText(const cost::MemoryModel& memory) {
 }
 
 nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory) {
-  nlohmann::ordered_json at_peak = nlohmann::ordered_json::object();
-  for (cost::MemoryCategory category : kCategories) {
-    at_peak[std::string(cost::MemoryCategoryKey(category))] = memory.at_peak[category];
-  }
   nlohmann::ordered_json per_layer = nlohmann::ordered_json::array();
   for (int64_t layer = 0; layer < memory.num_layers; ++layer) {
     per_layer.push_back(memory.SavedActivationBytesPerMicroBatch(layer, layer + 1));
@@ -106,7 +111,7 @@ nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory) {
   json["peak_instruction"] = at ? at->name() : "";
   json["peak_step"] = memory.liveness.peak_step;
   json["peak_pass"] = at ? std::string(cost::PassName(PeakValue(memory)->pass)) : "";
-  json["at_peak"] = std::move(at_peak);
+  json["at_peak"] = AtPeakJson(memory);
   json["static_bytes"] = memory.StaticBytes();
   json["gradient_bytes"] = memory.gradient_bytes;
   json["saved_activation_bytes"] = memory.saved_activation_bytes;
@@ -119,14 +124,10 @@ nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory) {
 }
 
 nlohmann::ordered_json PeakJson(const cost::MemoryModel& memory) {
-  nlohmann::ordered_json at_peak = nlohmann::ordered_json::object();
-  for (cost::MemoryCategory category : kCategories) {
-    at_peak[std::string(cost::MemoryCategoryName(category))] = memory.at_peak[category];
-  }
   const ir::Instruction* at = PeakInstruction(memory);
   return {{"pass", at ? std::string(cost::PassName(PeakValue(memory)->pass)) : ""},
           {"instruction", at ? at->name() : ""},
-          {"at_peak", std::move(at_peak)}};
+          {"at_peak", AtPeakJson(memory)}};
 }
 
 std::string PeakLine(const nlohmann::ordered_json& peak) {
@@ -140,10 +141,13 @@ std::string PeakLine(const nlohmann::ordered_json& peak) {
   if (at_peak == peak.end() || !at_peak->is_object()) return "(where: not recorded)";
   std::vector<std::pair<int64_t, std::string>> live;  // (bytes, category), largest first
   int64_t total = 0;
-  for (const auto& [category, bytes] : at_peak->items()) {
-    if (!bytes.is_number_integer() || bytes.get<int64_t>() <= 0) continue;
-    live.emplace_back(bytes.get<int64_t>(), category);
-    total += bytes.get<int64_t>();
+  for (cost::MemoryCategory category : kCategories) {
+    const auto bytes = at_peak->find(std::string(cost::MemoryCategoryKey(category)));
+    if (bytes == at_peak->end() || !bytes->is_number_integer() || bytes->get<int64_t>() <= 0) {
+      continue;
+    }
+    live.emplace_back(bytes->get<int64_t>(), std::string(cost::MemoryCategoryName(category)));
+    total += bytes->get<int64_t>();
   }
   std::stable_sort(live.begin(), live.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });

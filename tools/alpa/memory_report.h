@@ -42,7 +42,8 @@ std::string MemoryText(const cost::MemoryModel& memory);
 nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory);
 
 // Where the peak is, for a plan document's estimate and `alpa explain`: its pass, its
-// instruction and what is live there by category ({"pass", "instruction", "at_peak"}), and the
+// instruction and what is live there by category ({"pass", "instruction", "at_peak"}, the
+// categories keyed as in MemoryJson), and the
 // same as one line ("in the backward pass, at %dot.3: temporaries 1.2 MiB (40%), ...", largest
 // first, empty categories left out).
 nlohmann::ordered_json PeakJson(const cost::MemoryModel& memory);
