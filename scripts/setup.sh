@@ -25,6 +25,8 @@ packages=(
   zlib1g-dev coinor-libcbc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  # ONNX's protobuf classes (libonnx-dev, with libprotobuf-dev for its headers): the ONNX front end.
+  libonnx-dev libprotobuf-dev
   # Open MPI: the MPI engine of the communicator and `mpirun` for its tests.
   libopenmpi-dev openmpi-bin
   # chromium renders the HTML plan report in its test, libpng-dev reads the screenshot back.

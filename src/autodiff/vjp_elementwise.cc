@@ -2,12 +2,16 @@
 //   add        da = g, db = g                 subtract   da = g, db = -g
 //   multiply   da = g b, db = g a             divide     da = g / b, db = -g y / b
 //   maximum    da = g where a >= b, else 0; db the rest (a tie goes to a, so the two sum to g)
+//   power      da = g b a^(b-1), db = g y log(a)
 //   minimum    da = g where a <= b, else 0; db the rest
 //   negate -g      exp g y      expm1 g (y + 1)     log g / x     log1p g / (1 + x)
 //   tanh g (1 - y^2)     logistic g y (1 - y)     sqrt g / (2 y)     rsqrt -g y / (2 x)
-//   sine g cos x     cosine -g sin x     abs g sign(x)
+//   sine g cos x     cosine -g sin x     abs g sign(x)     erf g 2/sqrt(pi) exp(-x^2)
 //   select(p, a, b)   da = select(p, g, 0), db = select(p, 0, g), p has none
 //   convert           dx = convert(g) back to x's type
+#include <cmath>
+#include <numbers>
+
 #include "autodiff/vjp.h"
 
 namespace alpa::autodiff {
@@ -44,6 +48,9 @@ Result<Instruction*> UnaryVjp(Opcode opcode, Instruction* x, Instruction* y, Ins
       return b.Negate(b.Multiply(g, b.Unary(Opcode::kSin, x)));
     case Opcode::kAbs:
       return b.Multiply(g, b.Unary(Opcode::kSign, x));
+    case Opcode::kErf:
+      return b.Multiply(g, b.Multiply(Full(b, x, 2 / std::sqrt(std::numbers::pi)),
+                                      b.Exp(b.Negate(b.Multiply(x, x)))));
     default:
       return Unimplemented("no gradient rule for {}", ir::OpcodeName(opcode));
   }
@@ -61,6 +68,10 @@ Result<std::vector<Instruction*>> BinaryVjp(Opcode opcode, Instruction* a, Instr
       return std::vector<Instruction*>{b.Multiply(g, x_b), b.Multiply(g, a)};
     case Opcode::kDivide:
       return std::vector<Instruction*>{b.Divide(g, x_b), b.Negate(b.Divide(b.Multiply(g, y), x_b))};
+    case Opcode::kPower:
+      return std::vector<Instruction*>{
+          b.Multiply(g, b.Multiply(x_b, b.Power(a, b.Subtract(x_b, Full(b, x_b, 1))))),
+          b.Multiply(g, b.Multiply(y, b.Log(a)))};
     case Opcode::kMaximum:
     case Opcode::kMinimum: {
       const auto direction =

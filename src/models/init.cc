@@ -43,6 +43,17 @@ std::vector<ir::Literal> InitialWeights(const Model& model, uint64_t seed,
       case WeightInit::Kind::kNormal:
         weights.push_back(NormalLiteral(shape, init.stddev, seed * 1000003 + i));
         break;
+      case WeightInit::Kind::kGiven: {
+        // Converted element by element where the step trains another type (f32 masters).
+        ALPA_CHECK(init.value != nullptr, "weight {} was not read (a model built to be planned)",
+                   i);
+        ir::Literal given = ir::Literal::CreateZeros(shape);
+        for (int64_t e = 0; e < given.element_count(); ++e) {
+          given.SetDouble(e, init.value->GetDouble(e));
+        }
+        weights.push_back(std::move(given));
+        break;
+      }
     }
   }
   return weights;

@@ -15,16 +15,23 @@
 
 namespace alpa::models {
 
-// How one weight starts: all zeros (biases), all ones (normalisation scales), or normal with
-// mean 0 and the given standard deviation (matrices, embeddings).
+// How one weight starts: all zeros (biases), all ones (normalisation scales), normal with mean
+// 0 and the given standard deviation (matrices, embeddings), or given values (an imported
+// model's own weights).
 struct WeightInit {
-  enum class Kind { kZeros, kOnes, kNormal };
+  enum class Kind { kZeros, kOnes, kNormal, kGiven };
   Kind kind = Kind::kZeros;
   double stddev = 0.0;
+  // kGiven: the values; null where the model was built to be planned only, without reading
+  // them (api::ImportModelOptions::read_weights), and InitialWeights must not be called.
+  std::shared_ptr<const ir::Literal> value;
 
-  static WeightInit Zeros() { return {Kind::kZeros, 0.0}; }
-  static WeightInit Ones() { return {Kind::kOnes, 0.0}; }
-  static WeightInit Normal(double stddev) { return {Kind::kNormal, stddev}; }
+  static WeightInit Zeros() { return {Kind::kZeros, 0.0, nullptr}; }
+  static WeightInit Ones() { return {Kind::kOnes, 0.0, nullptr}; }
+  static WeightInit Normal(double stddev) { return {Kind::kNormal, stddev, nullptr}; }
+  static WeightInit Given(std::shared_ptr<const ir::Literal> value) {
+    return {Kind::kGiven, 0.0, std::move(value)};
+  }
 };
 
 // Values for the batch parameters of the loss (its parameters that are not weights, in parameter

@@ -38,7 +38,7 @@ TEST(GradTest, UnaryFunctions) {
   // Inputs are moved to [1.5, 2.5) where log, sqrt and rsqrt are smooth.
   for (Opcode opcode : {Opcode::kNegate, Opcode::kExp, Opcode::kExpm1, Opcode::kLog, Opcode::kLog1p,
                         Opcode::kTanh, Opcode::kLogistic, Opcode::kSqrt, Opcode::kRsqrt,
-                        Opcode::kSin, Opcode::kCos, Opcode::kAbs}) {
+                        Opcode::kSin, Opcode::kCos, Opcode::kAbs, Opcode::kErf}) {
     SCOPED_TRACE(ir::OpcodeName(opcode));
     Check({F64({5})},
           [opcode](ComputationBuilder& b, const Params& p) {
@@ -47,6 +47,15 @@ TEST(GradTest, UnaryFunctions) {
           },
           {0});
   }
+}
+
+TEST(GradTest, PowerOfAPositiveBase) {
+  Check({F64({2, 3}), F64({2, 3})},
+        [](ComputationBuilder& b, const Params& p) {
+          Instruction* shift = b.Broadcast(b.ConstantScalar(ir::DType::kF64, 2), {2, 3}, {});
+          return b.Power(b.Add(p[0], shift), p[1]);
+        },
+        {0, 1});
 }
 
 TEST(GradTest, MaximumMinimumAndSelect) {

@@ -209,7 +209,9 @@ CLI::App* AddInspectCommand(CLI::App& app, InspectOptions& options) {
   return command;
 }
 
-int RunInspect(const InspectOptions& options) {
+int RunInspect(const InspectOptions& flags) {
+  InspectOptions options = flags;
+  options.zoo.weights_needed = false;  // an imported model's shapes suffice
   Result<ModelArgument> model = ResolveModel(options.model_path, options.zoo);
   if (!model.ok()) return ReportError(model.status());
   if (!options.export_path.empty()) {

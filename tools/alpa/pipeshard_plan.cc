@@ -228,6 +228,7 @@ Result<PlannedAtCount> SearchMicroBatches(const PlanOptions& options,
     if (!planned.ok() && planned.status().code() == StatusCode::kInvalidArgument) {
       return planned.status();  // bad input, not a count that does not fit
     }
+    // A count the model cannot take (an ONNX export that fixes its batch) is tried, not fatal.
     trials.push_back({count, planned.ok() ? Result<double>(planned->plan.step_time_s)
                                           : Result<double>(planned.status())});
     if (planned.ok() && (!best || planned->plan.step_time_s < best->plan.step_time_s)) {
@@ -283,7 +284,7 @@ std::string TrialsText(const std::vector<MicroBatchTrial>& trials) {
 
 int RunPipeshardPlan(const PlanOptions& flags) {
   const Clock::time_point start = Clock::now();
-  if (!IsZooArgument(flags.model_path)) {
+  if (!IsZooOrOnnxModel(flags.model_path)) {
     return ReportError(InvalidArgument(
         "--method {} needs a zoo model: its layers come from the model's layer markers, which "
         "an HLO file of a whole train step does not separate into forward and backward; plan {} "

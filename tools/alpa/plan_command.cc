@@ -339,11 +339,12 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
 std::string ResolveAutoMethod(const PlanOptions& options) {
   const bool single_stage_flags = !options.mesh.empty() || options.batch_axis ||
                                   !options.shardings_path.empty() || !options.problem_path.empty();
-  return IsZooArgument(options.model_path) && !single_stage_flags ? "pipeshard" : "shard";
+  return IsZooOrOnnxModel(options.model_path) && !single_stage_flags ? "pipeshard" : "shard";
 }
 
 int RunPlan(const PlanOptions& flags) {
   PlanOptions options = flags;
+  options.zoo.weights_needed = false;  // an imported model's shapes suffice
   if (options.method == "auto") {
     options.method = options.validate_path.empty() ? ResolveAutoMethod(options) : "pipeshard";
   }

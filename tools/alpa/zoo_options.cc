@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "api/imported_model.h"
 #include "tools/alpa/command_util.h"
 
 namespace alpa::tools {
@@ -66,7 +67,33 @@ int64_t LossBatch(const models::Model& model) {
   return 0;
 }
 
-Result<models::ZooModel> Build(const std::string& name, const models::ZooOverrides& overrides) {
+// An ONNX file takes --loss and the batch; the zoo's shape overrides do not apply to it.
+Result<models::ZooModel> ImportOnnx(const std::string& path, const models::ZooOverrides& overrides,
+                                    const ZooFlags& flags) {
+  std::vector<std::string> shape_flags;
+  for (const auto& [key, value] : ShapeOverrides(flags)) shape_flags.push_back("--" + key);
+  if (flags.dtype) shape_flags.push_back("--dtype");
+  if (!shape_flags.empty()) {
+    return InvalidArgument(
+        "{} applies to models of the zoo only, and {} is an ONNX model with its own shapes and "
+        "types; drop the flag",
+        fmt::join(shape_flags, ", "), path);
+  }
+  api::ImportModelOptions options;
+  options.batch = overrides.batch;
+  options.read_weights = flags.weights_needed;
+  if (flags.loss) {
+    ALPA_ASSIGN_OR_RETURN(options.loss, models::ParseLossKind(*flags.loss));
+  }
+  return api::ImportOnnxModel(path, options);
+}
+
+Result<models::ZooModel> Build(const std::string& name, const models::ZooOverrides& overrides,
+                               const ZooFlags& flags) {
+  if (api::IsOnnxPath(name)) return ImportOnnx(name, overrides, flags);
+  if (flags.loss) {
+    return InvalidArgument("--loss applies to imported (ONNX) models; {} has its own loss", name);
+  }
   Result<models::ZooModel> zoo = models::BuildZooModel(name, overrides);
   // The zoo's own messages about an override start with the model's name already.
   if (!zoo.ok() && zoo.status().message().rfind(name, 0) != 0) {
@@ -96,11 +123,11 @@ Result<std::pair<models::ZooModel, int64_t>> BuildAtBatch(const std::string& nam
           *flags.batch, micro_batches, micro_batches);
     }
     if (flags.batch) overrides.batch = *flags.batch / micro_batches;
-    ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides));
+    ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides, flags));
     const int64_t batch = LossBatch(zoo.model) * micro_batches;
     return std::pair{std::move(zoo), batch};
   }
-  ALPA_ASSIGN_OR_RETURN(models::ZooModel at_default, Build(name, overrides));
+  ALPA_ASSIGN_OR_RETURN(models::ZooModel at_default, Build(name, overrides, flags));
   const int64_t batch = LossBatch(at_default.model);
   if (batch % micro_batches != 0) {
     return InvalidArgument(
@@ -109,7 +136,7 @@ Result<std::pair<models::ZooModel, int64_t>> BuildAtBatch(const std::string& nam
         name, batch, micro_batches, micro_batches);
   }
   overrides.batch = batch / micro_batches;
-  ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides));
+  ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides, flags));
   return std::pair{std::move(zoo), batch};
 }
 
@@ -167,6 +194,7 @@ std::vector<std::string> ZooFlags::GivenFlags() const {
       {experts.has_value(), "--experts"},
       {batch.has_value(), "--batch"},
       {dtype.has_value(), "--dtype"},
+      {loss.has_value(), "--loss"},
       {micro_batches.has_value(), "--micro-batches"},
       {remat.has_value(), remat.value_or(false) ? "--remat" : "--no-remat"},
       {optimizer.has_value(), "--optimizer"},
@@ -179,7 +207,7 @@ std::vector<std::string> ZooFlags::GivenFlags() const {
 
 void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
   CLI::Option_group* group = command.add_option_group(
-      "Zoo model overrides", "For a MODEL from the zoo (`alpa zoo` lists them)");
+      "Model options", "For a MODEL from the zoo (`alpa zoo` lists them) or an ONNX file");
   group->add_option("--layers", flags.layers, "Number of layers (blocks)");
   group->add_option("--hidden", flags.hidden,
                     "Hidden size (transformers), width (MLP), channels (Wide-ResNet)");
@@ -190,6 +218,9 @@ void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
   group->add_option("--batch", flags.batch,
                     "Global batch of one training step (default: the zoo's)");
   group->add_option("--dtype", flags.dtype, "Parameter and activation type: f32, f16 or bf16");
+  group->add_option("--loss", flags.loss,
+                    "Loss of an ONNX model: cross-entropy (default; the output are logits), mse "
+                    "or output (the output is the loss)");
   if (!training) return;
   group->add_option("--micro-batches", flags.micro_batches,
                     "Gradient accumulation: the batch is split into this many micro-batches");
@@ -259,8 +290,9 @@ std::string DescribeConfig(const ZooStep& step) {
   return text;
 }
 
-bool IsZooArgument(const std::string& argument) {
+bool IsZooOrOnnxModel(const std::string& argument) {
   std::error_code ignored;
+  if (api::IsOnnxPath(argument)) return true;
   return !std::filesystem::exists(argument, ignored) && models::FindZooEntry(argument) != nullptr;
 }
 
@@ -275,7 +307,7 @@ Status UnknownModel(const std::string& argument) {
 
 Result<ModelArgument> ResolveModel(const std::string& argument, const ZooFlags& flags) {
   ModelArgument model;
-  if (IsZooArgument(argument)) {
+  if (IsZooOrOnnxModel(argument)) {
     ALPA_ASSIGN_OR_RETURN(model.zoo, BuildZooStep(argument, flags));
     return model;
   }

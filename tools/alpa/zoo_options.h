@@ -39,6 +39,10 @@ struct ZooFlags {
   std::optional<int64_t> layers, hidden, heads, seq, vocab, experts;
   std::optional<int64_t> batch;  // global
   std::optional<std::string> dtype;
+  std::optional<std::string> loss;  // of an imported model (models::ParseLossKind)
+  // Not a flag: commands that only plan (inspect, plan) clear it, so that an imported model's
+  // weights are not read (api::ImportModelOptions::read_weights).
+  bool weights_needed = true;
   // Training (only on commands that build a train step).
   std::optional<int64_t> micro_batches;
   std::optional<bool> remat;
@@ -63,8 +67,9 @@ struct ZooStep {
   std::unique_ptr<ir::Module> step;     // null when built without a step (BuildZooModelOnly)
 };
 
-// The model `name` of the zoo with the flags' overrides, and its train step. Errors name the
-// model and the flag or config field at fault.
+// The model `name` of the zoo with the flags' overrides, or the ONNX file `name` with --loss
+// and --batch (api::ImportOnnxModel), and its train step. Errors name the model and the flag or
+// config field at fault.
 Result<ZooStep> BuildZooStep(const std::string& name, const ZooFlags& flags);
 
 // The same without the train step (for `alpa grad`, which differentiates the loss itself).
@@ -104,8 +109,9 @@ struct ModelArgument {
 };
 Result<ModelArgument> ResolveModel(const std::string& argument, const ZooFlags& flags);
 
-// Whether `argument` names a model of the zoo rather than a file (an existing path wins).
-bool IsZooArgument(const std::string& argument);
+// Whether `argument` names a model of the zoo (an existing path wins) or an ONNX file: a model
+// with weights and a loss, built by BuildZooStep, rather than an HLO file.
+bool IsZooOrOnnxModel(const std::string& argument);
 
 // "no model named 'X': ..." listing the zoo's names.
 Status UnknownModel(const std::string& argument);

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Exports the small PyTorch models that examples/import/ commits, as a PyTorch user would.
+
+    /usr/bin/python3 examples/import/export_models.py examples/import
+
+Needs torch (Debian's python3-torch 1.13 made the committed files) and numpy; the test suite
+reads the committed files and does not need PyTorch. For each model it writes NAME.onnx (the
+weights inside the file) and NAME.expected.json: one batch, PyTorch's forward output on it (in
+float32, and in float64 as the exact result to judge rounding by) and PyTorch's parameter count,
+which tests/onnx compares our import against.
+"""
+import copy
+import json
+import math
+import os
+import sys
+
+import torch
+from torch import nn
+
+OPSET = 17  # LayerNormalization is an ONNX operator from opset 17 on
+
+
+class Mlp(nn.Module):
+    """Four Linear + ReLU layers, a regression head."""
+
+    def __init__(self, width=32, depth=4, outputs=8):
+        super().__init__()
+        layers = []
+        for _ in range(depth):
+            layers += [nn.Linear(width, width), nn.ReLU()]
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(width, outputs)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class EncoderLm(nn.Module):
+    """A language model on nn.TransformerEncoder: embeddings, encoder layers, a vocabulary head."""
+
+    def __init__(self, vocab=64, hidden=32, heads=4, layers=8, seq=16):
+        super().__init__()
+        self.token = nn.Embedding(vocab, hidden)
+        self.position = nn.Parameter(torch.randn(seq, hidden) * 0.02)
+        layer = nn.TransformerEncoderLayer(hidden, heads, dim_feedforward=4 * hidden,
+                                           dropout=0.0, activation="gelu", batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        # TransformerEncoder deep-copies one layer, so every layer starts with the same weights,
+        # and the exporter then stores them once for all layers. Give each layer its own draw,
+        # as training from scratch would, so the file holds every layer's weights.
+        for encoder_layer in self.encoder.layers:
+            for parameter in encoder_layer.parameters():
+                if parameter.dim() > 1:
+                    nn.init.xavier_uniform_(parameter)
+        self.norm = nn.LayerNorm(hidden)
+        self.head = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        x = self.token(tokens) + self.position
+        return self.head(self.norm(self.encoder(x)))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, hidden, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+        self.proj = nn.Linear(hidden, hidden)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)).view(1, 1, seq, seq))
+
+    def forward(self, x):
+        b, s, h = x.shape
+        q, k, v = self.qkv(x).split(h, dim=2)
+        q = q.view(b, s, self.heads, h // self.heads).transpose(1, 2)
+        k = k.view(b, s, self.heads, h // self.heads).transpose(1, 2)
+        v = v.view(b, s, self.heads, h // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(h // self.heads))
+        att = att.masked_fill(self.mask[:, :, :s, :s] == 0, float("-inf"))
+        att = torch.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, s, h)
+        return self.proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, hidden, heads, seq):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(hidden)
+        self.attn = CausalSelfAttention(hidden, heads, seq)
+        self.ln2 = nn.LayerNorm(hidden)
+        self.fc = nn.Linear(hidden, 4 * hidden)
+        self.out = nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x))))
+
+
+class Gpt2(nn.Module):
+    """A GPT-2-style decoder in plain torch.nn (nanoGPT's layout), head tied to the embedding."""
+
+    def __init__(self, vocab=64, hidden=32, heads=4, layers=4, seq=16):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(seq, hidden)
+        self.blocks = nn.ModuleList([Block(hidden, heads, seq) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(hidden)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.wte(tokens) + self.wpe(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+class BasicBlock(nn.Module):
+    """torchvision's ResNet BasicBlock."""
+
+    def __init__(self, inputs, outputs, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inputs, outputs, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(outputs)
+        self.conv2 = nn.Conv2d(outputs, outputs, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(outputs)
+        self.relu = nn.ReLU()
+        self.downsample = None
+        if stride != 1 or inputs != outputs:
+            self.downsample = nn.Sequential(nn.Conv2d(inputs, outputs, 1, stride, bias=False),
+                                            nn.BatchNorm2d(outputs))
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        y = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(self.bn2(self.conv2(y)) + identity)
+
+
+class ResNet(nn.Module):
+    """torchvision's ResNet layout (stem, four stages of BasicBlocks, pooled head), narrow."""
+
+    def __init__(self, width=8, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU()
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        stages, inputs = [], width
+        for i, stride in enumerate([1, 2, 2, 2]):
+            outputs = width * 2**i
+            stages.append(nn.Sequential(BasicBlock(inputs, outputs, stride),
+                                        BasicBlock(outputs, outputs, 1)))
+            inputs = outputs
+        self.layers = nn.Sequential(*stages)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(inputs, classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = torch.flatten(self.avgpool(self.layers(x)), 1)
+        return self.fc(x)
+
+
+def short(example):
+    """A float batch rounded to 3 decimals, so that the JSON holds it in a few characters a
+    value and reads back as the same float32 values (the nearest float32 to each decimal)."""
+    return torch.round(example * 1000) / 1000 if example.is_floating_point() else example
+
+
+def export(directory, name, model, example):
+    """Exports for training, as one exports a model to train it elsewhere: in training mode,
+    BatchNormalization stays (batch statistics) instead of being folded into the convolutions,
+    no weight is pre-transposed or otherwise folded into a new constant, and each parameter is
+    stored under its own name, so the file has exactly the parameters PyTorch trains."""
+    model.train()
+    example = short(example)
+    path = os.path.join(directory, name + ".onnx")
+    torch.onnx.export(model, (example,), path, opset_version=OPSET, input_names=["input"],
+                      output_names=["output"], training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    with torch.no_grad():
+        output = model(example)
+        # The exact result, to judge float32 rounding by: the same model in float64.
+        exact = copy.deepcopy(model).double()(example if not example.is_floating_point()
+                                              else example.double())
+    expected = {
+        "model": name + ".onnx",
+        "made_by": f"torch {torch.__version__}, opset {OPSET}, examples/import/export_models.py",
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "input_shape": list(example.shape),
+        "input": [round(v, 3) if example.is_floating_point() else v
+                  for v in example.flatten().tolist()],
+        "output_shape": list(output.shape),
+        "output": [round(v, 7) for v in output.flatten().tolist()],
+        "output_float64": [round(v, 9) for v in exact.flatten().tolist()],
+    }
+    with open(os.path.join(directory, name + ".expected.json"), "w") as f:
+        json.dump(expected, f)
+        f.write("\n")
+    print(f"wrote {path}: {expected['parameters']} parameters")
+
+
+def main():
+    directory = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__)
+    torch.manual_seed(0)
+    export(directory, "mlp", Mlp(), torch.randn(8, 32))
+    export(directory, "encoder_lm", EncoderLm(), torch.randint(0, 64, (4, 16)))
+    export(directory, "gpt2", Gpt2(), torch.randint(0, 64, (4, 16)))
+    export(directory, "resnet", ResNet(), torch.randn(8, 3, 32, 32))
+
+
+if __name__ == "__main__":
+    main()
