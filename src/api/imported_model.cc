@@ -2,10 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
 #include <filesystem>
+#include <set>
+#include <sstream>
 
+#include "hlo/parser.h"
 #include "ir/builder.h"
+#include "ir/call_inlining.h"
+#include "ir/verifier.h"
 #include "onnx/graph_import.h"
+#include "support/file.h"
 
 namespace alpa::api {
 
@@ -68,8 +76,12 @@ Result<models::ZooModel> ImportOnnxModel(const std::string& path,
         values.empty() ? nullptr : std::make_shared<const ir::Literal>(std::move(values[w]))));
   }
   std::vector<ir::Shape> inputs;
-  for (const ir::Instruction* input : graph.inputs) inputs.push_back(input->shape());
-  zoo.model.batch = models::ForwardBatches(std::move(inputs), graph.index_bounds,
+  std::vector<int64_t> index_bounds;
+  for (const ir::Instruction* input : graph.inputs) {
+    inputs.push_back(input->shape());
+    index_bounds.push_back(models::IndexBound(*zoo.model.loss->entry(), *input));
+  }
+  zoo.model.batch = models::ForwardBatches(std::move(inputs), std::move(index_bounds),
                                            graph.output->shape(), options.loss);
   zoo.entry.name = path;
   zoo.entry.family = "onnx";
@@ -77,6 +89,143 @@ Result<models::ZooModel> ImportOnnxModel(const std::string& path,
       fmt::format("ONNX opset {}, {} parameters, {} loss{}", file.opset, parameters,
                   models::LossKindName(options.loss),
                   graph.notes.empty() ? "" : fmt::format(" ({})", fmt::join(graph.notes, "; ")));
+  zoo.training.optimizer.kind = autodiff::OptimizerKind::kAdam;
+  zoo.training.optimizer.learning_rate = 1e-3;
+  return zoo;
+}
+
+namespace {
+
+// The entry parameters `spec` names (see HloLossOptions::weights), sorted.
+Result<std::vector<int64_t>> ParseWeights(const std::string& spec,
+                                          const std::vector<ir::Instruction*>& parameters) {
+  const auto count = static_cast<int64_t>(parameters.size());
+  std::set<int64_t> chosen;
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    int64_t first = 0, last = 0;
+    const size_t dash = item.find('-', 1);
+    const std::string head = item.substr(0, dash);
+    auto [end, error] = std::from_chars(head.data(), head.data() + head.size(), first);
+    if (error == std::errc() && end == head.data() + head.size()) {
+      last = first;
+      if (dash != std::string::npos) {
+        const std::string tail = item.substr(dash + 1);
+        auto [tail_end, tail_error] = std::from_chars(tail.data(), tail.data() + tail.size(), last);
+        if (tail_error != std::errc() || tail_end != tail.data() + tail.size()) {
+          return InvalidArgument("--weights {}: '{}' is not a parameter range like 0-5", spec,
+                                 item);
+        }
+      }
+      if (first < 0 || last >= count || first > last) {
+        return InvalidArgument(
+            "--weights {}: '{}' is out of range; the module has {} parameters "
+            "(0 to {})",
+            spec, item, count, count - 1);
+      }
+      for (int64_t p = first; p <= last; ++p) chosen.insert(p);
+      continue;
+    }
+    bool matched = false;
+    for (int64_t p = 0; p < count; ++p) {
+      if (parameters[static_cast<size_t>(p)]->name().rfind(item, 0) == 0) {
+        chosen.insert(p);
+        matched = true;
+      }
+    }
+    if (!matched) {
+      std::vector<std::string> names;
+      for (const ir::Instruction* parameter : parameters) names.push_back(parameter->name());
+      return InvalidArgument(
+          "--weights {}: no parameter's name starts with '{}'; the parameters "
+          "are {}",
+          spec, item, fmt::join(names, ", "));
+    }
+  }
+  if (chosen.empty()) return InvalidArgument("--weights '{}' names no parameter", spec);
+  for (int64_t p : chosen) {
+    const ir::Shape& shape = parameters[static_cast<size_t>(p)]->shape();
+    if (!shape.IsArray() || !ir::IsFloating(shape.dtype())) {
+      return InvalidArgument(
+          "--weights {}: parameter {} (%{}) is {}, not a floating-point array; "
+          "only those are trained",
+          spec, p, parameters[static_cast<size_t>(p)]->name(), shape.ToString());
+    }
+  }
+  return std::vector<int64_t>(chosen.begin(), chosen.end());
+}
+
+// How Flax initialises a parameter of this shape and name (see ImportHloLoss).
+models::WeightInit FlaxInit(const ir::Instruction& parameter) {
+  const ir::Shape& shape = parameter.shape();
+  if (shape.rank() >= 2) {
+    int64_t fan_in = 1;
+    for (int64_t d = 0; d + 1 < shape.rank(); ++d) fan_in *= shape.dim(d);
+    return models::WeightInit::Normal(1 / std::sqrt(static_cast<double>(fan_in)));
+  }
+  const std::string& name = parameter.name();
+  return name.find("scale") != std::string::npos ? models::WeightInit::Ones()
+                                                 : models::WeightInit::Zeros();
+}
+
+}  // namespace
+
+Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOptions& options) {
+  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  ALPA_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, hlo::ParseHloModule(text, path));
+  ALPA_RETURN_IF_ERROR(ir::VerifyModule(*module));
+  ir::InlineCalls(*module->entry());
+  const ir::Instruction* root = module->entry()->root();
+  if (!root->shape().IsArray() || root->shape().rank() != 0 ||
+      !ir::IsFloating(root->shape().dtype())) {
+    return InvalidArgument(
+        "{}: the module's result is {}, not a scalar loss; dump the loss function "
+        "(jax.jit(loss).lower(params, batch).as_text(dialect=\"hlo\"))",
+        path, root->shape().ToString());
+  }
+  const std::vector<ir::Instruction*> parameters = module->entry()->parameters();
+  Result<std::vector<int64_t>> weights = ParseWeights(options.weights, parameters);
+  if (!weights.ok()) return weights.status().WithContext(path);
+
+  models::ZooModel zoo;
+  zoo.model.weights = *weights;
+  std::vector<ir::Shape> batch;
+  int64_t parameter_count = 0;
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    if (std::binary_search(weights->begin(), weights->end(), static_cast<int64_t>(p))) {
+      zoo.model.init.push_back(FlaxInit(*parameters[p]));
+      parameter_count += parameters[p]->shape().ElementCount();
+    } else {
+      batch.push_back(parameters[p]->shape());
+    }
+  }
+  if (batch.empty()) {
+    return InvalidArgument("{}: --weights {} takes every parameter; the batch must be one", path,
+                           options.weights);
+  }
+  const int64_t fixed = batch[0].rank() > 0 ? batch[0].dim(0) : 0;
+  if (options.batch && *options.batch != fixed) {
+    return FailedPrecondition(
+        "the module fixes its batch at {} ({}: at batch {}); use micro-batches of {} (--batch {} "
+        "x the micro-batches), or lower the loss again at the batch you want",
+        fixed, path, *options.batch, fixed, fixed);
+  }
+  std::vector<int64_t> index_bounds;
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    if (!std::binary_search(weights->begin(), weights->end(), static_cast<int64_t>(p))) {
+      index_bounds.push_back(models::IndexBound(*module->entry(), *parameters[p]));
+    }
+  }
+  zoo.model.batch = models::ForwardBatches(std::move(batch), std::move(index_bounds), root->shape(),
+                                           models::LossKind::kOutput);
+  zoo.model.loss = std::move(module);
+  zoo.entry.name = path;
+  zoo.entry.family = "hlo";
+  zoo.entry.description = fmt::format(
+      "HLO loss, {} parameters in {} weights, initialised as Flax does (the file holds no values)",
+      parameter_count, weights->size());
   zoo.training.optimizer.kind = autodiff::OptimizerKind::kAdam;
   zoo.training.optimizer.learning_rate = 1e-3;
   return zoo;

@@ -1,9 +1,11 @@
-// Models users bring: an ONNX file exported by PyTorch becomes a model like the zoo's (its loss,
-// its own weights as they were exported, synthetic batches of the right shapes, training
-// defaults), so every command and method that takes a zoo model takes it too.
+// Models users bring: an ONNX file exported by PyTorch, or the HLO text of a JAX loss function,
+// becomes a model like the zoo's (its loss, its weights, synthetic batches of the right shapes,
+// training defaults), so every command and method that takes a zoo model takes it too.
 //
 //   Result<models::ZooModel> model = api::ImportOnnxModel("gpt2.onnx", {.loss = kCrossEntropy});
 //   // model->model.loss: forward graph + loss; model->model.weights: the trained initializers
+//   Result<models::ZooModel> jax = api::ImportHloLoss("loss.hlo", {.weights = "params"});
+//   // what jax.jit(loss).lower(params, x, y).as_text(dialect="hlo") printed, trained in `params`
 #ifndef ALPA_API_IMPORTED_MODEL_H_
 #define ALPA_API_IMPORTED_MODEL_H_
 
@@ -35,6 +37,21 @@ bool IsOnnxPath(const std::string& path);
 // remat unless the step's options say otherwise. Errors name the file and the node at fault.
 Result<models::ZooModel> ImportOnnxModel(const std::string& path,
                                          const ImportModelOptions& options);
+
+struct HloLossOptions {
+  // Which entry parameters are the weights: comma-separated parameter numbers (3), ranges (0-5)
+  // or name prefixes (params: JAX names a parameter after its argument and pytree path, e.g.
+  // params__params____Dense_0____kernel__.1). The others are the batch.
+  std::string weights;
+  std::optional<int64_t> batch;  // must be the module's own: its shapes are fixed
+};
+
+// The loss module in `path` (HLO text of a forward function returning a scalar). The file holds
+// no weight values: they start as Flax initialises them (kernels of rank 2 and more normal with
+// standard deviation 1/sqrt(fan_in), fan_in the product of all dimensions but the last; vectors
+// zero, but those named *scale one). Errors name the file, the --weights item at fault (out of
+// range, matching nothing, not a floating-point array) or a result that is not a scalar loss.
+Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOptions& options);
 
 }  // namespace alpa::api
 

@@ -30,6 +30,10 @@ class Computation {
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
   Instruction* GetInstruction(std::string_view name) const;  // nullptr if absent
 
+  // Hands over every instruction (the computation is left empty, its root unchanged), for a pass
+  // that rebuilds the instruction list in a new order (call_inlining.h).
+  std::vector<std::unique_ptr<Instruction>> TakeInstructions() { return std::move(instructions_); }
+
   Instruction* root() const { return root_; }
   void set_root(Instruction* root) { root_ = root; }
 

@@ -71,6 +71,7 @@ class Instruction {
   void AddControlPredecessor(Instruction* predecessor) {
     control_predecessors_.push_back(predecessor);
   }
+  std::vector<Instruction*>& mutable_control_predecessors() { return control_predecessors_; }
 
   const Attributes& attributes() const { return attributes_; }
   Attributes& mutable_attributes() { return attributes_; }

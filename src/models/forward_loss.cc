@@ -1,8 +1,10 @@
 #include "models/forward_loss.h"
 
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "models/init.h"
 
@@ -54,7 +56,58 @@ int64_t ArgMax(const ir::Literal& x, int64_t offset, int64_t n) {
   return best;
 }
 
+// Opcodes an id passes through on its way to a gather or a comparison.
+bool CarriesIds(ir::Opcode opcode) {
+  switch (opcode) {
+    case ir::Opcode::kConvert:
+    case ir::Opcode::kReshape:
+    case ir::Opcode::kBroadcast:
+    case ir::Opcode::kTranspose:
+    case ir::Opcode::kSlice:
+    case ir::Opcode::kSelect:
+    case ir::Opcode::kAdd:
+    case ir::Opcode::kClamp:
+    case ir::Opcode::kConcatenate:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+int64_t IndexBound(const ir::Computation& computation, const ir::Instruction& parameter) {
+  std::map<const ir::Instruction*, std::vector<const ir::Instruction*>> users;
+  for (const auto& instruction : computation.instructions()) {
+    for (const ir::Instruction* operand : instruction->operands()) {
+      users[operand].push_back(instruction.get());
+    }
+  }
+  int64_t bound = 0;
+  auto found = [&bound](int64_t size) { bound = bound == 0 ? size : std::min(bound, size); };
+  std::set<const ir::Instruction*> seen = {&parameter};
+  std::vector<const ir::Instruction*> stack = {&parameter};
+  while (!stack.empty()) {
+    const ir::Instruction* value = stack.back();
+    stack.pop_back();
+    for (const ir::Instruction* user : users[value]) {
+      const ir::Attributes& attributes = user->attributes();
+      if (user->opcode() == ir::Opcode::kGather && user->operand(1) == value &&
+          attributes.gather_dims && !attributes.gather_dims->start_index_map.empty()) {
+        found(user->operand(0)->shape().dim(attributes.gather_dims->start_index_map[0]));
+      } else if (user->opcode() == ir::Opcode::kCompare) {
+        const ir::Instruction* other = user->operand(user->operand(0) == value ? 1 : 0);
+        if (other->opcode() == ir::Opcode::kIota) {
+          found(other->shape().dim(other->attributes().iota_dimension));
+        }
+      } else if (CarriesIds(user->opcode()) && !ir::IsFloating(user->shape().dtype()) &&
+                 seen.insert(user).second) {
+        stack.push_back(user);
+      }
+    }
+  }
+  return bound;
+}
 
 Result<LossKind> ParseLossKind(std::string_view text) {
   for (LossKind kind : {LossKind::kCrossEntropy, LossKind::kMeanSquaredError, LossKind::kOutput}) {

@@ -41,6 +41,12 @@ std::string_view LossKindName(LossKind kind);
 Result<ir::Instruction*> AppendLoss(ir::ComputationBuilder& b, ir::Instruction* output,
                                     LossKind kind, int64_t labels_parameter);
 
+// The ids an integer `parameter` of `computation` stays below: the rows of the table it indexes
+// (a gather's operand along its indexed dimension: an embedding) or the classes it is compared
+// with (an iota's size: a one-hot), followed through converts, reshapes, broadcasts and the
+// index arithmetic JAX adds (negative ids wrapped by a select); the smallest such, 0 if none.
+int64_t IndexBound(const ir::Computation& computation, const ir::Instruction& parameter);
+
 // Batches for a loss built by AppendLoss: `inputs` are the shapes of the graph's inputs (rows
 // along dimension 0), `index_bounds` the ids each integer input stays below (0: 2), `output`
 // the forward output's shape.

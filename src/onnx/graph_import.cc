@@ -31,8 +31,8 @@ std::string InstructionName(const std::string& onnx_name) {
   return name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ? "v" + name : name;
 }
 
-// Whether `root` depends on `parameter` through floating-point values only (so a gradient can
-// reach it): not through a comparison, a select's predicate, an index.
+// The instructions `root` depends on through floating-point values only (those a gradient can
+// reach): not through a comparison, a select's predicate or an index.
 std::set<const ir::Instruction*> DifferentiablyReached(const ir::Instruction* root) {
   std::set<const ir::Instruction*> reached = {root};
   std::vector<const ir::Instruction*> stack = {root};
@@ -120,7 +120,6 @@ class GraphBuilder {
       values_[input.name()] = {parameter, std::nullopt, parameter->shape()};
       imported_.inputs.push_back(parameter);
       imported_.input_names.push_back(input.name());
-      imported_.index_bounds.push_back(0);
     }
     return b_.status();
   }
@@ -164,7 +163,6 @@ class GraphBuilder {
         return InvalidArgument("{}: input '{}' is produced by no earlier node", where, input);
       }
     }
-    if (node.op_type() == "Gather" && node.input_size() == 2) RecordIndexBound(node);
     if (node.op_type() == "Dropout") Note("Dropout runs as identity (no dropout in training)");
     NodeContext context(node, file_.opset, b_, values_, consumed_);
     Status converted = converter->second(context);
@@ -176,20 +174,6 @@ class GraphBuilder {
       }
     }
     return Status::Ok();
-  }
-
-  // A graph input read as the indices of a Gather: its ids index that many rows.
-  void RecordIndexBound(const ::onnx::NodeProto& node) {
-    for (size_t i = 0; i < imported_.input_names.size(); ++i) {
-      if (imported_.input_names[i] != node.input(1)) continue;
-      const ir::Shape& data = values_.at(node.input(0)).shape;
-      int64_t axis = 0;
-      for (const ::onnx::AttributeProto& attribute : node.attribute()) {
-        if (attribute.name() == "axis") axis = attribute.i();
-      }
-      if (axis < 0) axis += data.rank();
-      if (axis >= 0 && axis < data.rank()) imported_.index_bounds[i] = data.dim(axis);
-    }
   }
 
   void Note(const std::string& note) {

@@ -35,9 +35,6 @@ struct ImportOptions {
 struct ImportedGraph {
   std::vector<ir::Instruction*> inputs;  // parameters 0..n-1: the graph's inputs
   std::vector<std::string> input_names;
-  // For each input: the number of rows of the table an integer input indexes (token ids read
-  // by an embedding's Gather), 0 for others. Synthetic batches draw ids below it.
-  std::vector<int64_t> index_bounds;
   std::vector<ir::Instruction*> weights;  // parameters n..: the trained initializers
   std::vector<std::string> weight_names;
   std::vector<int> weight_initializers;  // their places in graph.initializer (ReadWeights)

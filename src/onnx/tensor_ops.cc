@@ -148,6 +148,7 @@ Result<std::vector<int64_t>> AxesInput(NodeContext& node, int64_t rank) {
 Status Unsqueeze(NodeContext& node) {
   const std::vector<int64_t>& from = node.input_shape(0).dims();
   const auto rank = static_cast<int64_t>(from.size());
+  if (!node.has_input(1)) return node.Error("the axes input is missing");
   ALPA_ASSIGN_OR_RETURN(std::vector<int64_t> axes,
                         AxesInput(node, rank + node.input_shape(1).ElementCount()));
   std::vector<int64_t> dims;
@@ -239,8 +240,8 @@ Status Slice(NodeContext& node) {
   for (size_t i = 0; i < starts.size(); ++i) {
     ALPA_ASSIGN_OR_RETURN(int64_t axis, node.Axis(axes[i], rank));
     if (steps[i] <= 0) {
-      return Unimplemented("{}: a slice with step {} (reversed); only positive steps are supported",
-                           node.Error("").message(), steps[i]);
+      return node.Error("a slice with step {} (reversed) is not supported; only positive steps",
+                        steps[i]);
     }
     // Negative positions count from the end; both are clamped to [0, dim].
     auto clamp = [&](int64_t position) {

@@ -256,7 +256,7 @@ TEST_F(AlpaCliTest, PipeshardBadInput) {
   ExpectBadInput(Pipeshard({"--mesh", "2x2"}), "--mesh 2x2");
   const std::string hlo = Write("m.hlo", "HloModule m\n");
   ExpectBadInput(RunAlpa({"plan", hlo, "--method", "pipeshard", "--cluster", "p3.16xlarge:1x4"}),
-                 "needs a zoo model");
+                 "needs a model with weights and a loss");
   RunResult tiny = RunAlpa(
       {"plan", "gpt-tiny", "--method", "pipeshard", "--cluster", "examples/clusters/no-such.json"});
   EXPECT_EQ(tiny.exit_code, 2);

@@ -24,7 +24,7 @@ struct GradInput {
 Result<GradInput> LoadGradInput(const GradCommandOptions& options) {
   GradInput input;
   input.wrt = options.wrt;
-  if (IsZooOrOnnxModel(options.model)) {
+  if (IsTrainableModel(options.model, options.zoo)) {
     ALPA_ASSIGN_OR_RETURN(input.zoo, BuildZooLoss(options.model, options.zoo));
     if (input.wrt.empty()) input.wrt = input.zoo->zoo.model.weights;
     return input;

@@ -284,11 +284,11 @@ std::string TrialsText(const std::vector<MicroBatchTrial>& trials) {
 
 int RunPipeshardPlan(const PlanOptions& flags) {
   const Clock::time_point start = Clock::now();
-  if (!IsZooOrOnnxModel(flags.model_path)) {
+  if (!IsTrainableModel(flags.model_path, flags.zoo)) {
     return ReportError(InvalidArgument(
-        "--method {} needs a zoo model: its layers come from the model's layer markers, which "
-        "an HLO file of a whole train step does not separate into forward and backward; plan {} "
-        "with --method shard",
+        "--method {} needs a model with weights and a loss (a zoo name, an ONNX file, or an HLO "
+        "loss with --weights); an HLO file of a whole train step does not separate forward and "
+        "backward: plan {} with --method shard",
         flags.method, flags.model_path));
   }
   if (!flags.mesh.empty()) {

@@ -339,7 +339,8 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
 std::string ResolveAutoMethod(const PlanOptions& options) {
   const bool single_stage_flags = !options.mesh.empty() || options.batch_axis ||
                                   !options.shardings_path.empty() || !options.problem_path.empty();
-  return IsZooOrOnnxModel(options.model_path) && !single_stage_flags ? "pipeshard" : "shard";
+  return IsTrainableModel(options.model_path, options.zoo) && !single_stage_flags ? "pipeshard"
+                                                                                  : "shard";
 }
 
 int RunPlan(const PlanOptions& flags) {

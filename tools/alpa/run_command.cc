@@ -21,7 +21,7 @@ Result<ZooStep> ResolveRunModel(const RunOptions& options) {
   if (options.steps < 1) {
     return InvalidArgument("--steps {}: it must be at least 1", options.steps);
   }
-  if (!IsZooOrOnnxModel(options.model)) {
+  if (!IsTrainableModel(options.model, options.zoo)) {
     std::error_code ignored;
     if (std::filesystem::exists(options.model, ignored)) {
       return InvalidArgument(

@@ -88,9 +88,34 @@ Result<models::ZooModel> ImportOnnx(const std::string& path, const models::ZooOv
   return api::ImportOnnxModel(path, options);
 }
 
+// An HLO loss takes --weights and its own batch; the loss is its result.
+Result<models::ZooModel> ImportHlo(const std::string& path, const models::ZooOverrides& overrides,
+                                   const ZooFlags& flags) {
+  std::vector<std::string> model_flags;
+  for (const auto& [key, value] : ShapeOverrides(flags)) model_flags.push_back("--" + key);
+  if (flags.dtype) model_flags.push_back("--dtype");
+  if (flags.loss) model_flags.push_back("--loss");
+  if (!model_flags.empty()) {
+    return InvalidArgument(
+        "{} does not apply to an HLO loss ({}): its result is the loss, its shapes and types "
+        "are fixed; drop the flag",
+        fmt::join(model_flags, ", "), path);
+  }
+  return api::ImportHloLoss(path, {.weights = *flags.weights, .batch = overrides.batch});
+}
+
 Result<models::ZooModel> Build(const std::string& name, const models::ZooOverrides& overrides,
                                const ZooFlags& flags) {
-  if (api::IsOnnxPath(name)) return ImportOnnx(name, overrides, flags);
+  if (api::IsOnnxPath(name)) {
+    if (flags.weights) {
+      return InvalidArgument(
+          "--weights applies to HLO losses; {} is an ONNX model, whose "
+          "initializers are its weights",
+          name);
+    }
+    return ImportOnnx(name, overrides, flags);
+  }
+  if (flags.weights) return ImportHlo(name, overrides, flags);
   if (flags.loss) {
     return InvalidArgument("--loss applies to imported (ONNX) models; {} has its own loss", name);
   }
@@ -100,6 +125,10 @@ Result<models::ZooModel> Build(const std::string& name, const models::ZooOverrid
     return zoo.status().WithContext(name);
   }
   return zoo;
+}
+
+bool IsImported(const models::ZooModel& model) {
+  return model.entry.family == "onnx" || model.entry.family == "hlo";
 }
 
 // The zoo model at the micro-batch size, and the global batch (see the header on why the model
@@ -129,6 +158,9 @@ Result<std::pair<models::ZooModel, int64_t>> BuildAtBatch(const std::string& nam
   }
   ALPA_ASSIGN_OR_RETURN(models::ZooModel at_default, Build(name, overrides, flags));
   const int64_t batch = LossBatch(at_default.model);
+  if (batch % micro_batches != 0 && IsImported(at_default)) {
+    return std::pair{std::move(at_default), batch * micro_batches};
+  }
   if (batch % micro_batches != 0) {
     return InvalidArgument(
         "{}: its batch {} is not divisible by --micro-batches {}: every micro-batch must have "
@@ -136,8 +168,13 @@ Result<std::pair<models::ZooModel, int64_t>> BuildAtBatch(const std::string& nam
         name, batch, micro_batches, micro_batches);
   }
   overrides.batch = batch / micro_batches;
-  ALPA_ASSIGN_OR_RETURN(models::ZooModel zoo, Build(name, overrides, flags));
-  return std::pair{std::move(zoo), batch};
+  Result<models::ZooModel> zoo = Build(name, overrides, flags);
+  if (!zoo.ok() && zoo.status().code() == StatusCode::kFailedPrecondition) {
+    // An imported model that fixes its batch: M micro-batches of that batch.
+    return std::pair{std::move(at_default), batch * micro_batches};
+  }
+  if (!zoo.ok()) return zoo.status();
+  return std::pair{std::move(zoo).value(), batch};
 }
 
 Result<autodiff::TrainStepOptions> Training(const models::ZooModel& zoo, const ZooFlags& flags) {
@@ -195,6 +232,7 @@ std::vector<std::string> ZooFlags::GivenFlags() const {
       {batch.has_value(), "--batch"},
       {dtype.has_value(), "--dtype"},
       {loss.has_value(), "--loss"},
+      {weights.has_value(), "--weights"},
       {micro_batches.has_value(), "--micro-batches"},
       {remat.has_value(), remat.value_or(false) ? "--remat" : "--no-remat"},
       {optimizer.has_value(), "--optimizer"},
@@ -218,6 +256,10 @@ void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
   group->add_option("--batch", flags.batch,
                     "Global batch of one training step (default: the zoo's)");
   group->add_option("--dtype", flags.dtype, "Parameter and activation type: f32, f16 or bf16");
+  group->add_option("--weights", flags.weights,
+                    "Makes an HLO file a loss to train: the entry parameters that are weights, "
+                    "as numbers (3), ranges (0-5) or name prefixes (params: JAX names each after "
+                    "its argument); the result must be the scalar loss");
   group->add_option("--loss", flags.loss,
                     "Loss of an ONNX model: cross-entropy (default; the output are logits), mse "
                     "or output (the output is the loss)");
@@ -290,9 +332,9 @@ std::string DescribeConfig(const ZooStep& step) {
   return text;
 }
 
-bool IsZooOrOnnxModel(const std::string& argument) {
+bool IsTrainableModel(const std::string& argument, const ZooFlags& flags) {
   std::error_code ignored;
-  if (api::IsOnnxPath(argument)) return true;
+  if (api::IsOnnxPath(argument) || flags.weights) return true;
   return !std::filesystem::exists(argument, ignored) && models::FindZooEntry(argument) != nullptr;
 }
 
@@ -307,7 +349,7 @@ Status UnknownModel(const std::string& argument) {
 
 Result<ModelArgument> ResolveModel(const std::string& argument, const ZooFlags& flags) {
   ModelArgument model;
-  if (IsZooOrOnnxModel(argument)) {
+  if (IsTrainableModel(argument, flags)) {
     ALPA_ASSIGN_OR_RETURN(model.zoo, BuildZooStep(argument, flags));
     return model;
   }

@@ -13,7 +13,10 @@
 // default, which only a build shows (the batch dimension of the loss's first batch parameter):
 // with M = 1 that build is the one used; with M > 1 the model is built once at the default to
 // read B and once more at B / M. Building is graph-only (no tensors), so the second build costs
-// milliseconds even for the largest models.
+// milliseconds even for the largest models. An imported model that fixes its batch (an HLO loss,
+// an ONNX export with the batch baked into its shapes) cannot be built at B / M, nor can any
+// model where M does not divide B: there --micro-batches M without --batch means M micro-batches
+// of its own batch, a global batch of B x M.
 #ifndef ALPA_TOOLS_ALPA_ZOO_OPTIONS_H_
 #define ALPA_TOOLS_ALPA_ZOO_OPTIONS_H_
 
@@ -40,6 +43,7 @@ struct ZooFlags {
   std::optional<int64_t> batch;  // global
   std::optional<std::string> dtype;
   std::optional<std::string> loss;  // of an imported model (models::ParseLossKind)
+  std::optional<std::string> weights;  // of an HLO loss (api::HloLossOptions::weights)
   // Not a flag: commands that only plan (inspect, plan) clear it, so that an imported model's
   // weights are not read (api::ImportModelOptions::read_weights).
   bool weights_needed = true;
@@ -67,8 +71,9 @@ struct ZooStep {
   std::unique_ptr<ir::Module> step;     // null when built without a step (BuildZooModelOnly)
 };
 
-// The model `name` of the zoo with the flags' overrides, or the ONNX file `name` with --loss
-// and --batch (api::ImportOnnxModel), and its train step. Errors name the model and the flag or
+// The model `name` of the zoo with the flags' overrides, the ONNX file `name` with --loss and
+// --batch (api::ImportOnnxModel) or the HLO loss `name` with --weights (api::ImportHloLoss),
+// and its train step. Errors name the model and the flag or
 // config field at fault.
 Result<ZooStep> BuildZooStep(const std::string& name, const ZooFlags& flags);
 
@@ -109,9 +114,10 @@ struct ModelArgument {
 };
 Result<ModelArgument> ResolveModel(const std::string& argument, const ZooFlags& flags);
 
-// Whether `argument` names a model of the zoo (an existing path wins) or an ONNX file: a model
-// with weights and a loss, built by BuildZooStep, rather than an HLO file.
-bool IsZooOrOnnxModel(const std::string& argument);
+// Whether `argument` is a model with weights and a loss, which BuildZooStep builds: a model of
+// the zoo (an existing path wins), an ONNX file, or an HLO loss given --weights. Otherwise it
+// is an HLO file of a whole step (or an unknown name).
+bool IsTrainableModel(const std::string& argument, const ZooFlags& flags);
 
 // "no model named 'X': ..." listing the zoo's names.
 Status UnknownModel(const std::string& argument);
