@@ -35,6 +35,7 @@ Status ExportFixesItsBatch(const onnx::OnnxFile& file, int64_t batch, const Stat
     return failure;
   }
   const int64_t fixed = exported->inputs[0]->shape().dim(0);
+  if (fixed == batch) return failure;
   return FailedPrecondition(
       "the export fixes its batch at {} ({}; at batch {}: {}); use micro-batches of {} (--batch "
       "{} x the micro-batches), or export with dynamic_axes={{'input': {{0: 'batch'}}}}",

@@ -39,17 +39,23 @@ bool BothKnownInts(const NodeContext& node) {
          ir::IsInteger(node.input_shape(1).dtype());
 }
 
-// a (op) b with numpy broadcasting.
-Status Binary(NodeContext& node, Opcode opcode) {
+// The shape inputs 0 and 1 broadcast to.
+Result<std::vector<int64_t>> BroadcastOperands(const NodeContext& node) {
   std::optional<std::vector<int64_t>> dims =
       BroadcastDims(node.input_shape(0).dims(), node.input_shape(1).dims());
   if (!dims) {
     return node.Error("shapes {} and {} do not broadcast", node.input_shape(0).ToString(),
                       node.input_shape(1).ToString());
   }
+  return *dims;
+}
+
+// a (op) b with numpy broadcasting.
+Status Binary(NodeContext& node, Opcode opcode) {
+  ALPA_ASSIGN_OR_RETURN(const std::vector<int64_t> dims, BroadcastOperands(node));
   ir::ComputationBuilder& b = node.b();
-  node.SetOutput(0, b.Binary(opcode, BroadcastTo(b, node.Input(0), *dims),
-                             BroadcastTo(b, node.Input(1), *dims)));
+  node.SetOutput(0, b.Binary(opcode, BroadcastTo(b, node.Input(0), dims),
+                             BroadcastTo(b, node.Input(1), dims)));
   return Status::Ok();
 }
 
@@ -92,15 +98,10 @@ Status Comparison(NodeContext& node) {
     node.SetKnownOutput(0, std::move(folded));
     return Status::Ok();
   }
-  std::optional<std::vector<int64_t>> dims =
-      BroadcastDims(node.input_shape(0).dims(), node.input_shape(1).dims());
-  if (!dims) {
-    return node.Error("shapes {} and {} do not broadcast", node.input_shape(0).ToString(),
-                      node.input_shape(1).ToString());
-  }
+  ALPA_ASSIGN_OR_RETURN(const std::vector<int64_t> dims, BroadcastOperands(node));
   ir::ComputationBuilder& b = node.b();
-  node.SetOutput(0, b.Compare(BroadcastTo(b, node.Input(0), *dims),
-                              BroadcastTo(b, node.Input(1), *dims), kDirection));
+  node.SetOutput(0, b.Compare(BroadcastTo(b, node.Input(0), dims),
+                              BroadcastTo(b, node.Input(1), dims), kDirection));
   return Status::Ok();
 }
 

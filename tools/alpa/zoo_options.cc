@@ -67,12 +67,18 @@ int64_t LossBatch(const models::Model& model) {
   return 0;
 }
 
+// The zoo's flags for a model's shapes and types given: imported models have their own.
+std::vector<std::string> ShapeAndTypeFlags(const ZooFlags& flags) {
+  std::vector<std::string> given;
+  for (const auto& [key, value] : ShapeOverrides(flags)) given.push_back("--" + key);
+  if (flags.dtype) given.push_back("--dtype");
+  return given;
+}
+
 // An ONNX file takes --loss and the batch; the zoo's shape overrides do not apply to it.
 Result<models::ZooModel> ImportOnnx(const std::string& path, const models::ZooOverrides& overrides,
                                     const ZooFlags& flags) {
-  std::vector<std::string> shape_flags;
-  for (const auto& [key, value] : ShapeOverrides(flags)) shape_flags.push_back("--" + key);
-  if (flags.dtype) shape_flags.push_back("--dtype");
+  const std::vector<std::string> shape_flags = ShapeAndTypeFlags(flags);
   if (!shape_flags.empty()) {
     return InvalidArgument(
         "{} applies to models of the zoo only, and {} is an ONNX model with its own shapes and "
@@ -91,9 +97,7 @@ Result<models::ZooModel> ImportOnnx(const std::string& path, const models::ZooOv
 // An HLO loss takes --weights and its own batch; the loss is its result.
 Result<models::ZooModel> ImportHlo(const std::string& path, const models::ZooOverrides& overrides,
                                    const ZooFlags& flags) {
-  std::vector<std::string> model_flags;
-  for (const auto& [key, value] : ShapeOverrides(flags)) model_flags.push_back("--" + key);
-  if (flags.dtype) model_flags.push_back("--dtype");
+  std::vector<std::string> model_flags = ShapeAndTypeFlags(flags);
   if (flags.loss) model_flags.push_back("--loss");
   if (!model_flags.empty()) {
     return InvalidArgument(
