@@ -114,6 +114,42 @@ class Gpt2(nn.Module):
         return self.ln_f(x) @ self.wte.weight.t()
 
 
+class AlpaGptBlock(nn.Module):
+    """A block of Alpa's benchmark GPT (its Flax model, the zoo's gpt family): post-LN, fused
+    QKV, tanh-approximated GELU."""
+
+    def __init__(self, hidden, heads, seq):
+        super().__init__()
+        self.attn = CausalSelfAttention(hidden, heads, seq)
+        self.ln1 = nn.LayerNorm(hidden)
+        self.fc1 = nn.Linear(hidden, 4 * hidden)
+        self.fc2 = nn.Linear(4 * hidden, hidden)
+        self.ln2 = nn.LayerNorm(hidden)
+
+    def forward(self, x):
+        y = self.ln1(x + self.attn(x))
+        return self.ln2(y + self.fc2(nn.functional.gelu(self.fc1(y), approximate="tanh")))
+
+
+class AlpaGpt(nn.Module):
+    """Alpa's benchmark GPT written in PyTorch, at the sizes of the zoo's gpt-tiny with 8 layers
+    (`alpa plan gpt-tiny --layers 8`): the LM head tied to the embedding, with a bias."""
+
+    def __init__(self, vocab=64, hidden=32, heads=4, layers=8, seq=16):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(seq, hidden)
+        self.blocks = nn.ModuleList([AlpaGptBlock(hidden, heads, seq) for _ in range(layers)])
+        self.lm_bias = nn.Parameter(torch.zeros(vocab))
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], dtype=torch.long).unsqueeze(0)
+        x = self.wte(tokens) + self.wpe(positions)
+        for block in self.blocks:
+            x = block(x)
+        return x @ self.wte.weight.t() + self.lm_bias
+
+
 class BasicBlock(nn.Module):
     """torchvision's ResNet BasicBlock."""
 
@@ -166,6 +202,47 @@ def short(example):
     return torch.round(example * 1000) / 1000 if example.is_floating_point() else example
 
 
+def forward_flops(model, example):
+    """FLOPs of one forward call in matmuls and convolutions, as PyTorch counts them: its
+    FlopCounterMode (torch 2.1 on), or on an older torch the same formulas over the aten
+    operators the forward dispatches (2 m k n a matrix product, 2 |output| c_in/groups k_h k_w a
+    convolution)."""
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+    except ImportError:
+        FlopCounterMode = None
+    with torch.no_grad():
+        if FlopCounterMode is not None:
+            counter = FlopCounterMode(display=False)
+            with counter:
+                model(example)
+            return counter.get_total_flops()
+        from torch.utils._python_dispatch import TorchDispatchMode
+        aten = torch.ops.aten
+
+        def product(a, b):  # [..., m, k] x [..., k, n]
+            return 2 * math.prod(a.shape) * b.shape[-1]
+
+        class Counter(TorchDispatchMode):
+            flops = 0
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                packet = func._overloadpacket
+                if packet in (aten.mm, aten.bmm):
+                    Counter.flops += product(args[0], args[1])
+                elif packet in (aten.addmm, aten.baddbmm):
+                    Counter.flops += product(args[1], args[2])
+                elif packet is aten.convolution:
+                    weight = args[1]
+                    Counter.flops += 2 * out.numel() * math.prod(weight.shape[1:])
+                return out
+
+        with Counter():
+            model(example)
+        return Counter.flops
+
+
 def export(directory, name, model, example):
     """Exports for training, as one exports a model to train it elsewhere: in training mode,
     BatchNormalization stays (batch statistics) instead of being folded into the convolutions,
@@ -186,6 +263,7 @@ def export(directory, name, model, example):
         "model": name + ".onnx",
         "made_by": f"torch {torch.__version__}, opset {OPSET}, examples/import/export_models.py",
         "parameters": sum(p.numel() for p in model.parameters()),
+        "forward_flops": forward_flops(model, example),
         "input_shape": list(example.shape),
         "input": [round(v, 3) if example.is_floating_point() else v
                   for v in example.flatten().tolist()],
@@ -199,12 +277,51 @@ def export(directory, name, model, example):
     print(f"wrote {path}: {expected['parameters']} parameters")
 
 
+def export_for_planning(directory, name, model, example):
+    """Exports a large model as PyTorch users keep one: the graph in NAME.onnx and the weights
+    beside it in NAME.onnx.data (onnx's external data, as torch.onnx.export writes any model over
+    2 GiB). Planning reads only the graph; the repository commits only that. NAME.expected.json
+    holds the parameter count, PyTorch's forward FLOPs and the data file's size."""
+    import tempfile
+
+    import onnx
+
+    model.train()
+    path = os.path.join(directory, name + ".onnx")
+    with tempfile.TemporaryDirectory() as scratch:
+        inline = os.path.join(scratch, "inline.onnx")
+        # A dynamic batch: planning picks the micro-batch size.
+        torch.onnx.export(model, (example,), inline, opset_version=OPSET, input_names=["input"],
+                          output_names=["output"], training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, dynamic_axes={"input": {0: "batch"}})
+        proto = onnx.load(inline)
+    data = os.path.join(directory, name + ".onnx.data")
+    if os.path.exists(data):
+        os.remove(data)  # onnx appends to an existing data file
+    onnx.save_model(proto, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=name + ".onnx.data", size_threshold=0)
+    expected = {
+        "model": name + ".onnx",
+        "made_by": f"torch {torch.__version__}, opset {OPSET}, examples/import/export_models.py",
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "forward_flops": forward_flops(model, example),
+        "input_shape": list(example.shape),
+        "external_data": name + ".onnx.data",
+        "external_data_bytes": os.path.getsize(data),
+    }
+    with open(os.path.join(directory, name + ".expected.json"), "w") as f:
+        json.dump(expected, f, indent=1)
+        f.write("\n")
+    print(f"wrote {path} and its weights: {expected['parameters']} parameters")
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__)
     torch.manual_seed(0)
     export(directory, "mlp", Mlp(), torch.randn(8, 32))
     export(directory, "encoder_lm", EncoderLm(), torch.randint(0, 64, (4, 16)))
     export(directory, "gpt2", Gpt2(), torch.randint(0, 64, (4, 16)))
+    export(directory, "alpa_gpt", AlpaGpt(), torch.randint(0, 64, (4, 16)))
     export(directory, "resnet", ResNet(), torch.randn(8, 3, 32, 32))
 
 

@@ -14,7 +14,6 @@
 #include "cost/memory_model.h"
 #include "hlo/printer.h"
 #include "ir/value_tag.h"
-#include "pipeline/layer_construction.h"
 #include "pipeline/stage_slicing.h"
 #include "plan/stage_composition.h"
 #include "sharding/hlo_sharding.h"
@@ -360,19 +359,9 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   // for whole stages, with the micro-batches they hold (pipeshard_planner.h).
   sharding::AutoShardingOptions auto_sharding = options.auto_sharding;
   auto_sharding.memory_budget_bytes = std::numeric_limits<int64_t>::max() / 4;
-  pipeline::ForwardLayers layers;
-  if (options.auto_layers > 0) {
-    Result<std::vector<int64_t>> clustered =
-        pipeline::ClusterComputationIntoLayers(*loss.entry(), options.auto_layers);
-    if (!clustered.ok()) {
-      return clustered.status().WithContext(
-          fmt::format("clustering the operators into {} layers", options.auto_layers));
-    }
-    layers.layer_of = std::move(clustered).value();
-    layers.num_layers = options.auto_layers;
-  } else {
-    layers = pipeline::LayersFromBoundaries(*loss.entry());
-  }
+  // Automatic layers are markers too (pipeline/layer_marking.h), so the stage programs that run
+  // a plan slice the loss as its costs did.
+  const pipeline::ForwardLayers layers = pipeline::LayersFromBoundaries(*loss.entry());
   table.num_layers = layers.num_layers;
 
   // Distinct layers by their stage module's text, in order of first appearance.

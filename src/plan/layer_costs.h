@@ -177,9 +177,6 @@ struct LayerCostTable {
 struct LayerCostOptions {
   sharding::AutoShardingOptions auto_sharding;  // pins and forcing are set per configuration
   int64_t threads = 0;                          // 0: one per hardware thread
-  // > 0: the loss's operators clustered into this many layers (pipeline/layer_construction.h,
-  // Alpa's AutoLayerOption) in place of the layers its markers give.
-  int64_t auto_layers = 0;
   // Called after each distinct layer: (done, total).
   std::function<void(int64_t, int64_t)> progress;
 };

@@ -35,6 +35,24 @@ int64_t DeviceMemory(const cluster::ClusterSpec& cluster, const MeshConfig& conf
   return DeviceOf(cluster::HostTypes(cluster), config).memory_bytes;
 }
 
+// The fullest device's peak under the plan's schedule.
+int64_t PeakOfFullestDevice(const PipeshardPlan& plan) {
+  int64_t peak = 0;
+  for (const PlannedStage& stage : plan.stages) peak = std::max(peak, stage.peak_memory_bytes);
+  return peak;
+}
+
+// `a` is better than `b` when faster; at the same step time, when its fullest device holds
+// less. Schedules tie in time where the stages never wait on each other (one stage runs its
+// micro-batches back to back under GPipe and 1F1B alike; the simulator's sums differ only in
+// rounding), and there 1F1B keeps one micro-batch's activations where GPipe keeps all.
+bool BetterPlan(const PipeshardPlan& a, const PipeshardPlan& b) {
+  constexpr double kSameTime = 1e-9;  // relative: rounding, not a faster plan
+  if (a.step_time_s < b.step_time_s * (1 - kSameTime)) return true;
+  if (b.step_time_s < a.step_time_s * (1 - kSameTime)) return false;
+  return PeakOfFullestDevice(a) < PeakOfFullestDevice(b);
+}
+
 // Alpa's max_n_succ_stages: how many stages may follow one that holds `in flight` = successors
 // + 1 micro-batches under 1F1B; -1 when not even one fits.
 int64_t MaxSuccessors(const StageFigures& stage, int64_t memory_bytes) {
@@ -330,7 +348,7 @@ Result<PipeshardPlan> EvaluateSchedules(const LayerCostTable& table,
     if (num_chunks > 1 ? !runs_chunks : runs_chunks && listed(ScheduleKind::k1F1B)) continue;
     Result<PipeshardPlan> plan =
         EvaluateStages(table, cluster, stages, schedule, num_micro_batches, num_chunks);
-    if (!best || (plan.ok() && (!best->ok() || plan->step_time_s < (*best)->step_time_s))) {
+    if (!best || (plan.ok() && (!best->ok() || BetterPlan(*plan, **best)))) {
       best = std::move(plan);
     }
   }
@@ -457,7 +475,7 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
     if (!plan.ok()) {
       // Why nothing fits is told by the DP's plans; an extra candidate's failure says less.
       if (k < solved.candidates.size()) last_error = plan.status();
-    } else if (!best || plan->step_time_s < best->step_time_s) {
+    } else if (!best || BetterPlan(*plan, *best)) {
       best = std::move(plan).value();
     }
   }

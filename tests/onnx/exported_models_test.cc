@@ -89,7 +89,7 @@ TEST_P(ExportedModelTest, ImportsPyTorchsParametersAndComputesItsOutput) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExportedModelTest,
-                         ::testing::Values("mlp", "encoder_lm", "gpt2", "resnet"));
+                         ::testing::Values("mlp", "encoder_lm", "gpt2", "alpa_gpt", "resnet"));
 
 TEST(OnnxFileTest, FilesThatAreNotModelsAreNamedErrors) {
   const std::string directory = ::testing::TempDir();

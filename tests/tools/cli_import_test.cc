@@ -1,10 +1,11 @@
 // Models users bring (examples/import/): `alpa inspect|plan|run model.onnx` trains PyTorch's
 // exports with their own weights, and `alpa ... loss.hlo --weights params` a JAX loss function's
-// HLO, like zoo models: on in-process devices under the data, zero3 and shard methods, each step
-// held to the reference interpreter by --check.
+// HLO, like zoo models: on in-process devices under the data, zero3, shard and pipeshard methods,
+// each step held to the reference interpreter by --check.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,43 @@ INSTANTIATE_TEST_SUITE_P(
                       ImportRun{"jax_gpt", "", "zero3"}, ImportRun{"jax_gpt", "", "shard"}),
     RunName);
 
+// Pipelined: the operators clustered into two layers (--auto-layers), each a stage on two of
+// the four devices, 1F1B over two micro-batches; the stage programs hold the loss, weights and
+// optimizer state to the reference interpreter's, as the single-stage methods do.
+class CliImportPipelineTest : public AlpaCliTest,
+                              public ::testing::WithParamInterface<ImportRun> {};
+
+TEST_P(CliImportPipelineTest, RunsInTwoStagesAsTheReferenceDoes) {
+  const ImportRun& run = GetParam();
+  const std::string stages = Write("stages.json", R"({"layers": 2, "stages": [
+      {"layers": [0], "submesh": [1, 2], "logical_mesh": [2, 1]},
+      {"layers": [1], "submesh": [1, 2], "logical_mesh": [1, 2]}]})");
+  std::vector<std::string> args = {"run",       "--cluster",       "local:4", "--method",
+                                   "pipeshard", "--auto-layers",   "2",       "--micro-batches",
+                                   "2",         "--manual-stages", stages,    "--steps",
+                                   "3",         "--check",         "--json"};
+  if (run.loss.empty()) {
+    args.insert(args.end(), {JaxExample(run.model), "--weights", "params"});
+  } else {
+    args.insert(args.end(), {Example(run.model), "--loss", run.loss});
+  }
+  RunResult r = RunAlpa(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json json = ParseJson(r);
+  ASSERT_EQ(json["summary"]["stages"].size(), 2u) << json["summary"].dump(2);
+  EXPECT_EQ(json["summary"]["stages"][1]["layers"], nlohmann::json::parse("[1, 1]"));
+  EXPECT_EQ(json["steps"].size(), 3u);
+  EXPECT_EQ(json["check"]["passed"], true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, CliImportPipelineTest,
+                         ::testing::Values(ImportRun{"mlp", "mse", "pipeshard"},
+                                           ImportRun{"gpt2", "cross-entropy", "pipeshard"},
+                                           ImportRun{"encoder_lm", "cross-entropy", "pipeshard"},
+                                           ImportRun{"resnet", "cross-entropy", "pipeshard"},
+                                           ImportRun{"jax_gpt", "", "pipeshard"}),
+                         RunName);
+
 TEST(CliImportTest, AJaxLossPlansInPipelineStagesFromItsOperators) {
   RunResult r = RunAlpa({"plan", JaxExample("jax_gpt"), "--weights", "params", "--cluster",
                          "local:4", "--auto-layers", "2", "--micro-batches", "2", "--json"});
@@ -90,11 +128,21 @@ TEST(CliImportTest, AJaxLossPlansInPipelineStagesFromItsOperators) {
   EXPECT_EQ(json["method"], "pipeshard") << json.dump(2);
 }
 
-TEST(CliImportTest, InspectCountsPyTorchsParameters) {
-  RunResult r = RunAlpa({"inspect", Example("gpt2"), "--json"});
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  const nlohmann::json json = ParseJson(r);
-  EXPECT_EQ(json["parameters"], 53440) << json.dump(2);
+// The parameter count and the forward pass's FLOPs in matmuls and convolutions equal PyTorch's
+// own counts (export_models.py wrote them beside each model: sum of numel, FlopCounterMode).
+TEST(CliImportTest, InspectCountsPyTorchsParametersAndFlops) {
+  for (const std::string name : {"mlp", "encoder_lm", "gpt2", "alpa_gpt", "resnet"}) {
+    std::ifstream file(std::string(ALPA_EXAMPLES_DIR) + "/import/" + name + ".expected.json");
+    ASSERT_TRUE(file) << name;
+    const nlohmann::json expected = nlohmann::json::parse(file);
+    RunResult r = RunAlpa(
+        {"inspect", Example(name), "--loss", name == "mlp" ? "mse" : "cross-entropy", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    const nlohmann::json json = ParseJson(r);
+    EXPECT_EQ(json["parameters"], expected["parameters"]) << name;
+    EXPECT_EQ(json["forward_flops_dot_conv"].get<double>(), expected["forward_flops"].get<double>())
+        << name;
+  }
 }
 
 TEST(CliImportTest, TheBatchFlagResizesTheExportedBatch) {

@@ -24,10 +24,18 @@ nlohmann::ordered_json ConfigJson(const ZooStep& zoo, const ZooFlags& flags) {
   return json;
 }
 
+// One forward pass over the global batch, its FLOPs in dots and convolutions: what PyTorch's
+// FlopCounterMode counts for a model's forward call (2 m n k per matmul, 2 |out| c_in k_h k_w /
+// groups per convolution), so an imported model's figure compares with PyTorch's own.
+Result<double> ForwardDotAndConvolutionFlops(const ZooStep& zoo) {
+  ALPA_ASSIGN_OR_RETURN(const cost::FlopCount loss, cost::CountFlops(*zoo.zoo.model.loss->entry()));
+  return DotAndConvolutionFlops(loss) * static_cast<double>(zoo.training.num_micro_batches);
+}
+
 // The report of a zoo model: the model and its config, its weights (Alpa's #Params) and the
 // train step's summary.
-nlohmann::ordered_json ZooJson(const ZooStep& zoo, const ZooFlags& flags,
-                               const ModuleSummary& step) {
+nlohmann::ordered_json ZooJson(const ZooStep& zoo, const ZooFlags& flags, const ModuleSummary& step,
+                               double forward_dot_conv) {
   nlohmann::ordered_json json;
   json["model"] = zoo.zoo.entry.name;
   json["family"] = zoo.zoo.entry.family;
@@ -37,6 +45,7 @@ nlohmann::ordered_json ZooJson(const ZooStep& zoo, const ZooFlags& flags,
   json["parameter_bytes"] = zoo.weight_bytes;
   json["flops"] = step.flops.flops;
   json["flops_dot_conv"] = DotAndConvolutionFlops(step.flops);
+  json["forward_flops_dot_conv"] = forward_dot_conv;
   json["flops_by_opcode"] = FlopsByOpcodeJson(step);
   json["computations"] = step.computations;
   json["instructions"] = step.instructions;
@@ -58,7 +67,8 @@ std::string OverridesText(const ZooFlags& flags) {
   return text;
 }
 
-std::string ZooText(const ZooStep& zoo, const ZooFlags& flags, const ModuleSummary& step) {
+std::string ZooText(const ZooStep& zoo, const ZooFlags& flags, const ModuleSummary& step,
+                    double forward_dot_conv) {
   const double dot_conv = DotAndConvolutionFlops(step.flops);
   std::string out;
   out += fmt::format("model         {}  ({})\n", zoo.zoo.entry.name, zoo.zoo.entry.description);
@@ -72,6 +82,10 @@ std::string ZooText(const ZooStep& zoo, const ZooFlags& flags, const ModuleSumma
       fmt::format("flops         {} per training step\n", FormatDecimal(step.flops.flops, "FLOP"));
   out += fmt::format("              {} of them in dot and convolution (what Alpa's TFLOPS count)\n",
                      FormatDecimal(dot_conv, "FLOP"));
+  out += fmt::format(
+      "              {} in dot and convolution per forward pass (what PyTorch's "
+      "FlopCounterMode counts)\n",
+      FormatDecimal(forward_dot_conv, "FLOP"));
   out += fmt::format("train step    {}: {} computations, {} instructions, {} parameters ({})\n",
                      step.name, step.computations, step.instructions, step.parameters.size(),
                      FormatBytes(step.parameter_bytes));
@@ -232,14 +246,21 @@ int RunInspect(const InspectOptions& flags) {
     if (!estimated.ok()) return ReportError(estimated.status().WithContext("--cluster"));
     estimate = std::move(estimated).value();
   }
+  double forward_dot_conv = 0;
+  if (model->zoo) {
+    Result<double> forward = ForwardDotAndConvolutionFlops(*model->zoo);
+    if (!forward.ok()) return ReportError(forward.status());
+    forward_dot_conv = *forward;
+  }
   if (options.json) {
-    nlohmann::ordered_json json = model->zoo ? ZooJson(*model->zoo, options.zoo, *summary)
-                                             : ToJson(*summary, options.model_path);
+    nlohmann::ordered_json json =
+        model->zoo ? ZooJson(*model->zoo, options.zoo, *summary, forward_dot_conv)
+                   : ToJson(*summary, options.model_path);
     if (estimate) json["one_device"] = EstimateJson(*estimate);
     fmt::print("{}\n", DumpJson(json));
     return kExitOk;
   }
-  std::string text = model->zoo ? ZooText(*model->zoo, options.zoo, *summary)
+  std::string text = model->zoo ? ZooText(*model->zoo, options.zoo, *summary, forward_dot_conv)
                                 : ToText(*summary, options.model_path);
   if (estimate) text += "\n" + EstimateText(*estimate);
   fmt::print("{}", text);

@@ -173,7 +173,6 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
   cost_options.auto_sharding.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
   cost_options.auto_sharding.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
   cost_options.auto_sharding.solve.time_limit_s = options.time_limit_s;
-  cost_options.auto_layers = options.auto_layers;
   const bool show_progress = ShowsProgress(options);
   cost_options.progress = [&](int64_t done, int64_t total) {
     if (show_progress) {

@@ -295,12 +295,6 @@ CLI::App* AddPlanCommand(CLI::App& app, PlanOptions& options) {
                    "pipeshard: sub-mesh shapes, power-of-two, small-power-of-two or all")
       ->check(CLI::IsMember({"power-of-two", "small-power-of-two", "all"}));
   command
-      ->add_option("--auto-layers", options.auto_layers,
-                   "pipeshard: cluster the model's operators into N layers by FLOPs and "
-                   "communication (Alpa's automatic layer construction) in place of its own "
-                   "layers")
-      ->check(CLI::PositiveNumber);
-  command
       ->add_option("--imbalance-tolerance", options.imbalance_tolerance,
                    "pipeshard: drop stages whose FLOP share is off their device share by more "
                    "than (1 + T)x (Alpa's stage_imbalance_tolerance; default none)")

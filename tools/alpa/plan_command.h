@@ -72,7 +72,6 @@ struct PlanOptions {
   std::string logical_space = "single-node";
   std::string submesh_space = "power-of-two";
   double imbalance_tolerance = -1;  // < 0: none
-  int64_t auto_layers = 0;          // > 0: operators clustered into this many layers
   std::string manual_stages_path;   // --manual-stages: evaluate these stages (plan/manual_stages.h)
   std::string validate_path;        // --validate: re-cost this saved plan
   std::string report_path;          // --report: the plan as an HTML page

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "api/imported_model.h"
+#include "pipeline/layer_marking.h"
 #include "tools/alpa/command_util.h"
 
 namespace alpa::tools {
@@ -203,6 +204,14 @@ Result<ZooStep> BuildZoo(const std::string& name, const ZooFlags& flags, bool wi
   step.zoo = std::move(built.first);
   step.batch = built.second;
   ALPA_ASSIGN_OR_RETURN(step.training, Training(step.zoo, flags));
+  if (flags.auto_layers) {
+    Result<pipeline::LayerMarkingStats> marked =
+        pipeline::MarkAutoLayers(*step.zoo.model.loss->entry(), *flags.auto_layers);
+    if (!marked.ok()) {
+      return marked.status().WithContext(
+          fmt::format("{}: --auto-layers {}", name, *flags.auto_layers));
+    }
+  }
   const std::vector<ir::Instruction*> parameters = step.zoo.model.loss->entry()->parameters();
   for (int64_t weight : step.zoo.model.weights) {
     const ir::Shape& shape = parameters[weight]->shape();
@@ -238,6 +247,7 @@ std::vector<std::string> ZooFlags::GivenFlags() const {
       {loss.has_value(), "--loss"},
       {weights.has_value(), "--weights"},
       {micro_batches.has_value(), "--micro-batches"},
+      {auto_layers.has_value(), "--auto-layers"},
       {remat.has_value(), remat.value_or(false) ? "--remat" : "--no-remat"},
       {optimizer.has_value(), "--optimizer"},
       {learning_rate.has_value(), "--lr"}};
@@ -270,6 +280,12 @@ void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
   if (!training) return;
   group->add_option("--micro-batches", flags.micro_batches,
                     "Gradient accumulation: the batch is split into this many micro-batches");
+  group
+      ->add_option("--auto-layers", flags.auto_layers,
+                   "Cluster the model's operators into N layers by FLOPs and communication "
+                   "(Alpa's automatic layer construction) in place of its own layers: the "
+                   "layers a pipelined plan cuts into stages")
+      ->check(CLI::PositiveNumber);
   group->add_flag_function(
       "--remat,!--no-remat", [&flags](int64_t count) { flags.remat = count > 0; },
       "Recompute each layer's activations in the backward pass (default: the zoo's)");

@@ -49,6 +49,7 @@ struct ZooFlags {
   bool weights_needed = true;
   // Training (only on commands that build a train step).
   std::optional<int64_t> micro_batches;
+  std::optional<int64_t> auto_layers;  // pipeline::MarkAutoLayers in place of the model's layers
   std::optional<bool> remat;
   std::optional<std::string> optimizer;
   std::optional<double> learning_rate;
