@@ -2,6 +2,7 @@
 """Exports the small PyTorch models that examples/import/ commits, as a PyTorch user would.
 
     /usr/bin/python3 examples/import/export_models.py examples/import
+    /usr/bin/python3 examples/import/export_models.py examples/import --large
 
 Needs torch (Debian's python3-torch 1.13 made the committed files) and numpy; the test suite
 reads the committed files and does not need PyTorch. For each model it writes NAME.onnx (the
@@ -277,7 +278,7 @@ def export(directory, name, model, example):
     print(f"wrote {path}: {expected['parameters']} parameters")
 
 
-def export_for_planning(directory, name, model, example):
+def export_for_planning(directory, name, model, example, count_flops=True):
     """Exports a large model as PyTorch users keep one: the graph in NAME.onnx and the weights
     beside it in NAME.onnx.data (onnx's external data, as torch.onnx.export writes any model over
     2 GiB). Planning reads only the graph; the repository commits only that. NAME.expected.json
@@ -304,7 +305,7 @@ def export_for_planning(directory, name, model, example):
         "model": name + ".onnx",
         "made_by": f"torch {torch.__version__}, opset {OPSET}, examples/import/export_models.py",
         "parameters": sum(p.numel() for p in model.parameters()),
-        "forward_flops": forward_flops(model, example),
+        "forward_flops": forward_flops(model, example) if count_flops else None,
         "input_shape": list(example.shape),
         "external_data": name + ".onnx.data",
         "external_data_bytes": os.path.getsize(data),
@@ -316,8 +317,20 @@ def export_for_planning(directory, name, model, example):
 
 
 def main():
-    directory = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(__file__)
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    directory = arguments[0] if arguments else os.path.dirname(__file__)
     torch.manual_seed(0)
+    if "--large" in sys.argv:
+        # Alpa's GPT at real sizes, for planning: 8 layers of gpt-125m's width (the graph is
+        # committed, its 400 MiB of weights not) and gpt-1.3b (5 GiB of weights; its FLOPs are
+        # not counted, which takes long on a CPU).
+        export_for_planning(directory, "alpa_gpt_8x768",
+                            AlpaGpt(vocab=51200, hidden=768, heads=12, layers=8, seq=1024),
+                            torch.randint(0, 51200, (1, 1024)))
+        export_for_planning(directory, "alpa_gpt_1.3b",
+                            AlpaGpt(vocab=51200, hidden=2048, heads=32, layers=24, seq=1024),
+                            torch.randint(0, 51200, (1, 1024)), count_flops=False)
+        return
     export(directory, "mlp", Mlp(), torch.randn(8, 32))
     export(directory, "encoder_lm", EncoderLm(), torch.randint(0, 64, (4, 16)))
     export(directory, "gpt2", Gpt2(), torch.randint(0, 64, (4, 16)))

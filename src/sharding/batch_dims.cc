@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "ir/dot_dimensions.h"
-#include "ir/layer_boundary.h"
+#include "ir/identity_custom_call.h"
 #include "sharding/elementwise_strategies.h"
 #include "sharding/slice_strategies.h"
 #include "sharding/strategy_util.h"
@@ -24,12 +24,12 @@ int64_t Product(const std::vector<int64_t>& dims, int64_t end) {
   return std::accumulate(dims.begin(), dims.begin() + end, int64_t{1}, std::multiplies<>());
 }
 
-// Ops whose result dimension d is operand dimension d when the extents agree (layer boundary
-// markers are identities).
+// Ops whose result dimension d is operand dimension d when the extents agree (identity
+// custom-calls such as layer boundaries among them).
 bool KeepsDimensions(const ir::Instruction& instruction) {
   switch (instruction.opcode()) {
     case ir::Opcode::kCustomCall:
-      return ir::AsLayerBoundary(instruction).has_value();
+      return ir::IsIdentityCustomCall(instruction);
     case ir::Opcode::kReverse:
     case ir::Opcode::kCopy:
     case ir::Opcode::kSort:

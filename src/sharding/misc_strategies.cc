@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "ir/layer_boundary.h"
+#include "ir/identity_custom_call.h"
 #include "ir/module.h"
 #include "sharding/follow_util.h"
 #include "sharding/strategy_util.h"
@@ -67,7 +67,7 @@ std::string PlaceOf(const ir::Instruction& instruction) {
 
 Result<StrategySet> CustomCallStrategies(const ir::Instruction& instruction,
                                          const StrategyContext& ctx) {
-  if (ir::AsLayerBoundary(instruction).has_value()) {
+  if (ir::IsIdentityCustomCall(instruction)) {
     return FollowOperand(instruction, ctx, 0, [](const ShardingSpec& spec) {
       return FollowLayout{{{spec}}, {spec}};
     });

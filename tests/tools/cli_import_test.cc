@@ -1,10 +1,12 @@
 // Models users bring (examples/import/): `alpa inspect|plan|run model.onnx` trains PyTorch's
 // exports with their own weights, and `alpa ... loss.hlo --weights params` a JAX loss function's
 // HLO, like zoo models: on in-process devices under the data, zero3, shard and pipeshard methods,
-// each step held to the reference interpreter by --check.
+// each step held to the reference interpreter by --check; and whole train steps dumped by
+// PyTorch/XLA, planned with the data-parallel methods.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -143,6 +145,93 @@ TEST(CliImportTest, InspectCountsPyTorchsParametersAndFlops) {
     EXPECT_EQ(json["forward_flops_dot_conv"].get<double>(), expected["forward_flops"].get<double>())
         << name;
   }
+}
+
+// The front end does not change the costs. Alpa's GPT exported from PyTorch at real sizes (8
+// layers of gpt-125m's width, 97 M parameters; the graph is committed, and its weights file is
+// made here as a sparse file of the size PyTorch wrote, since planning never reads it) plans on
+// p3.16xlarge:1x8 as the zoo's gpt-125m with 8 layers does: the same parameters and forward FLOPs
+// (PyTorch's counts), the same stages, the step time within 5%.
+TEST_F(AlpaCliTest, AnExportedGptPlansAsTheZoosGptOfTheSameSize) {
+  std::ifstream file(ExamplePath("import/alpa_gpt_8x768.expected.json"));
+  ASSERT_TRUE(file);
+  const nlohmann::json expected = nlohmann::json::parse(file);
+  const std::filesystem::path model = dir_ / "alpa_gpt_8x768.onnx";
+  std::filesystem::copy_file(ExamplePath("import/alpa_gpt_8x768.onnx"), model);
+  const std::filesystem::path data = dir_ / expected["external_data"].get<std::string>();
+  std::ofstream(data).close();
+  std::filesystem::resize_file(data, expected["external_data_bytes"].get<uintmax_t>());
+
+  RunResult inspected = RunAlpa({"inspect", model.string(), "--batch", "1", "--json"});
+  ASSERT_EQ(inspected.exit_code, 0) << Describe(inspected);
+  EXPECT_EQ(ParseJson(inspected)["parameters"], expected["parameters"]);
+  EXPECT_EQ(ParseJson(inspected)["forward_flops_dot_conv"].get<double>(),
+            expected["forward_flops"].get<double>());
+
+  const std::vector<std::string> plan = {"plan",
+                                         "--method",
+                                         "pipeshard",
+                                         "--auto-layers",
+                                         "4",
+                                         "--cluster",
+                                         "p3.16xlarge:1x8",
+                                         "--batch",
+                                         "32",
+                                         "--micro-batches",
+                                         "8",
+                                         "--optimizer",
+                                         "adam",
+                                         "--no-remat",
+                                         "--json"};
+  std::vector<std::string> onnx_args = plan;
+  onnx_args.push_back(model.string());
+  std::vector<std::string> zoo_args = plan;
+  zoo_args.insert(zoo_args.end(), {"gpt-125m", "--layers", "8", "--dtype", "f32"});
+  RunResult onnx = RunAlpa(onnx_args);
+  ASSERT_EQ(onnx.exit_code, 0) << Describe(onnx);
+  RunResult zoo = RunAlpa(zoo_args);
+  ASSERT_EQ(zoo.exit_code, 0) << Describe(zoo);
+  const nlohmann::json onnx_plan = ParseJson(onnx);
+  const nlohmann::json zoo_plan = ParseJson(zoo);
+  ASSERT_EQ(onnx_plan["stages"].size(), zoo_plan["stages"].size());
+  for (size_t s = 0; s < zoo_plan["stages"].size(); ++s) {
+    EXPECT_EQ(onnx_plan["stages"][s]["layers"], zoo_plan["stages"][s]["layers"]) << "stage " << s;
+  }
+  const double onnx_s = onnx_plan["estimate"]["step_time_s"].get<double>();
+  const double zoo_s = zoo_plan["estimate"]["step_time_s"].get<double>();
+  EXPECT_NEAR(onnx_s / zoo_s, 1.0, 0.05) << "ONNX " << onnx_s << " s, zoo " << zoo_s << " s";
+  RecordProperty("onnx_over_zoo_step_time", std::to_string(onnx_s / zoo_s));
+}
+
+// A whole train step as PyTorch/XLA dumps it (forward, backward and SGD in one module): its
+// input_output_alias and data flow say which parameters are weights and which the batch
+// (api/dumped_train_step.h), so the data-parallel methods place them as they do ours: data
+// replicates the weight and all-reduces (the gradients and the loss's sums), zero3 splits the
+// weight over the devices and gathers it.
+TEST(CliImportTest, ADumpedTrainStepPlansWithTheDataParallelMethods) {
+  auto plan = [](const std::string& method) {
+    return RunAlpa({"plan", TestdataPath("hlo/ptxla_mlp_mini_train_single.hlo"), "--cluster",
+                    "p3.16xlarge:1x4", "--method", method, "--json"});
+  };
+  RunResult data = plan("data");
+  ASSERT_EQ(data.exit_code, 0) << Describe(data);
+  const nlohmann::json data_plan = ParseJson(data);
+  EXPECT_EQ(data_plan["shardings"]["p3.15"], "{replicated}");          // weight f32[10,784]
+  EXPECT_EQ(data_plan["shardings"]["p4.24"], "{devices=[4,1]<=[4]}");  // batch f32[32,784]
+  EXPECT_EQ(data_plan["shardings"]["p1.6"], "{devices=[4]<=[4]}");     // labels s64[32]
+  EXPECT_GE(data_plan["estimate"]["comm"]["all-reduce"], 2);
+  EXPECT_EQ(data_plan["estimate"]["comm"]["all-gather"], 0);
+
+  RunResult zero3 = plan("zero3");
+  ASSERT_EQ(zero3.exit_code, 0) << Describe(zero3);
+  const nlohmann::json zero3_plan = ParseJson(zero3);
+  EXPECT_EQ(zero3_plan["shardings"]["p3.15"], "{devices=[1,4]<=[4]}");  // 784 splits 4 ways
+  EXPECT_GE(zero3_plan["estimate"]["comm"]["all-gather"], 1);
+
+  // A forward graph updates nothing in place: the message says what is missing.
+  ExpectBadInput(RunAlpa({"plan", TestdataPath("hlo/ptxla_linear1_fwd.hlo"), "--cluster",
+                          "p3.16xlarge:1x4", "--method", "data"}),
+                 "no parameter it updates in place is read by a dot");
 }
 
 TEST(CliImportTest, TheBatchFlagResizesTheExportedBatch) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "api/dumped_train_step.h"
 #include "api/parallelize.h"
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
@@ -38,15 +39,12 @@ using api::PlannedMesh;
 
 // The entry parameters as the parallel methods see them. A zoo step's layout gives the roles,
 // and step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1) replaces parameter i before
-// the batch by element i + 1 of the result. An HLO file has no roles.
-Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgument& model,
-                                                                sharding::ParallelMethod method) {
+// the batch by element i + 1 of the result; an HLO file's aliases give them for a dumped train
+// step (api/dumped_train_step.h).
+Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgument& model) {
   if (!model.zoo) {
-    return InvalidArgument(
-        "--method {} needs to know which parameters are the batch, the weights and the optimizer "
-        "state, which an HLO file does not say: give a zoo model, or use --method shard with "
-        "--shardings FILE.json pinning the batch parameters",
-        sharding::ParallelMethodName(method));
+    ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeDumpedTrainStep(model.module()));
+    return std::move(step.parameters);
   }
   ALPA_ASSIGN_OR_RETURN(api::TrainStep step,
                         api::DescribeTrainStep(model.module(), StepLayout(*model.zoo)));
@@ -369,7 +367,7 @@ int RunPlan(const PlanOptions& flags) {
   if (!method.ok()) return ReportError(method.status().WithContext("--method"));
   std::vector<sharding::MethodParameter> parameters;
   if (*method != sharding::ParallelMethod::kShard || model->zoo) {
-    Result<std::vector<sharding::MethodParameter>> described = MethodParameters(*model, *method);
+    Result<std::vector<sharding::MethodParameter>> described = MethodParameters(*model);
     if (!described.ok()) return ReportError(described.status());
     parameters = std::move(described).value();
   }
