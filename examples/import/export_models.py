@@ -280,27 +280,56 @@ def export(directory, name, model, example):
 
 def export_for_planning(directory, name, model, example, count_flops=True):
     """Exports a large model as PyTorch users keep one: the graph in NAME.onnx and the weights
-    beside it in NAME.onnx.data (onnx's external data, as torch.onnx.export writes any model over
-    2 GiB). Planning reads only the graph; the repository commits only that. NAME.expected.json
-    holds the parameter count, PyTorch's forward FLOPs and the data file's size."""
+    beside it in NAME.onnx.data (ONNX's external data, as torch.onnx.export writes any model
+    over 2 GiB). Planning reads only the graph; the repository commits only that.
+    NAME.expected.json holds the parameter count, PyTorch's forward FLOPs and the data file's size.
+
+    torch.onnx.export embedding the weights of a billion-parameter model ran for over half an
+    hour on a CPU, so the graph is exported without them (export_params=False: each parameter
+    and buffer becomes a graph input named after it), and each is then written to the data file
+    and turned back into an initializer pointing at it: the file torch writes for a large model,
+    made in seconds."""
     import tempfile
 
     import onnx
+    from onnx import numpy_helper
 
     model.train()
     path = os.path.join(directory, name + ".onnx")
-    with tempfile.TemporaryDirectory() as scratch:
-        inline = os.path.join(scratch, "inline.onnx")
-        # A dynamic batch: planning picks the micro-batch size.
-        torch.onnx.export(model, (example,), inline, opset_version=OPSET, input_names=["input"],
-                          output_names=["output"], training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, dynamic_axes={"input": {0: "batch"}})
-        proto = onnx.load(inline)
     data = os.path.join(directory, name + ".onnx.data")
-    if os.path.exists(data):
-        os.remove(data)  # onnx appends to an existing data file
-    onnx.save_model(proto, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=name + ".onnx.data", size_threshold=0)
+    with tempfile.TemporaryDirectory() as scratch:
+        graph_only = os.path.join(scratch, "graph.onnx")
+        # A dynamic batch: planning picks the micro-batch size.
+        torch.onnx.export(model, (example,), graph_only, opset_version=OPSET,
+                          input_names=["input"], output_names=["output"],
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                          export_params=False, dynamic_axes={"input": {0: "batch"}})
+        proto = onnx.load(graph_only)
+    tensors = dict(model.named_parameters())
+    tensors.update(dict(model.named_buffers()))
+    kept_inputs = []
+    with open(data, "wb") as f:
+        for graph_input in proto.graph.input:
+            if graph_input.name not in tensors:
+                kept_inputs.append(graph_input)
+                continue
+            values = tensors[graph_input.name].detach().numpy()
+            initializer = numpy_helper.from_array(values[()] if values.ndim == 0 else values[:0],
+                                                  graph_input.name)
+            del initializer.dims[:]
+            initializer.dims.extend(values.shape)
+            initializer.ClearField("raw_data")
+            initializer.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in (("location", name + ".onnx.data"), ("offset", str(f.tell())),
+                               ("length", str(values.nbytes))):
+                entry = initializer.external_data.add()
+                entry.key, entry.value = key, value
+            f.write(values.tobytes())
+            proto.graph.initializer.append(initializer)
+    del proto.graph.input[:]
+    proto.graph.input.extend(kept_inputs)
+    onnx.save_model(proto, path)
+    onnx.checker.check_model(path)  # by path: it finds the data file beside the model
     expected = {
         "model": name + ".onnx",
         "made_by": f"torch {torch.__version__}, opset {OPSET}, examples/import/export_models.py",

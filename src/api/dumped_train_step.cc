@@ -15,34 +15,24 @@ namespace {
 
 using cost::ParameterRole;
 
-// The instructions whose values flow from `start` (itself included).
-std::unordered_set<const ir::Instruction*> Reached(const ir::Computation& entry,
-                                                   const ir::Instruction& start) {
-  std::unordered_set<const ir::Instruction*> reached = {&start};
-  for (const ir::Instruction* instruction : entry.MakePostOrder()) {
-    for (const ir::Instruction* operand : instruction->operands()) {
-      if (reached.contains(operand)) {
-        reached.insert(instruction);
-        break;
-      }
+// The values the forward pass reads: those whose value reaches a dot, a convolution or a result
+// the step does not carry over (the loss, logits), found in one pass against the post order (a
+// value reaches what its readers reach). Optimizer state reaches neither, only the state the step
+// updates.
+std::unordered_set<const ir::Instruction*> ReadByTheForwardPass(
+    const ir::Computation& entry, const std::vector<const ir::Instruction*>& results) {
+  std::unordered_set<const ir::Instruction*> reaching(results.begin(), results.end());
+  const std::vector<ir::Instruction*> order = entry.MakePostOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const ir::Instruction& instruction = **it;
+    if (instruction.opcode() == ir::Opcode::kDot ||
+        instruction.opcode() == ir::Opcode::kConvolution) {
+      reaching.insert(&instruction);
     }
+    if (!reaching.contains(&instruction)) continue;
+    reaching.insert(instruction.operands().begin(), instruction.operands().end());
   }
-  return reached;
-}
-
-// Whether the forward pass reads `parameter`: its value reaches a dot or convolution, or a
-// result the step does not carry over (the loss, logits). Optimizer state reaches neither: only
-// the state the step updates.
-bool ReadByTheForwardPass(const ir::Computation& entry, const ir::Instruction& parameter,
-                          const std::vector<const ir::Instruction*>& results) {
-  const std::unordered_set<const ir::Instruction*> reached = Reached(entry, parameter);
-  for (const ir::Instruction* value : reached) {
-    if (value->opcode() == ir::Opcode::kDot || value->opcode() == ir::Opcode::kConvolution) {
-      return true;
-    }
-  }
-  return std::ranges::any_of(
-      results, [&](const ir::Instruction* result) { return reached.contains(result); });
+  return reaching;
 }
 
 Status NotCarried(const ir::Module& step, const std::string& why) {
@@ -91,6 +81,7 @@ Result<TrainStep> DescribeDumpedTrainStep(const ir::Module& step) {
         [k](const std::pair<const int64_t, int64_t>& alias) { return alias.second == k; });
     if (!carried) results.push_back(root.operand(k));
   }
+  const std::unordered_set<const ir::Instruction*> forward = ReadByTheForwardPass(entry, results);
   std::vector<ParameterRole> roles(parameters.size(), ParameterRole::kOther);
   std::vector<int64_t> next_element(parameters.size(), -1);
   std::vector<const ir::Instruction*> batch;
@@ -111,7 +102,7 @@ Result<TrainStep> DescribeDumpedTrainStep(const ir::Module& step) {
       continue;
     }
     next_element[i] = aliased->second;
-    const bool weight = ReadByTheForwardPass(entry, *parameter, results);
+    const bool weight = forward.contains(parameter);
     roles[i] = weight ? ParameterRole::kWeight : ParameterRole::kOptimizerState;
     carries_weights = carries_weights || weight;
   }

@@ -5,7 +5,7 @@
 #include <numeric>
 
 #include "ir/dot_dimensions.h"
-#include "ir/identity_custom_call.h"
+#include "ir/known_custom_calls.h"
 #include "sharding/elementwise_strategies.h"
 #include "sharding/slice_strategies.h"
 #include "sharding/strategy_util.h"
@@ -29,7 +29,7 @@ int64_t Product(const std::vector<int64_t>& dims, int64_t end) {
 bool KeepsDimensions(const ir::Instruction& instruction) {
   switch (instruction.opcode()) {
     case ir::Opcode::kCustomCall:
-      return ir::IsIdentityCustomCall(instruction);
+      return ir::IsIdentityCustomCall(instruction) || ir::IsElementwiseCustomCall(instruction);
     case ir::Opcode::kReverse:
     case ir::Opcode::kCopy:
     case ir::Opcode::kSort:

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/computation.h"
-#include "ir/identity_custom_call.h"
+#include "ir/known_custom_calls.h"
 #include "ir/module.h"
 #include "sharding/follow_util.h"
 #include "sharding/strategy_util.h"
@@ -70,6 +70,13 @@ Result<StrategySet> CustomCallStrategies(const ir::Instruction& instruction,
   if (ir::IsIdentityCustomCall(instruction)) {
     return FollowOperand(instruction, ctx, 0, [](const ShardingSpec& spec) {
       return FollowLayout{{{spec}}, {spec}};
+    });
+  }
+  if (ir::IsElementwiseCustomCall(instruction)) {
+    // A function of each element: pending sums are summed first, as for other nonlinear ops.
+    return FollowOperand(instruction, ctx, 0, [](const ShardingSpec& spec) {
+      const ShardingSpec whole = WithoutPartial(spec);
+      return FollowLayout{{{whole}}, {whole}};
     });
   }
   if (ctx.options.replicate_unknown_ops) return ReplicatedUnitStrategies(instruction, ctx);

@@ -4,10 +4,12 @@
 //                   sorted dim (topk: the last) must be unsplit and partial sums are summed first,
 //                   so the needed spec drops both and the edge pays for them; every result leaf
 //                   takes the needed spec (Alpa charged the same resharding inside the node).
-//   custom-call     the layer boundary marker (ir/layer_boundary.h) is an identity: it follows
-//                   its operand, partial axes included. Any other target is unknown: with
-//                   StrategyOptions::replicate_unknown_ops it runs as a replicated unit,
-//                   else it is an error naming the op, its target and its source location.
+//   custom-call     an identity (ir/known_custom_calls.h: the layer boundary marker among
+//                   them) follows its operand, partial axes included; an elementwise one
+//                   (PyTorch/XLA-Neuron's GELU) follows it with partial sums summed first. Any
+//                   other target is unknown: with StrategyOptions::replicate_unknown_ops it runs as
+//                   a replicated unit, else it is an error naming the op, its target and its source
+//                   location.
 //   while, conditional, call
 //                   a replicated unit: one strategy, every operand and result leaf replicated,
 //                   the whole cost on every device. Their bodies are not sharded (Alpa refused

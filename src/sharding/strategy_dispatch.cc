@@ -1,5 +1,6 @@
 #include "sharding/strategy_dispatch.h"
 
+#include "sharding/batch_norm_strategies.h"
 #include "sharding/convolution_strategies.h"
 #include "sharding/dot_strategies.h"
 #include "sharding/elementwise_strategies.h"
@@ -52,6 +53,7 @@ Result<StrategySet> DispatchStrategies(const ir::Instruction& instruction,
       break;
   }
   if (IsSourceOpcode(opcode)) return SourceStrategies(instruction, context);
+  if (IsBatchNormOpcode(opcode)) return BatchNormStrategies(instruction, context);
   if (IsElementwiseStrategyOpcode(opcode)) return ElementwiseStrategies(instruction, context);
   if (IsShapeStrategyOpcode(opcode)) return ShapeStrategies(instruction, context);
   if (IsSliceStrategyOpcode(opcode)) return SliceStrategies(instruction, context);

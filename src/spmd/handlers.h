@@ -55,9 +55,12 @@ Result<ir::Instruction*> HandleWindow(SpmdBuilder& s, const OpInput& input);
 Result<ir::Instruction*> HandleGatherScatter(SpmdBuilder& s, const OpInput& input);
 // misc_handler.cc: sort and top-k, their rows local.
 Result<ir::Instruction*> HandleSort(SpmdBuilder& s, const OpInput& input);
+// misc_handler.cc: batch-norm-training, -inference and -grad, their features local.
+Result<ir::Instruction*> HandleBatchNorm(SpmdBuilder& s, const OpInput& input);
 // misc_handler.cc: while, conditional, call, after-all, add-dependency and the rng ops, replicated.
 Result<ir::Instruction*> HandleReplicated(SpmdBuilder& s, const OpInput& input);
-// tuple_handler.cc: get-tuple-element of a node, the layer-boundary custom-call.
+// tuple_handler.cc: get-tuple-element of a node, identity and elementwise custom-calls
+// (ir/known_custom_calls.h).
 Result<ir::Instruction*> HandleTupleAndMarkers(SpmdBuilder& s, const OpInput& input);
 
 }  // namespace alpa::spmd

@@ -36,6 +36,21 @@ Result<ir::Instruction*> HandleSort(SpmdBuilder& s, const OpInput& input) {
   return EmitLocal(s, input);
 }
 
+// Per-feature statistics: local when only the feature dimension is split
+// (sharding/batch_norm_strategies.h).
+Result<ir::Instruction*> HandleBatchNorm(SpmdBuilder& s, const OpInput& input) {
+  const ir::Instruction& original = input.original;
+  const int64_t feature = original.attributes().feature_index;
+  const sharding::ShardingSpec& data = input.strategy.operands[0][0];
+  for (int64_t d = 0; d < data.rank(); ++d) {
+    if (d != feature && !data.dim_axes[static_cast<size_t>(d)].empty()) {
+      return Internal("%{}: strategy '{}' splits dimension {}, not the features ({})",
+                      original.name(), input.strategy.name, d, feature);
+    }
+  }
+  return EmitLocal(s, input);
+}
+
 Result<ir::Instruction*> HandleReplicated(SpmdBuilder& s, const OpInput& input) {
   bool replicated = AllReplicated(input.output);
   for (const sharding::LeafSpecs& operand : input.strategy.operands) {

@@ -288,6 +288,10 @@ Handler FindHandler(ir::Opcode opcode) {
     case ir::Opcode::kSort:
     case ir::Opcode::kTopK:
       return HandleSort;
+    case ir::Opcode::kBatchNormTraining:
+    case ir::Opcode::kBatchNormInference:
+    case ir::Opcode::kBatchNormGrad:
+      return HandleBatchNorm;
     case ir::Opcode::kWhile:
     case ir::Opcode::kConditional:
     case ir::Opcode::kCall:

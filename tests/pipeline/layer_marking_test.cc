@@ -16,17 +16,13 @@
 #include "models/zoo.h"
 #include "pipeline/layer_construction.h"
 #include "pipeline/stage_slicing.h"
+#include "zoo_models.h"
 
 namespace alpa::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
-
-models::ZooModel Zoo(const std::string& name) {
-  Result<models::ZooModel> model = models::BuildZooModel(name);
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  return std::move(model).value();
-}
+using testing::Zoo;
 
 int64_t CountMarkers(const ir::Computation& computation) {
   int64_t markers = 0;

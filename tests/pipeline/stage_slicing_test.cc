@@ -12,17 +12,13 @@
 #include "interp/evaluator.h"
 #include "interp/random_inputs.h"
 #include "models/zoo.h"
+#include "zoo_models.h"
 
 namespace alpa::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
-
-models::ZooModel Zoo(const std::string& name) {
-  Result<models::ZooModel> model = models::BuildZooModel(name);
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  return std::move(model).value();
-}
+using testing::Zoo;
 
 StageLoss Slice(const models::ZooModel& zoo, int64_t first, int64_t last) {
   const ir::Module& loss = *zoo.model.loss;

@@ -181,6 +181,31 @@ std::vector<OpCase> Cases() {
       {"sort", R"(a = f32[8,16] parameter(0)
   ROOT op = f32[8,16] sort(a), dimensions={1}, to_apply=less)",
        kLess},
+      {"batch_norm_training", R"(x = f32[2,8,4] parameter(0)
+  scale = f32[8] parameter(1)
+  offset = f32[8] parameter(2)
+  ROOT op = (f32[2,8,4], f32[8], f32[8]) batch-norm-training(x, scale, offset), epsilon=0.001,
+      feature_index=1)"},
+      {"batch_norm_inference", R"(x = f32[2,8,4] parameter(0)
+  scale = f32[8] parameter(1)
+  offset = f32[8] parameter(2)
+  mean = f32[8] parameter(3)
+  v = f32[8] parameter(4)
+  variance = f32[8] multiply(v, v)
+  ROOT op = f32[2,8,4] batch-norm-inference(x, scale, offset, mean, variance), epsilon=0.001,
+      feature_index=1)"},
+      {"batch_norm_grad", R"(x = f32[2,8,4] parameter(0)
+  scale = f32[8] parameter(1)
+  mean = f32[8] parameter(2)
+  v = f32[8] parameter(3)
+  variance = f32[8] multiply(v, v)
+  grad = f32[2,8,4] parameter(4)
+  ROOT op = (f32[2,8,4], f32[8], f32[8]) batch-norm-grad(x, scale, mean, variance, grad),
+      epsilon=0.001, feature_index=1)"},
+      {"elementwise_custom_call", R"(a = f32[8,16] parameter(0)
+  ROOT op = f32[8,16] custom-call(a), custom_call_target="AwsNeuronGelu")"},
+      {"identity_custom_call", R"(a = f32[8,16] parameter(0)
+  ROOT op = f32[8,16] custom-call(a), custom_call_target="AwsNeuronTransferWithStaticRing")"},
       {"iota", R"(ROOT op = s32[8,16] iota(), iota_dimension=1)"},
       {"rng", R"(lo = f32[] constant(0)
   hi = f32[] constant(1)

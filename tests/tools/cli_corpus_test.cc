@@ -1,6 +1,7 @@
 // `alpa inspect --json` over the whole shared HLO corpus (/work/shared/hlo-corpus), when present:
 // every real dump loads and is summarized, and the files known to be broken fail cleanly (exit 2,
-// file:line:col) rather than crash or print a partial summary.
+// file:line:col) rather than crash or print a partial summary; and its whole train steps plan
+// with the data-parallel methods.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -72,6 +73,30 @@ TEST(AlpaCliCorpus, InspectJsonOnEveryCorpusFile) {
   }
   EXPECT_GE(loaded, 40) << "the corpus should hold about 43 loadable modules";
   EXPECT_GE(rejected, 3) << "the three known-broken files were not all found";
+}
+
+// The corpus's whole train steps (forward, backward and update dumped as one module by
+// PyTorch/XLA) plan with the data-parallel methods, their weights read from input_output_alias
+// (api/dumped_train_step.h): data all-reduces, zero3 gathers the split weights.
+TEST(AlpaCliCorpus, WholeTrainStepsPlanWithTheDataParallelMethods) {
+  const fs::path corpus = fs::path(ALPA_SHARED_DIR) / "hlo-corpus";
+  if (!fs::exists(corpus / "MANIFEST.json")) GTEST_SKIP() << corpus << " not present";
+  for (const std::string name :
+       {"ptxla_mlp_mini_train_single", "ptxla_mlp_train_single", "ptxla_mlp_train_single_case2",
+        "ptxla_bert_large_train_step_single"}) {
+    for (const std::string method : {"data", "zero3"}) {
+      SCOPED_TRACE(name + " " + method);
+      // The BERT step computes in bf16, which an H100 has a peak for.
+      const RunResult r = RunAlpa({"plan", (corpus / (name + ".hlo")).string(), "--cluster",
+                                   "dgx-h100:1x8", "--method", method, "--json"});
+      ASSERT_EQ(r.exit_code, 0) << Describe(r);
+      const nlohmann::json comm = ParseJson(r)["estimate"]["comm"];
+      EXPECT_GT(comm["all-reduce"].get<int64_t>(), 0);
+      if (method == "zero3") {
+        EXPECT_GT(comm["all-gather"].get<int64_t>(), 0);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -42,6 +42,15 @@ std::string RunName(const ::testing::TestParamInfo<ImportRun>& info) {
   return info.param.model + "_" + info.param.method;
 }
 
+// The model's arguments: the ONNX file with its loss, or the JAX loss with its weights.
+void AppendModel(const ImportRun& run, std::vector<std::string>& args) {
+  if (run.loss.empty()) {
+    args.insert(args.end(), {JaxExample(run.model), "--weights", "params"});
+  } else {
+    args.insert(args.end(), {Example(run.model), "--loss", run.loss});
+  }
+}
+
 class CliImportRunTest : public ::testing::TestWithParam<ImportRun> {};
 
 // Twelve steps: the synthetic batches cycle through kBatchPool = 4 (models/forward_loss.h), so
@@ -51,11 +60,7 @@ TEST_P(CliImportRunTest, TrainsOnFourDevicesAsTheReferenceDoes) {
   std::vector<std::string> args = {"run",     "--lr",     "0.01",     "--cluster",
                                    "local:4", "--method", run.method, "--steps",
                                    "12",      "--check",  "--json"};
-  if (run.loss.empty()) {
-    args.insert(args.end(), {JaxExample(run.model), "--weights", "params"});
-  } else {
-    args.insert(args.end(), {Example(run.model), "--loss", run.loss});
-  }
+  AppendModel(run, args);
   RunResult r = RunAlpa(args);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const nlohmann::json json = ParseJson(r);
@@ -100,11 +105,7 @@ TEST_P(CliImportPipelineTest, RunsInTwoStagesAsTheReferenceDoes) {
                                    "pipeshard", "--auto-layers",   "2",       "--micro-batches",
                                    "2",         "--manual-stages", stages,    "--steps",
                                    "3",         "--check",         "--json"};
-  if (run.loss.empty()) {
-    args.insert(args.end(), {JaxExample(run.model), "--weights", "params"});
-  } else {
-    args.insert(args.end(), {Example(run.model), "--loss", run.loss});
-  }
+  AppendModel(run, args);
   RunResult r = RunAlpa(args);
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const nlohmann::json json = ParseJson(r);
