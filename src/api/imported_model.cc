@@ -13,6 +13,8 @@
 #include "ir/call_inlining.h"
 #include "ir/verifier.h"
 #include "onnx/graph_import.h"
+#include "pipeline/layer_marking.h"
+#include "pipeline/stage_slicing.h"
 #include "support/file.h"
 
 namespace alpa::api {
@@ -178,6 +180,9 @@ Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOpt
   ALPA_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, hlo::ParseHloModule(text, path));
   ALPA_RETURN_IF_ERROR(ir::VerifyModule(*module));
   ir::InlineCalls(*module->entry());
+  Result<pipeline::LayerMarkingStats> alpa_layers =
+      pipeline::ReadAlpaPipelineMarkers(*module->entry());
+  if (!alpa_layers.ok()) return alpa_layers.status().WithContext(path);
   const ir::Instruction* root = module->entry()->root();
   if (!root->shape().IsArray() || root->shape().rank() != 0 ||
       !ir::IsFloating(root->shape().dtype())) {
@@ -225,8 +230,14 @@ Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOpt
   zoo.entry.name = path;
   zoo.entry.family = "hlo";
   zoo.entry.description = fmt::format(
-      "HLO loss, {} parameters in {} weights, initialised as Flax does (the file holds no values)",
-      parameter_count, weights->size());
+      "HLO loss, {} parameters in {} weights, initialised as Flax does (the file holds no "
+      "values){}",
+      parameter_count, weights->size(),
+      alpa_layers->removed == 0
+          ? ""
+          : fmt::format("; {} layers from Alpa's {} pipeline markers",
+                        pipeline::LayersFromBoundaries(*zoo.model.loss->entry()).num_layers,
+                        alpa_layers->removed));
   zoo.training.optimizer.kind = autodiff::OptimizerKind::kAdam;
   zoo.training.optimizer.learning_rate = 1e-3;
   return zoo;

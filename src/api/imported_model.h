@@ -49,8 +49,10 @@ struct HloLossOptions {
 // The loss module in `path` (HLO text of a forward function returning a scalar). The file holds
 // no weight values: they start as Flax initialises them (kernels of rank 2 and more normal with
 // standard deviation 1/sqrt(fan_in), fan_in the product of all dimensions but the last; vectors
-// zero, but those named *scale one). Errors name the file, the --weights item at fault (out of
-// range, matching nothing, not a floating-point array) or a result that is not a scalar loss.
+// zero, but those named *scale one). Alpa's pipeline markers, where the module has them, are its
+// layers (pipeline::ReadAlpaPipelineMarkers). Errors name the file, the --weights item at fault
+// (out of range, matching nothing, not a floating-point array) or a result that is not a scalar
+// loss.
 Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOptions& options);
 
 }  // namespace alpa::api

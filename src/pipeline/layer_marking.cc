@@ -1,13 +1,18 @@
 #include "pipeline/layer_marking.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "ir/layer_boundary.h"
 #include "pipeline/layer_construction.h"
+#include "pipeline/stage_slicing.h"
 
 namespace alpa::pipeline {
 namespace {
@@ -67,6 +72,16 @@ Result<int64_t> RemoveForwardMarkers(ir::Computation& loss) {
   return markers;
 }
 
+Instruction* AddBoundary(ir::Computation& loss, Instruction* value, int64_t layer) {
+  auto marker = std::make_unique<Instruction>(value->name() + ".leaves" + std::to_string(layer),
+                                              ir::Opcode::kCustomCall, value->shape());
+  marker->AppendOperand(value);
+  ir::Attributes& attributes = marker->mutable_attributes();
+  attributes.custom_call_target = std::string(ir::kLayerBoundaryTarget);
+  attributes.frontend_attributes = {{"layer", std::to_string(layer)}, {"pass", "forward"}};
+  return loss.AddInstruction(std::move(marker));
+}
+
 // Inserts the markers that carry each parameter-dependent value from its layer to the later
 // layers that read it.
 class MarkerChains {
@@ -105,14 +120,8 @@ class MarkerChains {
     auto [it, added] = chains_.try_emplace({value, layer}, nullptr);
     if (!added) return it->second;
     Instruction* from = layer == own ? value : Leaving(value, layer - 1);
-    auto marker = std::make_unique<Instruction>(value->name() + ".leaves" + std::to_string(layer),
-                                                ir::Opcode::kCustomCall, value->shape());
-    marker->AppendOperand(from);
-    ir::Attributes& attributes = marker->mutable_attributes();
-    attributes.custom_call_target = std::string(ir::kLayerBoundaryTarget);
-    attributes.frontend_attributes = {{"layer", std::to_string(layer)}, {"pass", "forward"}};
     ++inserted_;
-    it->second = loss_.AddInstruction(std::move(marker));
+    it->second = AddBoundary(loss_, from, layer);
     return it->second;
   }
 
@@ -124,7 +133,148 @@ class MarkerChains {
   int64_t inserted_ = 0;
 };
 
+// One of Alpa's pipeline markers (see ReadAlpaPipelineMarkers).
+struct AlpaMarker {
+  bool end = false;
+  std::vector<Instruction*> values;  // what it passes on, by tuple index
+};
+
+// The value of a metadata field (op_type, op_name) without its quotes, or "".
+std::string MetadataField(const Instruction& instruction, std::string_view key) {
+  for (const auto& [field, value] : instruction.attributes().metadata) {
+    if (field != key) continue;
+    const bool quoted = value.size() >= 2 && value.front() == '"' && value.back() == '"';
+    return quoted ? value.substr(1, value.size() - 2) : value;
+  }
+  return "";
+}
+
+std::string DescribeAlpaMarker(const Instruction& marker) {
+  return fmt::format("%{} (Alpa's pipeline_marker, mark type '{}', layer '{}')", marker.name(),
+                     MetadataField(marker, "op_type"), MetadataField(marker, "op_name"));
+}
+
+Result<AlpaMarker> ReadAlpaMarker(const Instruction& marker) {
+  const std::string type = MetadataField(marker, "op_type");
+  const std::string where = DescribeAlpaMarker(marker);
+  if (type == "boundary") {
+    return InvalidArgument(
+        "{}: a boundary from mark_pipeline_boundary() in a function lowered without "
+        "alpa.parallelize carries no values, so nothing says what crosses it; lower the loss "
+        "without it and use --auto-layers N",
+        where);
+  }
+  if (type != "start" && type != "end") {
+    return InvalidArgument(
+        "{}: only the start and end markers of a forward loss are read; backward and jvp "
+        "markers belong to a whole train step (dump the loss function instead)",
+        where);
+  }
+  AlpaMarker read{.end = type == "end", .values = {}};
+  const bool one_tuple = marker.operand_count() == 1 && marker.operand(0)->shape().IsTuple();
+  if (one_tuple && marker.operand(0)->opcode() != ir::Opcode::kTuple) {
+    return InvalidArgument("{}: its operand %{} is a tuple not built by a tuple instruction", where,
+                           marker.operand(0)->name());
+  }
+  const Instruction& holder = one_tuple ? *marker.operand(0) : marker;
+  for (Instruction* value : holder.operands()) read.values.push_back(value);
+  return read;
+}
+
+bool IsAlpaMarker(const Instruction& instruction) {
+  return instruction.opcode() == ir::Opcode::kCustomCall &&
+         instruction.attributes().custom_call_target == "pipeline_marker";
+}
+
+// Replaces Alpa's markers by ours, unchained: a value an end marker passes on is marked with the
+// number of end markers it passed (the layer that end marker closes). Returns how many went.
+Result<int64_t> ReplaceAlpaMarkers(ir::Computation& loss) {
+  std::map<const Instruction*, AlpaMarker> markers;
+  for (const std::unique_ptr<Instruction>& instruction : loss.instructions()) {
+    if (!IsAlpaMarker(*instruction)) continue;
+    ALPA_ASSIGN_OR_RETURN(markers[instruction.get()], ReadAlpaMarker(*instruction));
+  }
+  if (markers.empty()) return 0;
+  for (const std::unique_ptr<Instruction>& instruction : loss.instructions()) {
+    if (instruction->opcode() == ir::Opcode::kGetTupleElement) continue;
+    for (const Instruction* operand : instruction->operands()) {
+      if (!markers.contains(operand)) continue;
+      return InvalidArgument(
+          "{}: %{} reads it whole; its values must be read by "
+          "get-tuple-element",
+          DescribeAlpaMarker(*operand), instruction->name());
+    }
+  }
+  if (markers.contains(loss.root())) {
+    return InvalidArgument("{}: the computation's result is the marker itself, not a scalar loss",
+                           DescribeAlpaMarker(*loss.root()));
+  }
+  Taken taken = TakeInPostOrder(loss);
+  std::map<const Instruction*, Instruction*> mapped;
+  // layer(x) = max over operands o of layer(o), where a value out of an end marker of layer k
+  // is in layer k + 1; the layer of a marker is that of its values.
+  std::map<const Instruction*, int64_t> layer;
+  for (Instruction* instruction : taken.order) {
+    int64_t own = 0;
+    for (const Instruction* operand : instruction->operands()) {
+      own = std::max(own, layer.at(operand));
+    }
+    if (markers.contains(instruction)) {  // read through its get-tuple-elements
+      layer[instruction] = own;
+      continue;
+    }
+    const auto marker = instruction->opcode() == ir::Opcode::kGetTupleElement
+                            ? markers.find(instruction->operand(0))
+                            : markers.end();
+    if (marker != markers.end()) {
+      const auto index = static_cast<size_t>(instruction->attributes().tuple_index);
+      Instruction* value = marker->second.values.at(index);
+      const int64_t closed = layer.at(marker->first);
+      const bool is_result = instruction == loss.root();
+      layer[instruction] = marker->second.end && !is_result ? closed + 1 : layer.at(value);
+      mapped[instruction] = marker->second.end && !is_result
+                                ? AddBoundary(loss, mapped.at(value), closed)
+                                : mapped.at(value);
+      continue;
+    }
+    for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+      instruction->ReplaceOperand(i, mapped.at(instruction->operand(i)));
+    }
+    std::vector<Instruction*> predecessors = instruction->control_predecessors();
+    instruction->mutable_control_predecessors().clear();
+    for (Instruction* predecessor : predecessors) {
+      if (!markers.contains(predecessor))
+        instruction->AddControlPredecessor(mapped.at(predecessor));
+    }
+    layer[instruction] = own;
+    mapped[instruction] = loss.AddInstruction(std::move(taken.owned.at(instruction)));
+  }
+  loss.set_root(mapped.at(loss.root()));
+  loss.RemoveDeadInstructions();  // the tuples the markers read
+  return static_cast<int64_t>(markers.size());
+}
+
 }  // namespace
+
+Result<LayerMarkingStats> ReadAlpaPipelineMarkers(ir::Computation& loss) {
+  LayerMarkingStats stats;
+  ALPA_ASSIGN_OR_RETURN(const int64_t replaced, ReplaceAlpaMarkers(loss));
+  if (replaced == 0) return stats;
+  stats.removed = replaced;
+  // Our markers as the data flow placed them give every instruction its layer; a value read
+  // several layers later then gets its chain, as automatic layers do.
+  const ForwardLayers layers = LayersFromBoundaries(loss);
+  std::map<const Instruction*, int64_t> layer_of;
+  const std::vector<Instruction*> order = loss.MakePostOrder();
+  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]] = layers.layer_of[t];
+  ALPA_RETURN_IF_ERROR(RemoveForwardMarkers(loss).status());
+  std::vector<int64_t> unmarked_layers;
+  for (const Instruction* instruction : loss.MakePostOrder()) {
+    unmarked_layers.push_back(layer_of.at(instruction));
+  }
+  stats.inserted = MarkerChains(loss, unmarked_layers).Run();
+  return stats;
+}
 
 Result<LayerMarkingStats> MarkAutoLayers(ir::Computation& loss, int64_t num_layers, double eps) {
   LayerMarkingStats stats;

@@ -1,8 +1,10 @@
-// Automatic layers as markers: the forward computation's own layer boundaries (if any) replaced
-// by the L layers automatic layer construction finds (layer_construction.h), written into the
-// computation as ir/layer_boundary.h markers. Everything downstream (layer costs, stage slicing,
-// the stage programs a pipelined plan runs, the plan's fingerprint of the loss) then reads one
-// truth, the markers, whether the layers came from the model's author or from the clustering.
+// Layers as markers. Automatic layers: the forward computation's own layer boundaries (if any)
+// replaced by the L layers automatic layer construction finds (layer_construction.h), written
+// into the computation as ir/layer_boundary.h markers. Alpa's layers: the pipeline_marker
+// custom-calls of a module lowered by Alpa, read as the same markers. Everything downstream (layer
+// costs, stage slicing, the stage programs a pipelined plan runs, the plan's fingerprint of the
+// loss) then reads one truth, the markers, whether the layers came from the model's author or from
+// the clustering.
 //
 // A value of layer k that a later layer j reads leaves through a chain of markers k, k+1, ...,
 // j - 1 (each an identity), so pipeline::LayersFromBoundaries gives every instruction the
@@ -29,6 +31,25 @@ struct LayerMarkingStats {
 // or a backward marker, named.
 Result<LayerMarkingStats> MarkAutoLayers(ir::Computation& loss, int64_t num_layers,
                                          double eps = 0.5);
+
+// Alpa's own markers (alpa/pipeline_parallel/primitive_def.py). Alpa's layer construction wraps
+// the inputs of layer i in a `start` marker and its outputs in an `end` marker, each one
+// custom-call on a tuple of the values, read back by get-tuple-element; the mark type and the
+// layer's name are the marker's metadata:
+//
+//   %t = (f32[8,32], f32[32,32]) tuple(%x, %w), metadata={op_type="start" op_name="0"}
+//   %m = (f32[8,32], f32[32,32]) custom-call(%t), custom_call_target="pipeline_marker",
+//        custom_call_has_side_effect=true, metadata={op_type="start" op_name="0"}
+//   %x.0 = f32[8,32] get-tuple-element(%m), index=0
+//
+// Start markers become identities; the values an end marker passes on leave its layer, whose
+// number is counted along the data flow (an end marker reached from k end markers ends layer
+// k), and are then marked as MarkAutoLayers marks (chains to every later reader). An end marker
+// whose value is the computation's result marks nothing. Errors name the marker: another mark
+// type (`boundary`: Alpa's mark_pipeline_boundary() placed in a function lowered without
+// alpa.parallelize, so nothing says which values cross it; backward and jvp markers: a whole
+// train step, not a loss), or a marker not read through get-tuple-element.
+Result<LayerMarkingStats> ReadAlpaPipelineMarkers(ir::Computation& loss);
 
 }  // namespace alpa::pipeline
 

@@ -123,6 +123,24 @@ INSTANTIATE_TEST_SUITE_P(Examples, CliImportPipelineTest,
                                            ImportRun{"jax_gpt", "", "pipeshard"}),
                          RunName);
 
+// A loss Alpa lowered with its pipeline markers (examples/import/alpa_mlp.hlo): its two layers
+// are Alpa's, without --auto-layers, and run as two stages.
+TEST_F(AlpaCliTest, AlpasPipelineMarkersAreTheLayers) {
+  const std::string stages = Write("stages.json", R"({"layers": 2, "stages": [
+      {"layers": [0], "submesh": [1, 2], "logical_mesh": [1, 2]},
+      {"layers": [1], "submesh": [1, 2], "logical_mesh": [2, 1]}]})");
+  RunResult r = RunAlpa({"run", JaxExample("alpa_mlp"), "--weights", "params", "--cluster",
+                         "local:4", "--method", "pipeshard", "--micro-batches", "2",
+                         "--manual-stages", stages, "--steps", "3", "--check", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const nlohmann::json json = ParseJson(r);
+  ASSERT_EQ(json["summary"]["stages"].size(), 2u) << json["summary"].dump(2);
+  EXPECT_EQ(json["check"]["passed"], true);
+  RunResult inspect = RunAlpa({"inspect", JaxExample("alpa_mlp"), "--weights", "params"});
+  ASSERT_EQ(inspect.exit_code, 0) << Describe(inspect);
+  EXPECT_THAT(inspect.out, HasSubstr("2 layers from Alpa's 4 pipeline markers"));
+}
+
 TEST(CliImportTest, AJaxLossPlansInPipelineStagesFromItsOperators) {
   RunResult r = RunAlpa({"plan", JaxExample("jax_gpt"), "--weights", "params", "--cluster",
                          "local:4", "--auto-layers", "2", "--micro-batches", "2", "--json"});
