@@ -17,12 +17,12 @@ build_dir="${repo_root}/build"
 log() { echo "setup: $*" >&2; }
 
 # Compiler and build tools, the libraries of src/ (fmt, JSON, CLI11, oneDNN and the OpenCL loader
-# its CMake config needs, Eigen, zlib, CBC for the solver's MILP, Open MPI), the test and
-# benchmark frameworks, clang for the fuzzer.
+# its CMake config needs, Eigen, zlib, libzip for NumPy's .npz batches, CBC for the solver's MILP,
+# Open MPI), the test and benchmark frameworks, clang for the fuzzer.
 packages=(
   cmake ninja-build g++ pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev libeigen3-dev
-  zlib1g-dev coinor-libcbc-dev
+  zlib1g-dev libzip-dev coinor-libcbc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   # ONNX's protobuf classes (libonnx-dev, with libprotobuf-dev for its headers): the ONNX front end.

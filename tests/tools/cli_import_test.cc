@@ -1,8 +1,8 @@
 // Models users bring (examples/import/): `alpa inspect|plan|run model.onnx` trains PyTorch's
 // exports with their own weights, and `alpa ... loss.hlo --weights params` a JAX loss function's
 // HLO, like zoo models: on in-process devices under the data, zero3, shard and pipeshard methods,
-// each step held to the reference interpreter by --check; and whole train steps dumped by
-// PyTorch/XLA, planned with the data-parallel methods.
+// each step held to the reference interpreter by --check, on synthetic batches or the user's;
+// and whole train steps dumped by PyTorch/XLA, planned with the data-parallel methods.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -227,6 +227,43 @@ TEST_F(AlpaCliTest, AnExportedGptPlansAsTheZoosGptOfTheSameSize) {
 // (api/dumped_train_step.h), so the data-parallel methods place them as they do ours: data
 // replicates the weight and all-reduces (the gradients and the loss's sums), zero3 splits the
 // weight over the devices and gathers it.
+// A user's batches (testdata/arrays/make_arrays.py): GPT-2's ids and next-token labels as int64,
+// the same in NumPy's .npz and in .safetensors, train alike and the loss falls on the same batch;
+// float64 inputs of an MLP train under zero3 as the reference does.
+TEST(CliImportTest, TrainsOnTheUsersBatches) {
+  auto run = [](const std::string& model, const std::string& file, const std::string& method,
+                std::vector<std::string> extra) {
+    std::vector<std::string> args = {
+        "run",       model,     "--batch-file", TestdataPath("arrays/" + file),
+        "--cluster", "local:2", "--method",     method,
+        "--steps",   "4",       "--lr",         "0.01",
+        "--check",   "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunAlpa(args);
+  };
+  RunResult npz = run(Example("gpt2"), "gpt2_batches.npz", "data", {});
+  RunResult safetensors = run(Example("gpt2"), "gpt2_batches.safetensors", "data", {});
+  ASSERT_EQ(npz.exit_code, 0) << Describe(npz);
+  ASSERT_EQ(safetensors.exit_code, 0) << Describe(safetensors);
+  const nlohmann::json npz_json = ParseJson(npz);
+  EXPECT_EQ(npz_json["check"]["passed"], true);
+  const nlohmann::json& steps = npz_json["steps"];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i]["loss"], ParseJson(safetensors)["steps"][i]["loss"]) << "step " << i + 1;
+  }
+  EXPECT_LT(steps[2]["loss"].get<double>(), steps[0]["loss"].get<double>());  // the same batch
+
+  RunResult mlp = run(Example("mlp"), "mlp_batches.npz", "zero3", {"--loss", "mse"});
+  ASSERT_EQ(mlp.exit_code, 0) << Describe(mlp);
+  EXPECT_EQ(ParseJson(mlp)["check"]["passed"], true);
+
+  RunResult wrong =
+      RunAlpa({"run", Example("gpt2"), "--batch-file", TestdataPath("arrays/mlp_batches.npz")});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_THAT(wrong.err, HasSubstr("--batch-file: "));
+  EXPECT_THAT(wrong.err, HasSubstr("array input (for parameter input) is f64[16,32]"));
+}
+
 TEST(CliImportTest, ADumpedTrainStepPlansWithTheDataParallelMethods) {
   auto plan = [](const std::string& method) {
     return RunAlpa({"plan", TestdataPath("hlo/ptxla_mlp_mini_train_single.hlo"), "--cluster",

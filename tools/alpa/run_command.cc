@@ -153,10 +153,15 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "reference"}))
       ->needs(cluster);
+  command->add_option(
+      "--batch-file", options.zoo.batch_file,
+      "Train on these arrays (.npy, .npz or .safetensors; one per batch parameter, named after "
+      "it, its rows k steps' batches stacked) in place of synthetic batches: step i of seed S "
+      "reads batch (S + i) mod k");
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
-      "The data has a pattern the model can learn, so the loss falls; the same seed gives the same "
-      "losses. time_s is the interpreter's time for the step.\n"
+      "Synthetic data has a pattern the model can learn, so the loss falls; the same seed gives "
+      "the same losses. time_s is the interpreter's time for the step.\n"
       "Exit codes: 0 success, 1 internal error, 2 bad input (unknown model, impossible config, bad "
       "flag, or a loss that became NaN or infinite: try a lower --lr), 3 --check found a "
       "difference beyond its tolerance.");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "api/batch_file.h"
 #include "api/imported_model.h"
 #include "pipeline/layer_marking.h"
 #include "tools/alpa/command_util.h"
@@ -211,6 +212,12 @@ Result<ZooStep> BuildZoo(const std::string& name, const ZooFlags& flags, bool wi
       return marked.status().WithContext(
           fmt::format("{}: --auto-layers {}", name, *flags.auto_layers));
     }
+  }
+  if (flags.batch_file) {
+    Result<models::BatchGenerator> batches = api::BatchesFromFile(
+        *flags.batch_file, *step.zoo.model.loss->entry(), step.zoo.model.weights, step.batch);
+    if (!batches.ok()) return batches.status().WithContext("--batch-file");
+    step.zoo.model.batch = std::move(batches).value();
   }
   const std::vector<ir::Instruction*> parameters = step.zoo.model.loss->entry()->parameters();
   for (int64_t weight : step.zoo.model.weights) {

@@ -44,6 +44,9 @@ struct ZooFlags {
   std::optional<std::string> dtype;
   std::optional<std::string> loss;  // of an imported model (models::ParseLossKind)
   std::optional<std::string> weights;  // of an HLO loss (api::HloLossOptions::weights)
+  // The batches to train on (api::BatchesFromFile) in place of synthetic ones; `alpa run`'s
+  // flag, and not among GivenFlags: it changes the data, not the step.
+  std::optional<std::string> batch_file;
   // Not a flag: commands that only plan (inspect, plan) clear it, so that an imported model's
   // weights are not read (api::ImportModelOptions::read_weights).
   bool weights_needed = true;
