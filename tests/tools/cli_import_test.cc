@@ -2,7 +2,7 @@
 // exports with their own weights, and `alpa ... loss.hlo --weights params` a JAX loss function's
 // HLO, like zoo models: on in-process devices under the data, zero3, shard and pipeshard methods,
 // each step held to the reference interpreter by --check, on synthetic batches or the user's;
-// and whole train steps dumped by PyTorch/XLA, planned with the data-parallel methods.
+// and whole train steps dumped by PyTorch/XLA, planned and trained with the data-parallel methods.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -288,6 +288,37 @@ TEST(CliImportTest, ADumpedTrainStepPlansWithTheDataParallelMethods) {
   ExpectBadInput(RunAlpa({"plan", TestdataPath("hlo/ptxla_linear1_fwd.hlo"), "--cluster",
                           "p3.16xlarge:1x4", "--method", "data"}),
                  "no parameter it updates in place is read by a dot");
+}
+
+// The dumped PyTorch/XLA step trains on four devices under data and zero3 as the reference
+// interpreter does, its weights carried from step to step through input_output_alias. Its scalar
+// is SGD's -lr (torch's p.add_(grad, alpha=-lr)); its loss, nll_loss on raw logits, falls without
+// bound, and step 5 sees step 1's batch again.
+TEST(CliImportTest, ADumpedTrainStepTrainsAsTheReferenceDoes) {
+  const std::string step = TestdataPath("hlo/ptxla_mlp_mini_train_single.hlo");
+  for (const std::string method : {"data", "zero3"}) {
+    RunResult r = RunAlpa({"run", step, "--scalar", "p0.1=-0.1", "--cluster", "local:4", "--method",
+                           method, "--steps", "5", "--check", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    const nlohmann::json json = ParseJson(r);
+    EXPECT_EQ(json["check"]["passed"], true) << json["check"].dump(2);
+    ASSERT_EQ(json["steps"].size(), 5u);
+    EXPECT_LT(json["steps"][4]["loss"].get<double>(), json["steps"][0]["loss"].get<double>());
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"run", step}, "scalar parameter p0.1 has no value"},
+      {{"run", step, "--scalar", "p0.1=-0.1", "--scalar", "lr=1"},
+       "--scalar lr=1: the module has no scalar parameter lr; its scalars: p0.1 (f32[])"},
+      {{"run", step, "--scalar", "p0.1"}, "--scalar p0.1: expected NAME=VALUE"},
+      {{"run", step, "--scalar", "p0.1=-0.1", "--cluster", "local:2", "--method", "pipeshard"},
+       "pipeshard needs layers"},
+      {{"run", "mlp-tiny", "--scalar", "p0.1=-0.1"}, "--scalar is for a dumped train step"},
+  };
+  for (const auto& [args, message] : refused) {
+    RunResult r = RunAlpa(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr(message));
+  }
 }
 
 TEST(CliImportTest, TheBatchFlagResizesTheExportedBatch) {

@@ -11,28 +11,31 @@
 
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/dumped_step_run.h"
 #include "tools/alpa/zoo_training.h"
 
 namespace alpa::tools {
 namespace {
 
-// Only a zoo model says which parameters are weights and how to make its data.
+// A model with a loss (the zoo's, an ONNX export, an HLO loss with --weights).
 Result<ZooStep> ResolveRunModel(const RunOptions& options) {
   if (options.steps < 1) {
     return InvalidArgument("--steps {}: it must be at least 1", options.steps);
   }
-  if (!IsTrainableModel(options.model, options.zoo)) {
-    std::error_code ignored;
-    if (std::filesystem::exists(options.model, ignored)) {
-      return InvalidArgument(
-          "{}: run needs a model of the zoo, and this is a file: an HLO module does not say which "
-          "of its parameters are weights to train or how to make its data; `alpa zoo` lists the "
-          "models",
-          options.model);
-    }
-    return UnknownModel(options.model);
+  if (!options.scalars.empty()) {
+    return InvalidArgument(
+        "--scalar is for a dumped train step's scalar parameters; {} is a "
+        "model with a loss, whose train step we build",
+        options.model);
   }
+  if (!IsTrainableModel(options.model, options.zoo)) return UnknownModel(options.model);
   return BuildZooStep(options.model, options.zoo);
+}
+
+bool IsDumpedTrainStep(const RunOptions& options) {
+  std::error_code ignored;
+  return !IsTrainableModel(options.model, options.zoo) &&
+         std::filesystem::exists(options.model, ignored);
 }
 
 void PrintHeader(const ZooStep& zoo, const RunOptions& options) {
@@ -71,9 +74,12 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records) {
 CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
   CLI::App* command = app.add_subcommand(
       "run",
-      "Train a zoo model on one device (the reference interpreter) on synthetic data and print "
-      "the loss of each step");
-  command->add_option("MODEL", options.model, "A model of the zoo (`alpa zoo` lists them)")
+      "Train a model on one device (the reference interpreter) or a cluster's, on synthetic data "
+      "or --batch-file, and print the loss of each step");
+  command
+      ->add_option("MODEL", options.model,
+                   "A model of the zoo (`alpa zoo` lists them), an ONNX file, an HLO loss with "
+                   "--weights, or an HLO file of a whole train step")
       ->required();
   command->add_option("--steps", options.steps, "Training steps to run")->capture_default_str();
   command
@@ -153,6 +159,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"fast", "reference"}))
       ->needs(cluster);
+  command->add_option("--scalar", options.scalars,
+                      "A dumped train step's scalar parameter (a learning rate, a step count) as "
+                      "NAME=VALUE; repeat for each");
   command->add_option(
       "--batch-file", options.zoo.batch_file,
       "Train on these arrays (.npy, .npz or .safetensors; one per batch parameter, named after "
@@ -169,6 +178,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
 }
 
 int RunRun(const RunOptions& options) {
+  if (IsDumpedTrainStep(options)) return RunDumpedStep(options);
   Result<ZooStep> zoo = ResolveRunModel(options);
   if (!zoo.ok()) return ReportError(zoo.status());
   KeepFreedMemoryForReuse();

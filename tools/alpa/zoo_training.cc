@@ -70,7 +70,8 @@ void PrintStepHeader(bool reference) {
 
 void PrintStepRow(const StepRecord& record, bool reference) {
   fmt::print("{:>6}  {:>12}  {:>9}  {:>10}", record.step, FormatLoss(record.loss),
-             FormatSeconds(record.seconds), FormatBytes(record.peak_memory_bytes));
+             FormatSeconds(record.seconds),
+             record.peak_memory_bytes > 0 ? FormatBytes(record.peak_memory_bytes) : "-");
   if (reference) {
     fmt::print("  {:>12}  {:>9.2e}", FormatLoss(record.reference_loss),
                std::abs(record.loss - record.reference_loss));
