@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "hlo/input_output_alias.h"
@@ -52,13 +53,19 @@ ir::Literal InitialWeight(const ir::Shape& shape, uint64_t seed) {
   return models::NormalLiteral(shape, 1 / std::sqrt(static_cast<double>(fan_in)), seed);
 }
 
-// The scalar parameters' names and types, for the error that asks for them.
+// The scalar parameters' names and types, and the source line that made each where the dump
+// says (PyTorch/XLA records the optimizer's file and line), for the error that asks for them.
 std::string ListScalars(const std::vector<ir::Instruction*>& parameters) {
   std::vector<std::string> scalars;
   for (const ir::Instruction* parameter : parameters) {
-    if (parameter->shape().IsArray() && parameter->shape().rank() == 0) {
-      scalars.push_back(fmt::format("{} ({})", parameter->name(), parameter->shape().ToString()));
-    }
+    if (!parameter->shape().IsArray() || parameter->shape().rank() != 0) continue;
+    const std::string file = ir::MetadataField(parameter->attributes(), "source_file");
+    const std::string line = ir::MetadataField(parameter->attributes(), "source_line");
+    scalars.push_back(fmt::format(
+        "{} ({}{})", parameter->name(), parameter->shape().ToString(),
+        file.empty()
+            ? ""
+            : fmt::format(", from {}:{}", std::filesystem::path(file).filename().string(), line)));
   }
   return fmt::format("{}", fmt::join(scalars, ", "));
 }

@@ -17,12 +17,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <iterator>
 #include <numbers>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "interp/ops.h"
-#include "ir/layer_boundary.h"
+#include "ir/known_custom_calls.h"
 
 namespace alpa::interp::internal {
 namespace {
@@ -42,18 +45,18 @@ double GeluDerivative(double x) {
   return cdf + x * pdf;
 }
 
-const std::map<std::string, double (*)(double)>& Activations() {
-  static const auto* activations =
-      new std::map<std::string, double (*)(double)>{{"AwsNeuronGelu", &Gelu},
-                                                    {"AwsNeuronGeluApprxTanh", &GeluTanh},
-                                                    {"AwsNeuronGeluBackward", &GeluDerivative}};
-  return *activations;
-}
+// The function of each of ir::ElementwiseCustomCallTargets(), in its order (AwsNeuronGelu,
+// AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward; the interpreter's tests evaluate each by name).
+constexpr double (*kActivations[])(double) = {&Gelu, &GeluTanh, &GeluDerivative};
 
-constexpr std::string_view kIdentityTargets[] = {
-    "Sharding",   "SPMDFullToShardShape", "SPMDShardToFullShape",
-    "MoveToHost", "MoveToDevice",         "AwsNeuronTransferWithStaticRing",
-    ir::kLayerBoundaryTarget};
+// Identities on one device that no pass may look through (they pin or change layouts), besides
+// ir::IdentityCustomCallTargets().
+constexpr std::string_view kShardingTargets[] = {"Sharding", "SPMDFullToShardShape",
+                                                 "SPMDShardToFullShape"};
+
+bool Among(std::string_view target, std::span<const std::string_view> targets) {
+  return std::find(targets.begin(), targets.end(), target) != targets.end();
+}
 
 Status ExpectShapePreservingUnary(const ir::Instruction& instruction, const Operands& operands) {
   const std::string& target = instruction.attributes().custom_call_target;
@@ -74,12 +77,15 @@ Status ExpectShapePreservingUnary(const ir::Instruction& instruction, const Oper
 
 Result<Literal> EvaluateCustomCall(const ir::Instruction& instruction, const Operands& operands) {
   const std::string& target = instruction.attributes().custom_call_target;
-  const bool identity = std::find(std::begin(kIdentityTargets), std::end(kIdentityTargets),
-                                  std::string_view(target)) != std::end(kIdentityTargets);
-  const auto activation = Activations().find(target);
-  if (!identity && activation == Activations().end()) {
-    std::vector<std::string> known(std::begin(kIdentityTargets), std::end(kIdentityTargets));
-    for (const auto& [name, function] : Activations()) known.push_back(name);
+  const std::span<const std::string_view> elementwise = ir::ElementwiseCustomCallTargets();
+  const bool identity =
+      Among(target, kShardingTargets) || Among(target, ir::IdentityCustomCallTargets());
+  const auto activation = std::find(elementwise.begin(), elementwise.end(), target);
+  if (!identity && activation == elementwise.end()) {
+    std::vector<std::string_view> known(std::begin(kShardingTargets), std::end(kShardingTargets));
+    known.insert(known.end(), ir::IdentityCustomCallTargets().begin(),
+                 ir::IdentityCustomCallTargets().end());
+    known.insert(known.end(), elementwise.begin(), elementwise.end());
     return Unimplemented(
         "custom-call %{} has target \"{}\", which the interpreter does not know; known targets: {}",
         instruction.name(), target, fmt::join(known, ", "));
@@ -93,7 +99,7 @@ Result<Literal> EvaluateCustomCall(const ir::Instruction& instruction, const Ope
   }
   Literal output = Literal::CreateZeros(input.shape());
   for (int64_t i = 0; i < input.element_count(); ++i) {
-    output.SetDouble(i, activation->second(input.GetDouble(i)));
+    output.SetDouble(i, kActivations[activation - elementwise.begin()](input.GetDouble(i)));
   }
   return output;
 }

@@ -62,15 +62,19 @@ std::optional<FusionKind> ParseFusionKind(std::string_view text) {
   return Find(kFusionKinds, text);
 }
 
-std::string MetadataOpName(const Attributes& attributes) {
-  for (const auto& [key, value] : attributes.metadata) {
-    if (key != "op_name") continue;
+std::string MetadataField(const Attributes& attributes, std::string_view key) {
+  for (const auto& [field, value] : attributes.metadata) {
+    if (field != key) continue;
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
       return value.substr(1, value.size() - 2);
     }
     return value;
   }
   return "";
+}
+
+std::string MetadataOpName(const Attributes& attributes) {
+  return MetadataField(attributes, "op_name");
 }
 
 }  // namespace alpa::ir

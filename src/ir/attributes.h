@@ -189,8 +189,11 @@ std::optional<ComparisonType> ParseComparisonType(std::string_view text);
 std::string_view FusionKindName(FusionKind kind);  // "kLoop"
 std::optional<FusionKind> ParseFusionKind(std::string_view text);
 
-// Op name used in error messages and in `metadata` lookups: the value of op_name without quotes,
-// or "" when absent.
+// The value of metadata field `key` (op_type, op_name, source_file, ...) without quotes, or ""
+// when absent.
+std::string MetadataField(const Attributes& attributes, std::string_view key);
+
+// Op name used in error messages and in `metadata` lookups: MetadataField(op_name).
 std::string MetadataOpName(const Attributes& attributes);
 
 }  // namespace alpa::ir

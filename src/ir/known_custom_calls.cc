@@ -1,7 +1,6 @@
 #include "ir/known_custom_calls.h"
 
 #include <algorithm>
-#include <iterator>
 #include <string_view>
 
 #include "ir/layer_boundary.h"
@@ -9,29 +8,37 @@
 namespace alpa::ir {
 namespace {
 
+constexpr std::string_view kIdentityTargets[] = {
+    kLayerBoundaryTarget, "AwsNeuronTransferWithStaticRing", "MoveToHost", "MoveToDevice"};
+constexpr std::string_view kElementwiseTargets[] = {"AwsNeuronGelu", "AwsNeuronGeluApprxTanh",
+                                                    "AwsNeuronGeluBackward"};
+
 // A custom-call of one operand of the result's shape, its target among `targets`.
-template <size_t N>
-bool IsUnaryCustomCall(const Instruction& instruction, const std::string_view (&targets)[N]) {
+bool IsUnaryCustomCall(const Instruction& instruction, std::span<const std::string_view> targets) {
   if (instruction.opcode() != Opcode::kCustomCall || instruction.operand_count() != 1 ||
       !instruction.operand(0)->shape().Compatible(instruction.shape())) {
     return false;
   }
   const std::string_view target = instruction.attributes().custom_call_target;
-  return std::find(std::begin(targets), std::end(targets), target) != std::end(targets);
+  return std::find(targets.begin(), targets.end(), target) != targets.end();
 }
 
 }  // namespace
 
 bool IsIdentityCustomCall(const Instruction& instruction) {
-  static constexpr std::string_view kMarkers[] = {"AwsNeuronTransferWithStaticRing", "MoveToHost",
-                                                  "MoveToDevice"};
-  return AsLayerBoundary(instruction).has_value() || IsUnaryCustomCall(instruction, kMarkers);
+  // A layer boundary only as its verifier accepts it (a layer, a pass).
+  if (instruction.attributes().custom_call_target == kLayerBoundaryTarget) {
+    return AsLayerBoundary(instruction).has_value();
+  }
+  return IsUnaryCustomCall(instruction, kIdentityTargets);
 }
 
 bool IsElementwiseCustomCall(const Instruction& instruction) {
-  static constexpr std::string_view kActivations[] = {"AwsNeuronGelu", "AwsNeuronGeluApprxTanh",
-                                                      "AwsNeuronGeluBackward"};
-  return IsUnaryCustomCall(instruction, kActivations);
+  return IsUnaryCustomCall(instruction, kElementwiseTargets);
 }
+
+std::span<const std::string_view> IdentityCustomCallTargets() { return kIdentityTargets; }
+
+std::span<const std::string_view> ElementwiseCustomCallTargets() { return kElementwiseTargets; }
 
 }  // namespace alpa::ir

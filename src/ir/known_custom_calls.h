@@ -6,10 +6,13 @@
 //                MoveToDevice);
 //   elementwise  a function of each element of their one operand, of its shape: PyTorch/XLA-
 //                Neuron's GELU and its derivative (AwsNeuronGelu, AwsNeuronGeluApprxTanh,
-//                AwsNeuronGeluBackward; the interpreter evaluates them, interp/custom_call.h).
+//                AwsNeuronGeluBackward; the interpreter evaluates them, interp/custom_call.cc).
 // JAX's Sharding and SPMD*Shape custom-calls are in neither: they pin or change layouts.
 #ifndef ALPA_IR_KNOWN_CUSTOM_CALLS_H_
 #define ALPA_IR_KNOWN_CUSTOM_CALLS_H_
+
+#include <span>
+#include <string_view>
 
 #include "ir/instruction.h"
 
@@ -17,6 +20,10 @@ namespace alpa::ir {
 
 bool IsIdentityCustomCall(const Instruction& instruction);
 bool IsElementwiseCustomCall(const Instruction& instruction);
+
+// The targets of each kind (the interpreter evaluates them, and names them in its error).
+std::span<const std::string_view> IdentityCustomCallTargets();
+std::span<const std::string_view> ElementwiseCustomCallTargets();
 
 }  // namespace alpa::ir
 

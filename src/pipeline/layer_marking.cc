@@ -139,23 +139,14 @@ struct AlpaMarker {
   std::vector<Instruction*> values;  // what it passes on, by tuple index
 };
 
-// The value of a metadata field (op_type, op_name) without its quotes, or "".
-std::string MetadataField(const Instruction& instruction, std::string_view key) {
-  for (const auto& [field, value] : instruction.attributes().metadata) {
-    if (field != key) continue;
-    const bool quoted = value.size() >= 2 && value.front() == '"' && value.back() == '"';
-    return quoted ? value.substr(1, value.size() - 2) : value;
-  }
-  return "";
-}
-
 std::string DescribeAlpaMarker(const Instruction& marker) {
   return fmt::format("%{} (Alpa's pipeline_marker, mark type '{}', layer '{}')", marker.name(),
-                     MetadataField(marker, "op_type"), MetadataField(marker, "op_name"));
+                     ir::MetadataField(marker.attributes(), "op_type"),
+                     ir::MetadataField(marker.attributes(), "op_name"));
 }
 
 Result<AlpaMarker> ReadAlpaMarker(const Instruction& marker) {
-  const std::string type = MetadataField(marker, "op_type");
+  const std::string type = ir::MetadataField(marker.attributes(), "op_type");
   const std::string where = DescribeAlpaMarker(marker);
   if (type == "boundary") {
     return InvalidArgument(

@@ -149,6 +149,33 @@ TEST(CliImportTest, AJaxLossPlansInPipelineStagesFromItsOperators) {
   EXPECT_EQ(json["method"], "pipeshard") << json.dump(2);
 }
 
+// The plan artifacts of a zoo model, for an export: zero2 and a uniform hand plan, a pipelined
+// plan document with its HTML report, which `alpa explain` reads and `--validate` re-costs.
+TEST_F(AlpaCliTest, AnExportsPlansAreExplainedReportedAndValidated) {
+  const std::string mlp = Example("mlp");
+  RunResult zero2 =
+      RunAlpa({"plan", mlp, "--cluster", "p3.16xlarge:1x8", "--method", "zero2", "--json"});
+  ASSERT_EQ(zero2.exit_code, 0) << Describe(zero2);
+  EXPECT_EQ(ParseJson(zero2)["method"], "zero2");
+  RunResult uniform = RunAlpa({"plan", mlp, "--cluster", "p3.16xlarge:1x8", "--method", "uniform",
+                               "--dp", "8", "--op", "1", "--pp", "1"});
+  ASSERT_EQ(uniform.exit_code, 0) << Describe(uniform);
+  const std::string plan = (dir_ / "plan.json").string();
+  const std::string report = (dir_ / "plan.html").string();
+  RunResult pipelined =
+      RunAlpa({"plan", mlp, "--cluster", "p3.16xlarge:1x8", "--method", "pipeshard",
+               "--auto-layers", "2", "--micro-batches", "2", "-o", plan, "--report", report});
+  ASSERT_EQ(pipelined.exit_code, 0) << Describe(pipelined);
+  EXPECT_TRUE(std::filesystem::exists(report));
+  RunResult explained = RunAlpa({"explain", plan});
+  ASSERT_EQ(explained.exit_code, 0) << Describe(explained);
+  EXPECT_THAT(explained.out, HasSubstr("examples/import/mlp.onnx on p3.16xlarge:1x8"));
+  RunResult validated =
+      RunAlpa({"plan", mlp, "--cluster", "p3.16xlarge:1x8", "--method", "pipeshard",
+               "--auto-layers", "2", "--micro-batches", "2", "--validate", plan});
+  EXPECT_EQ(validated.exit_code, 0) << Describe(validated);
+}
+
 // The parameter count and the forward pass's FLOPs in matmuls and convolutions equal PyTorch's
 // own counts (export_models.py wrote them beside each model: sum of numel, FlopCounterMode).
 TEST(CliImportTest, InspectCountsPyTorchsParametersAndFlops) {
@@ -308,11 +335,14 @@ TEST(CliImportTest, ADumpedTrainStepTrainsAsTheReferenceDoes) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"run", step}, "scalar parameter p0.1 has no value"},
       {{"run", step, "--scalar", "p0.1=-0.1", "--scalar", "lr=1"},
-       "--scalar lr=1: the module has no scalar parameter lr; its scalars: p0.1 (f32[])"},
+       "--scalar lr=1: the module has no scalar parameter lr; its scalars: p0.1 (f32[], from "
+       "sgd.py:263)"},
       {{"run", step, "--scalar", "p0.1"}, "--scalar p0.1: expected NAME=VALUE"},
       {{"run", step, "--scalar", "p0.1=-0.1", "--cluster", "local:2", "--method", "pipeshard"},
        "pipeshard needs layers"},
       {{"run", "mlp-tiny", "--scalar", "p0.1=-0.1"}, "--scalar is for a dumped train step"},
+      {{"run", step, "--scalar", "p0.1=-0.1", "--lr", "0.1"},
+       "--lr shape or train a model we build; a dumped train step is built already"},
   };
   for (const auto& [args, message] : refused) {
     RunResult r = RunAlpa(args);

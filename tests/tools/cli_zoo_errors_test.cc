@@ -84,11 +84,13 @@ TEST_F(AlpaCliTest, OverrideFlagsWithAnHloFile) {
   }
 }
 
-TEST_F(AlpaCliTest, RunNeedsAZooModel) {
+// An HLO file that is neither a loss given --weights nor a train step with donated state.
+TEST_F(AlpaCliTest, RunNeedsAModelItCanTrain) {
   const std::string model = Write("tiny.hlo", kTinyDot);
   RunResult r = RunAlpa({"run", model, "--steps", "2"});
   ExpectBadInput(r, model);
-  EXPECT_THAT(r.err, HasSubstr("needs a model of the zoo"));
+  EXPECT_THAT(r.err, HasSubstr("an HLO loss given --weights, or a whole train step"));
+  EXPECT_THAT(r.err, HasSubstr("the module has no input_output_alias"));
 }
 
 TEST(AlpaCliZooErrors, RunStepsMustBePositive) {

@@ -124,10 +124,21 @@ int RunDumpedStep(const RunOptions& options) {
         "and --trace are not supported for it yet",
         options.model));
   }
+  if (const std::vector<std::string> given = options.zoo.GivenFlags(); !given.empty()) {
+    return ReportError(InvalidArgument(
+        "{}: {} shape or train a model we build; a dumped train step is built already (its "
+        "optimizer and learning rate are in it: give its scalars with --scalar NAME=VALUE)",
+        options.model, fmt::join(given, ", ")));
+  }
   Result<std::unique_ptr<ir::Module>> module = LoadModel(options.model);
   if (!module.ok()) return ReportError(module.status());
   Result<api::TrainStep> step = api::DescribeDumpedTrainStep(**module);
-  if (!step.ok()) return ReportError(step.status().WithContext(options.model));
+  if (!step.ok()) {
+    return ReportError(step.status().WithContext(fmt::format(
+        "{}: run trains a zoo model, an ONNX export, an HLO loss given --weights, or a whole "
+        "train step dumped with its state donated, and as such a step",
+        options.model)));
+  }
   Result<std::map<std::string, double>> scalars = ParseScalars(options.scalars);
   if (!scalars.ok()) return ReportError(scalars.status());
   Result<api::DumpedStepValues> values =
