@@ -16,9 +16,8 @@ namespace {
 
 using cost::ParameterRole;
 
-// Parameters made as a batch is (models::ForwardBatches), with their shapes and id bounds.
+// Inputs made as a batch is (models::ForwardBatches): their shapes and id bounds.
 struct Inputs {
-  std::vector<int64_t> parameters;
   std::vector<ir::Shape> shapes;
   std::vector<int64_t> index_bounds;
 };
@@ -29,9 +28,7 @@ Inputs BatchInputs(const TrainStep& step) {
   Inputs inputs;
   for (size_t p = 0; p < step.parameters.size(); ++p) {
     if (step.parameters[p].role != ParameterRole::kBatch) continue;
-    const ir::Shape& shape = parameters[p]->shape();
-    inputs.parameters.push_back(static_cast<int64_t>(p));
-    inputs.shapes.push_back(shape);
+    inputs.shapes.push_back(parameters[p]->shape());
     inputs.index_bounds.push_back(models::IndexBound(entry, *parameters[p]));
   }
   return inputs;
@@ -46,19 +43,27 @@ std::vector<ir::Literal> MakeInputs(const Inputs& inputs, int64_t rows, uint64_t
 }
 
 ir::Literal InitialWeight(const ir::Shape& shape, uint64_t seed) {
-  if (shape.rank() < 2)
+  if (shape.rank() < 2) {
     return ir::Literal::FromDoubles(shape, std::vector<double>(shape.ElementCount(), 1.0));
+  }
   int64_t fan_in = 1;
   for (int64_t d = 1; d < shape.rank(); ++d) fan_in *= shape.dim(d);
   return models::NormalLiteral(shape, 1 / std::sqrt(static_cast<double>(fan_in)), seed);
 }
 
-// The scalar parameters' names and types, and the source line that made each where the dump
-// says (PyTorch/XLA records the optimizer's file and line), for the error that asks for them.
-std::string ListScalars(const std::vector<ir::Instruction*>& parameters) {
+bool IsGivenScalar(const ir::Shape& shape, ParameterRole role) {
+  return role == ParameterRole::kOther && shape.IsArray() && shape.rank() == 0;
+}
+
+// The scalar parameters the user gives (not those the step carries over), their types, and the
+// source line that made each where the dump says (PyTorch/XLA records the optimizer's file and
+// line), for the errors that ask for them.
+std::string ListScalars(const TrainStep& step) {
+  const std::vector<ir::Instruction*> parameters = step.module->entry()->parameters();
   std::vector<std::string> scalars;
-  for (const ir::Instruction* parameter : parameters) {
-    if (!parameter->shape().IsArray() || parameter->shape().rank() != 0) continue;
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    const ir::Instruction* parameter = parameters[p];
+    if (!IsGivenScalar(parameter->shape(), step.parameters[p].role)) continue;
     const std::string file = ir::MetadataField(parameter->attributes(), "source_file");
     const std::string line = ir::MetadataField(parameter->attributes(), "source_line");
     scalars.push_back(fmt::format(
@@ -91,19 +96,18 @@ Result<DumpedStepValues> InitialDumpedStepValues(const TrainStep& step,
       values.batch.push_back(number);
       values.batch_rows = shape.dim(0);
       values.arguments.push_back(ir::Literal::CreateZeros(shape));  // each step's, later
-    } else if (shape.IsArray() && shape.rank() == 0) {
+    } else if (IsGivenScalar(shape, role)) {
       const auto given = scalars.find(parameters[p]->name());
       if (given == scalars.end()) {
         return InvalidArgument(
             "{}: scalar parameter {} has no value: nothing in the module says what it is (a "
             "learning rate, a step count); give each with --scalar NAME=VALUE (the scalars: {})",
-            step.module->name(), parameters[p]->name(), ListScalars(parameters));
+            step.module->name(), parameters[p]->name(), ListScalars(step));
       }
       named.insert(given->first);
       values.arguments.push_back(ir::Literal::Scalar(shape.dtype(), given->second));
     } else if (shape.IsArray()) {  // an input of its own leading dimension, made once
-      const Inputs one = {.parameters = {number},
-                          .shapes = {shape},
+      const Inputs one = {.shapes = {shape},
                           .index_bounds = {models::IndexBound(entry, *parameters[p])}};
       values.arguments.push_back(std::move(MakeInputs(one, shape.dim(0), seed)[0]));
     } else {
@@ -113,9 +117,8 @@ Result<DumpedStepValues> InitialDumpedStepValues(const TrainStep& step,
   for (const auto& [name, value] : scalars) {
     if (!named.contains(name)) {
       return InvalidArgument(
-          "--scalar {}={}: the module has no scalar parameter {}; its scalars: "
-          "{}",
-          name, value, name, ListScalars(parameters));
+          "--scalar {}={}: the module has no scalar parameter {}; its scalars: {}", name, value,
+          name, ListScalars(step));
     }
   }
   ALPA_ASSIGN_OR_RETURN(std::vector<hlo::InputOutputAlias> aliases,

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -169,6 +168,16 @@ Result<AlpaMarker> ReadAlpaMarker(const Instruction& marker) {
   }
   const Instruction& holder = one_tuple ? *marker.operand(0) : marker;
   for (Instruction* value : holder.operands()) read.values.push_back(value);
+  const ir::Shape& shape = marker.shape();
+  bool passes_them_on =
+      shape.IsTuple() && shape.tuple_size() == static_cast<int64_t>(read.values.size());
+  for (size_t i = 0; passes_them_on && i < read.values.size(); ++i) {
+    passes_them_on = shape.tuple_shape(static_cast<int64_t>(i)).Compatible(read.values[i]->shape());
+  }
+  if (!passes_them_on) {
+    return InvalidArgument("{}: its result {} is not the tuple of the {} values it marks", where,
+                           shape.ToString(), read.values.size());
+  }
   return read;
 }
 
@@ -190,10 +199,8 @@ Result<int64_t> ReplaceAlpaMarkers(ir::Computation& loss) {
     if (instruction->opcode() == ir::Opcode::kGetTupleElement) continue;
     for (const Instruction* operand : instruction->operands()) {
       if (!markers.contains(operand)) continue;
-      return InvalidArgument(
-          "{}: %{} reads it whole; its values must be read by "
-          "get-tuple-element",
-          DescribeAlpaMarker(*operand), instruction->name());
+      return InvalidArgument("{}: %{} reads it whole; its values must be read by get-tuple-element",
+                             DescribeAlpaMarker(*operand), instruction->name());
     }
   }
   if (markers.contains(loss.root())) {
@@ -234,8 +241,9 @@ Result<int64_t> ReplaceAlpaMarkers(ir::Computation& loss) {
     std::vector<Instruction*> predecessors = instruction->control_predecessors();
     instruction->mutable_control_predecessors().clear();
     for (Instruction* predecessor : predecessors) {
-      if (!markers.contains(predecessor))
+      if (!markers.contains(predecessor)) {
         instruction->AddControlPredecessor(mapped.at(predecessor));
+      }
     }
     layer[instruction] = own;
     mapped[instruction] = loss.AddInstruction(std::move(taken.owned.at(instruction)));

@@ -265,6 +265,9 @@ TEST(AlpaPipelineMarkersTest, MarkersThatSayNothingOfLayersAreNamed) {
       {"g.1 = f32[4,8] get-tuple-element(e1), index=0",
        "g.1 = f32[4,8] get-tuple-element(e1), index=0\n  whole = ((f32[4,8])) tuple(e1)",
        "%e1 (Alpa's pipeline_marker, mark type 'end', layer '1'): %whole reads it whole"},
+      {"e1 = (f32[4,8]) custom-call(e1t)", "e1 = (f32[4,8], f32[]) custom-call(e1t)",
+       "%e1 (Alpa's pipeline_marker, mark type 'end', layer '1'): its result (f32[4,8], f32[]) is "
+       "not the tuple of the 1 values it marks"},
   };
   for (const Case& c : cases) {
     std::string text = kAlpaMarked;  // every occurrence: the marker and its tuple
