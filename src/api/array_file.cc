@@ -123,8 +123,10 @@ Result<std::vector<int64_t>> NpyShape(std::string_view tuple, const std::string&
   return dims;
 }
 
-uint32_t LittleEndian(std::string_view bytes) {
-  uint32_t value = 0;
+// The unsigned integer `bytes` hold, least significant first (the .npy and .safetensors header
+// lengths).
+uint64_t LittleEndian(std::string_view bytes) {
+  uint64_t value = 0;
   for (size_t i = bytes.size(); i-- > 0;) value = value << 8 | static_cast<uint8_t>(bytes[i]);
   return value;
 }
@@ -222,8 +224,7 @@ Result<DType> SafetensorsDType(const std::string& text, const std::string& where
 Result<std::vector<NamedArray>> ReadSafetensors(const std::string& path) {
   ALPA_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
   if (bytes.size() < 8) return InvalidArgument("{}: too short for a .safetensors file", path);
-  uint64_t header_length = 0;
-  for (size_t i = 8; i-- > 0;) header_length = header_length << 8 | static_cast<uint8_t>(bytes[i]);
+  const uint64_t header_length = LittleEndian(std::string_view(bytes).substr(0, 8));
   if (header_length > bytes.size() - 8) {
     return InvalidArgument("{}: the header length {} runs past the file's {} bytes", path,
                            header_length, bytes.size());

@@ -62,7 +62,7 @@ TEST(ArrayFileTest, NpzAndSafetensorsHoldTheSameArrays) {
   EXPECT_EQ((*compressed)[0].value.shape().ToString(false), "f64[16,32]");
 }
 
-TEST(ArrayFileTest, RefusalsNameTheFileAndWhatToDo) {
+TEST(ArrayFileTest, RefusalsNameTheFileAndTheRemedy) {
   Result<std::string> read_small = ReadFileToString(Fixture("small_v1.npy"));
   ASSERT_TRUE(read_small.ok());
   const std::string& small = *read_small;

@@ -155,16 +155,8 @@ Result<api::ParallelExecutable> PlanRun(const ZooStep& zoo, const ClusterRunOpti
                                         const std::map<std::string, std::string>& strategies) {
   ALPA_ASSIGN_OR_RETURN(cluster::ClusterSpec cluster,
                         cluster::ParseClusterArgument(options.cluster));
-  api::ParallelizeOptions parallelize;
-  Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(options.method);
-  if (!method.ok()) return method.status().WithContext("--method");
-  parallelize.method = *method;
-  if (!options.mesh.empty()) {
-    ALPA_ASSIGN_OR_RETURN(parallelize.mesh_shape, ParseMeshShape(options.mesh));
-  }
-  parallelize.batch_axis = options.batch_axis.value_or(-1);
+  ALPA_ASSIGN_OR_RETURN(api::ParallelizeOptions parallelize, ParallelizeOptionsOf(options));
   parallelize.auto_sharding.pinned_strategies = strategies;
-  parallelize.reference_kernels = options.kernels == "reference";
   ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeTrainStep(*zoo.step, StepLayout(zoo)));
   return api::Parallelize(step, cluster, parallelize);
 }
@@ -187,6 +179,19 @@ plan::document::RunIdentity RunIdentityOf(const ZooStep& zoo, const ClusterRunOp
 }
 
 }  // namespace
+
+Result<api::ParallelizeOptions> ParallelizeOptionsOf(const ClusterRunOptions& options) {
+  api::ParallelizeOptions parallelize;
+  Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(options.method);
+  if (!method.ok()) return method.status().WithContext("--method");
+  parallelize.method = *method;
+  if (!options.mesh.empty()) {
+    ALPA_ASSIGN_OR_RETURN(parallelize.mesh_shape, ParseMeshShape(options.mesh));
+  }
+  parallelize.batch_axis = options.batch_axis.value_or(-1);
+  parallelize.reference_kernels = options.kernels == "reference";
+  return parallelize;
+}
 
 Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options) {
   if (options.backend == "in-process") return std::unique_ptr<runtime::MpiWorld>();

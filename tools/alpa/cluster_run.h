@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "api/parallelize.h"
 #include "runtime/mpi_communicator.h"
 #include "support/status.h"
 #include "tools/alpa/zoo_options.h"
@@ -45,6 +46,9 @@ struct ClusterRunOptions {
   // pipelined plan's search and its predicted times.
   std::string profile;
 };
+
+// The method, mesh, batch axis and kernels the flags give Parallelize; errors name the flag.
+Result<api::ParallelizeOptions> ParallelizeOptionsOf(const ClusterRunOptions& options);
 
 // The MPI world for --backend mpi (null for in-process), or why the backend cannot run.
 Result<std::unique_ptr<runtime::MpiWorld>> StartBackend(const ClusterRunOptions& options);

@@ -16,8 +16,8 @@
 #include "api/dumped_train_step.h"
 #include "cluster/presets.h"
 #include "interp/evaluator.h"
-#include "sharding/parallel_methods.h"
 #include "support/units.h"
+#include "tools/alpa/cluster_run.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
@@ -161,18 +161,9 @@ int RunDumpedStep(const RunOptions& options) {
   if (!cluster.cluster.empty()) {
     Result<cluster::ClusterSpec> spec = cluster::ParseClusterArgument(cluster.cluster);
     if (!spec.ok()) return ReportError(spec.status().WithContext("--cluster"));
-    api::ParallelizeOptions parallelize;
-    Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(cluster.method);
-    if (!method.ok()) return ReportError(method.status().WithContext("--method"));
-    parallelize.method = *method;
-    if (!cluster.mesh.empty()) {
-      Result<std::vector<int64_t>> mesh = ParseMeshShape(cluster.mesh);
-      if (!mesh.ok()) return ReportError(mesh.status().WithContext("--mesh"));
-      parallelize.mesh_shape = *mesh;
-    }
-    parallelize.batch_axis = cluster.batch_axis.value_or(-1);
-    parallelize.reference_kernels = cluster.kernels == "reference";
-    Result<api::ParallelExecutable> planned = api::Parallelize(*step, *spec, parallelize);
+    Result<api::ParallelizeOptions> parallelize = ParallelizeOptionsOf(cluster);
+    if (!parallelize.ok()) return ReportError(parallelize.status());
+    Result<api::ParallelExecutable> planned = api::Parallelize(*step, *spec, *parallelize);
     if (!planned.ok()) return ReportError(planned.status().WithContext(options.model));
     executable.emplace(std::move(planned).value());
   }
