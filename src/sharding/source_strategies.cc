@@ -37,14 +37,12 @@ Strategy Layout(const ir::Instruction& instruction, const StrategyContext& ctx, 
 Result<StrategySet> SourceStrategies(const ir::Instruction& instruction,
                                      const StrategyContext& ctx) {
   bool split = false;
-  DimSplitOptions options;
   switch (instruction.opcode()) {
     case ir::Opcode::kParameter:
       split = instruction.shape().IsArray();
       break;
     case ir::Opcode::kIota:
       split = true;
-      options.allow_non_divisible = true;
       break;
     // A split rng would draw its tile's numbers, which are not the unsplit op's tile (here or in
     // XLA): replicated, every device draws the whole op's (spmd/misc_handler.cc).
@@ -65,7 +63,7 @@ Result<StrategySet> SourceStrategies(const ir::Instruction& instruction,
   StrategySet set;
   if (split) {
     for (const DimAxes& axes :
-         EnumerateDimSplits(instruction.shape().dims(), ctx.mesh_shape(), options)) {
+         EnumerateDimSplits(instruction.shape().dims(), ctx.mesh_shape(), {})) {
       ShardingSpec spec;
       spec.dim_axes = axes;
       set.strategies.push_back(Layout(instruction, ctx, full_seconds, {std::move(spec)}));

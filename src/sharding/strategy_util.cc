@@ -34,7 +34,7 @@ class SplitEnumerator {
   // Whether dimension `d` may be cut into `tiles` tiles.
   bool TilesFit(int64_t d, int64_t tiles) const {
     const int64_t n = sizes_[static_cast<size_t>(d)];
-    return tiles <= n && (options_.allow_non_divisible || n % tiles == 0);
+    return tiles <= n && n % tiles == 0;
   }
 
   // Whether splitting dimension `d` (unsplit so far) would break an exclusive group.

@@ -34,9 +34,9 @@ namespace alpa::sharding {
 // The mesh axes splitting each of a list of dimensions (ascending per dimension).
 using DimAxes = std::vector<std::vector<int64_t>>;
 
+// Tile counts always divide their dimension: the SPMD partitioner lowers even splits alone
+// (spmd/literal_split.h), so a padded split would be a plan that cannot run.
 struct DimSplitOptions {
-  // Allow tile counts that do not divide the dimension (the last tiles padded).
-  bool allow_non_divisible = false;
   // Keep only assignments to which no unused axis can be added on any dimension (every axis that
   // can still split something does): for compute ops, whose work an unused axis would repeat.
   bool maximal_only = false;

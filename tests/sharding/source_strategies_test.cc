@@ -89,13 +89,14 @@ TEST(SourceStrategiesTest, ConstantsAndDeviceIdsAreReplicated) {
   EXPECT_TRUE(bits.strategies[0].operands[0][0].IsFullyReplicated());
 }
 
-TEST(SourceStrategiesTest, IotaAllowsPaddedTiles) {
+// Alpa lets an iota's 6 rows go to 4 tiles of 2 (the last one empty), which our partitioner
+// cannot lower (a plan gpt-tiny on 3 devices chose, and failed to run): its columns split alone.
+TEST(SourceStrategiesTest, IotaSplitsOnlyWhereItsTilesDivide) {
   Env e({4});
   ASSERT_NE(e.module, nullptr);
-  // 6 rows into 4 tiles of 2 (the last one empty), as Alpa allows for iota.
   const StrategySet set = e.Of("i");
-  EXPECT_THAT(Names(set), ElementsAre("[S0,R]", "[R,S0]", "[R,R]"));
-  EXPECT_EQ(set.strategies[0].memory_bytes, 2 * 8 * 4);
+  EXPECT_THAT(Names(set), ElementsAre("[R,S0]", "[R,R]"));
+  EXPECT_EQ(set.strategies[0].memory_bytes, 6 * 2 * 4);
   const double full = *InstructionSeconds(testing::Named(*e.module, "i"), e.env.ctx());
   EXPECT_GT(full, 0);
   EXPECT_DOUBLE_EQ(set.strategies[0].compute_seconds, full / 4);
