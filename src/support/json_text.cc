@@ -26,6 +26,12 @@ Result<Json> ParseJsonText(std::string_view text, const std::string& source) {
     const size_t start = what.find("] ");
     if (start != std::string::npos) what = what.substr(start + 2);
     return InvalidArgument("{}: malformed JSON: {}", source, what);
+  } catch (const Json::out_of_range& e) {
+    // A number beyond a double's range ("1e400"): the parser names the number but not where.
+    std::string what = e.what();
+    const size_t start = what.find("] ");
+    if (start != std::string::npos) what = what.substr(start + 2);
+    return InvalidArgument("{}: malformed JSON: {}", source, what);
   }
 }
 
