@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "checkpoint/tile_file.h"
 #include "support/file.h"
 
 namespace alpa::api {
@@ -207,14 +208,7 @@ Result<std::vector<NamedArray>> ReadNpz(const std::string& path) {
 // --- .safetensors ------------------------------------------------------------------------------
 
 Result<DType> SafetensorsDType(const std::string& text, const std::string& where) {
-  static const std::pair<std::string_view, DType> kTypes[] = {
-      {"F16", DType::kF16},  {"BF16", DType::kBF16}, {"F32", DType::kF32}, {"F64", DType::kF64},
-      {"I8", DType::kS8},    {"I16", DType::kS16},   {"I32", DType::kS32}, {"I64", DType::kS64},
-      {"U8", DType::kU8},    {"U16", DType::kU16},   {"U32", DType::kU32}, {"U64", DType::kU64},
-      {"BOOL", DType::kPred}};
-  for (const auto& [name, dtype] : kTypes) {
-    if (text == name) return dtype;
-  }
+  if (const std::optional<DType> dtype = checkpoint::DTypeOfSafetensorsName(text)) return *dtype;
   return InvalidArgument(
       "{}: dtype {} is not one a batch can hold (F16, BF16, F32, F64, I8-I64, "
       "U8-U64, BOOL)",

@@ -199,6 +199,47 @@ Result<DeviceState> ParallelExecutable::Place(const std::vector<ir::Literal>& ca
   return state;
 }
 
+Result<DeviceState> ParallelExecutable::Adopt(std::vector<std::vector<ir::Literal>> tiles,
+                                              runtime::Communicator* communicator) const {
+  if (communicator != nullptr) ALPA_RETURN_IF_ERROR(CheckProcessCount(communicator->world_size()));
+  const auto [first, held] = Held(communicator);
+  if (static_cast<int64_t>(tiles.size()) != held) {
+    return InvalidArgument("the tiles are of {} devices, this process holds {}", tiles.size(),
+                           held);
+  }
+  const std::vector<ir::Instruction*> locals = program_->entry()->parameters();
+  for (size_t d = 0; d < tiles.size(); ++d) {
+    if (tiles[d].size() != carried_parameters_.size()) {
+      return InvalidArgument("device {} has {} tiles; the step carries {} values", first + d,
+                             tiles[d].size(), carried_parameters_.size());
+    }
+    for (size_t i = 0; i < tiles[d].size(); ++i) {
+      const ir::Shape& want = locals[static_cast<size_t>(carried_parameters_[i])]->shape();
+      if (tiles[d][i].shape().dtype() != want.dtype() ||
+          tiles[d][i].shape().dims() != want.dims()) {
+        return InvalidArgument("device {}: the tile of %{} is {}, the program reads {}", first + d,
+                               locals[static_cast<size_t>(carried_parameters_[i])]->name(),
+                               tiles[d][i].shape().ToString(), want.ToString());
+      }
+    }
+  }
+  DeviceState state;
+  state.first_device_ = first;
+  state.tiles_ = std::move(tiles);
+  return state;
+}
+
+std::vector<ParallelExecutable::CarriedValue> ParallelExecutable::carried_values() const {
+  const std::vector<ir::Instruction*> parameters = step_->entry()->parameters();
+  std::vector<CarriedValue> values;
+  for (int64_t p : carried_parameters_) {
+    const ir::Instruction& parameter = *parameters[static_cast<size_t>(p)];
+    values.push_back(
+        {parameter.name(), parameter.shape(), parameter_specs_[static_cast<size_t>(p)]});
+  }
+  return values;
+}
+
 Result<std::vector<ir::Literal>> ParallelExecutable::Step(
     DeviceState& state, const std::vector<ir::Literal>& fresh, runtime::Communicator* communicator,
     std::optional<std::chrono::steady_clock::time_point> trace_epoch) {

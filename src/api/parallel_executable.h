@@ -53,6 +53,9 @@ struct ParallelizeOptions;  // parallelize.h
 class DeviceState {
  public:
   bool empty() const { return tiles_.empty(); }
+  // The mesh device tiles()[0] belongs to, and the tiles: by device held, then carried parameter.
+  int64_t first_device() const { return first_device_; }
+  const std::vector<std::vector<ir::Literal>>& tiles() const { return tiles_; }
 
  private:
   friend class ParallelExecutable;
@@ -92,6 +95,11 @@ class ParallelExecutable {
   // split once. With a communicator (MPI), only its rank's device's tiles.
   Result<DeviceState> Place(const std::vector<ir::Literal>& carried,
                             runtime::Communicator* communicator = nullptr) const;
+  // The carried values' tiles as given (by device held, then carried parameter), checked against
+  // the program's local shapes: a state restored from a checkpoint (api/checkpointing.h). With a
+  // communicator, its rank's device's alone.
+  Result<DeviceState> Adopt(std::vector<std::vector<ir::Literal>> tiles,
+                            runtime::Communicator* communicator = nullptr) const;
   // Runs one step on the carried values in `state` and the whole `fresh` arguments (the other
   // parameters, in order): each carried parameter's tiles are replaced by its next value's,
   // which stay on the devices. Returns the root elements that replace no parameter (the loss),
@@ -105,6 +113,14 @@ class ParallelExecutable {
   // every process must call it.
   Result<std::vector<ir::Literal>> Fetch(const DeviceState& state,
                                          runtime::Communicator* communicator = nullptr) const;
+
+  // Each carried parameter (carried_parameters() order): its name, whole shape and layout.
+  struct CarriedValue {
+    std::string name;
+    ir::Shape shape;
+    sharding::ShardingSpec spec;
+  };
+  std::vector<CarriedValue> carried_values() const;
 
   // Ok when `processes` (one per device) can run this executable; else how many to start.
   Status CheckProcessCount(int64_t processes) const;

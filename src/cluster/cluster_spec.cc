@@ -154,4 +154,14 @@ ClusterSpec WithDeviceMemory(ClusterSpec spec, int64_t bytes) {
   return spec;
 }
 
+ClusterSpec WithoutDevice(ClusterSpec spec, int64_t device) {
+  const auto host = static_cast<size_t>(HostOfDevices(spec)[static_cast<size_t>(device)]);
+  if (--spec.hosts[host].devices == 0) {
+    spec.hosts.erase(spec.hosts.begin() + static_cast<std::ptrdiff_t>(host));
+  }
+  const auto hosts = static_cast<int64_t>(spec.hosts.size());
+  if (spec.racks && (hosts % spec.racks->hosts_per_rack != 0 || hosts == 0)) spec.racks.reset();
+  return spec;
+}
+
 }  // namespace alpa::cluster

@@ -75,6 +75,11 @@ bool IsHomogeneous(const ClusterSpec& spec);
 // asks what a larger device would allow.
 ClusterSpec WithDeviceMemory(ClusterSpec spec, int64_t bytes);
 
+// `spec` without device `device` (a lost one, for re-planning on the devices left): its host has
+// one device less, and is gone when it had one; the racks are dropped when they no longer divide
+// the hosts. `device` must be below TotalDevices(spec), which must be at least 2.
+ClusterSpec WithoutDevice(ClusterSpec spec, int64_t device);
+
 }  // namespace alpa::cluster
 
 #endif  // ALPA_CLUSTER_CLUSTER_SPEC_H_

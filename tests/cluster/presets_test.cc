@@ -94,6 +94,19 @@ TEST(ClusterPresets, AMemoryBudgetReplacesEveryDevicesMemoryAndNothingElse) {
   EXPECT_EQ(restored, spec);  // bandwidths, FLOP/s, links and hosts untouched
 }
 
+TEST(ClusterPresets, ALostDeviceLeavesItsHostOneShortOrGone) {
+  const ClusterSpec two_hosts = Parse("p3.16xlarge:2x2");
+  const ClusterSpec three = WithoutDevice(two_hosts, 3);
+  ASSERT_EQ(three.hosts.size(), 2u);
+  EXPECT_EQ(three.hosts[0].devices, 2);
+  EXPECT_EQ(three.hosts[1].devices, 1);
+  EXPECT_TRUE(ValidateClusterSpec(three).ok());
+  const ClusterSpec two = WithoutDevice(three, 2);
+  ASSERT_EQ(two.hosts.size(), 1u);
+  EXPECT_EQ(TotalDevices(two), 2);
+  EXPECT_EQ(two.inter_host, two_hosts.inter_host);
+}
+
 TEST(ClusterPresets, LocalUsesCpuCoresAndSaysItsFiguresAreEstimates) {
   ClusterSpec local = Parse("local:4");
   ASSERT_EQ(local.hosts.size(), 1u);

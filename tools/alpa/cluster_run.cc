@@ -23,6 +23,7 @@
 #include "spmd/collective_stats.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/elastic_run.h"
 #include "tools/alpa/pipeshard_run.h"
 #include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
@@ -33,9 +34,9 @@ namespace {
 // What MeasuredStepSeconds took: "median of steps 2 to 10; the first took 28.5 ms".
 std::string MeasuredStepNote(const std::vector<StepRecord>& records) {
   if (records.size() < 2) return "one step";
-  const std::string warm = records.size() == 2
-                               ? std::string("step 2")
-                               : fmt::format("median of steps 2 to {}", records.size());
+  const std::string warm = records.size() == 2 ? fmt::format("step {}", records[1].step)
+                                               : fmt::format("median of steps {} to {}",
+                                                             records[1].step, records.back().step);
   return fmt::format("{}; the first took {}", warm, FormatSeconds(records.front().seconds));
 }
 
@@ -80,6 +81,22 @@ class DeviceRunner final : public StepRunner {
     return executable_.Fetch(state_, communicator_);
   }
 
+  // Each device saves its own tiles; a restore reads each device's tiles of this plan.
+  Result<std::string> Save(const ir::Module&, const api::CheckpointTarget& target) override {
+    return api::SaveCheckpoint(api::CarriedLayoutOf(executable_), state_.first_device(),
+                               state_.tiles(), target, communicator_);
+  }
+
+  Result<api::RestoredState> Restore(const ir::Module&, const std::string& path,
+                                     const std::string& model) override {
+    ALPA_ASSIGN_OR_RETURN(
+        api::RestoredState restored,
+        api::RestoreCheckpoint(api::CarriedLayoutOf(executable_), path, model, communicator_));
+    ALPA_ASSIGN_OR_RETURN(state_, executable_.Adopt(std::move(restored.tiles), communicator_));
+    restored.tiles.clear();
+    return restored;
+  }
+
  private:
   api::ParallelExecutable& executable_;
   runtime::Communicator* communicator_;
@@ -93,7 +110,7 @@ double SecondsSince(std::chrono::steady_clock::time_point epoch) {
 
 void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
                  const api::ParallelExecutable& executable, uint64_t seed,
-                 const plan::document::SavedPlan* saved) {
+                 const plan::document::SavedPlan* saved, const std::string& resumed) {
   const sharding::ShardingEstimate& estimate = executable.estimate();
   fmt::print("training {} ({}) on {} {} ({}), seed {}\n", zoo.zoo.entry.name,
              zoo.zoo.entry.description, executable.device_count(),
@@ -125,6 +142,7 @@ void PrintHeader(const ZooStep& zoo, const ClusterRunOptions& options,
             : fmt::format("; again in f32, for how far {} rounding moves each value",
                           ir::DTypeName(zoo.dtype)));
   }
+  if (!resumed.empty()) fmt::print("{}\n", resumed);
   PrintStepHeader(options.check);
 }
 
@@ -226,7 +244,8 @@ Status RunRanks::StartTogether() const {
 }
 
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
-                 int64_t steps, uint64_t seed, bool json) {
+                 const TrainingRun& run) {
+  const auto& [steps, seed, json, checkpoints, progress_file] = run;
   const bool pipeline_flags =
       options.schedule != "auto" || !options.manual_stages.empty() || !options.profile.empty();
   if (options.method == "pipeshard" && (!options.mesh.empty() || options.batch_axis)) {
@@ -239,14 +258,14 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
         InvalidArgument("--schedule, --manual-stages and --profile need --method pipeshard"));
   }
   if (options.method == "pipeshard") {
-    return RunPipeshardOnCluster(zoo, f32_step, options, std::nullopt, steps, seed, json);
+    return RunPipeshardOnCluster(zoo, f32_step, options, std::nullopt, run);
   }
   if (!options.plan.empty()) {
     Result<std::optional<plan::ManualStages>> pipelined =
         plan::document::ReadSavedPipelinedStages(options.plan, RunIdentityOf(zoo, options));
     if (!pipelined.ok()) return ReportError(pipelined.status().WithContext("--plan"));
     if (*pipelined) {
-      return RunPipeshardOnCluster(zoo, f32_step, options, *pipelined, steps, seed, json);
+      return RunPipeshardOnCluster(zoo, f32_step, options, *pipelined, run);
     }
   }
   Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
@@ -274,8 +293,6 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     const Status count = executable->CheckProcessCount(mpi->size());
     if (!count.ok()) return fail(count.WithContext(zoo.zoo.entry.name));
   }
-  if (speaker && !json) PrintHeader(zoo, effective, *executable, seed, saved ? &*saved : nullptr);
-  if (const Status together = ranks.StartTogether(); !together.ok()) return fail(together);
   const auto epoch = std::chrono::steady_clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(executable->device_count());
@@ -283,6 +300,16 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
       zoo, seed,
       std::make_unique<DeviceRunner>(*executable, mpi != nullptr ? &mpi->communicator() : nullptr,
                                      trace ? std::optional(epoch) : std::nullopt));
+  Result<Resumed> resumed = ResumeFromFlags(training, checkpoints);
+  if (!resumed.ok()) return ranks.FailStep(resumed.status(), zoo.zoo.entry.name);
+  const int64_t first = resumed->first_step;
+  if (speaker && !json) {
+    PrintHeader(zoo, effective, *executable, seed, saved ? &*saved : nullptr, resumed->note);
+  }
+  if (const Status together = ranks.StartTogether(); !together.ok()) return fail(together);
+  ProgressLog progress(speaker ? progress_file : "");
+  progress.Start(effective.method, cluster::ShapeString(executable->mesh_shape()),
+                 executable->device_count(), first);
   MeasuredPeak peak;
   std::optional<TrainingCheck> check;
   if (options.check && speaker) check.emplace(zoo, f32_step, seed);
@@ -296,7 +323,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     inputs = std::move(carried).value();
   }
   std::vector<StepRecord> records;
-  for (int64_t i = 0; i < steps; ++i) {
+  for (int64_t i = first; i < first + steps; ++i) {
     StepRecord record;
     record.step = i + 1;
     if (check) {
@@ -328,6 +355,10 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     }
     records.push_back(record);
     if (speaker && !json) PrintStepRow(record, options.check);
+    const Status checkpointed = CheckpointIfDue(training, checkpoints, effective.method, record.step,
+                                         first + steps, speaker && !json);
+    if (!checkpointed.ok()) return fail_step(checkpointed);
+    progress.Step(record.step);
   }
   if (!speaker) return kExitOk;
   if (json) {

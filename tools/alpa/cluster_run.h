@@ -19,6 +19,7 @@
 #include "api/parallelize.h"
 #include "runtime/mpi_communicator.h"
 #include "support/status.h"
+#include "tools/alpa/training_checkpoints.h"
 #include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
@@ -73,10 +74,21 @@ class RunRanks {
   runtime::MpiWorld* mpi_;
 };
 
+// What a run trains and prints: how many steps (after the resumed one, with --resume), the seed
+// of the initial weights and of each step's batch, its checkpoints, JSON or tables, and the
+// progress a supervising `alpa run --elastic` reads.
+struct TrainingRun {
+  int64_t steps = 10;
+  uint64_t seed = 0;
+  bool json = false;
+  CheckpointFlags checkpoints;
+  std::string progress_file;  // elastic_run.h's ProgressLog; empty: none
+};
+
 // Returns the process exit code (command_util.h). `f32_step` is the same model built in f32, which
 // --check needs for a 16-bit model (training_check.h); null otherwise.
 int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOptions& options,
-                 int64_t steps, uint64_t seed, bool json);
+                 const TrainingRun& run);
 
 }  // namespace alpa::tools
 

@@ -14,6 +14,7 @@
 #include "hlo/printer.h"
 #include "ir/verifier.h"
 #include "support/file.h"
+#include "support/fingerprint.h"
 
 namespace alpa::tools {
 
@@ -78,11 +79,7 @@ int EmitDocument(const nlohmann::ordered_json& document, const std::string& text
 }
 
 std::string ModuleFingerprint(const ir::Module& module) {
-  uint64_t hash = 1469598103934665603ull;
-  for (const char c : hlo::PrintModule(module)) {
-    hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  }
-  return fmt::format("{:016x}", hash);
+  return FingerprintHex(hlo::PrintModule(module));
 }
 
 // "2x4" -> {2, 4}; every factor a positive integer.

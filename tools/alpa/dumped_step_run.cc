@@ -124,6 +124,12 @@ int RunDumpedStep(const RunOptions& options) {
         "and --trace are not supported for it yet",
         options.model));
   }
+  if (options.checkpoints.any()) {
+    return ReportError(Unimplemented(
+        "{}: --checkpoint-dir and --resume train zoo and imported models; a dumped train step "
+        "has no checkpoints yet",
+        options.model));
+  }
   if (const std::vector<std::string> given = options.zoo.GivenFlags(); !given.empty()) {
     return ReportError(InvalidArgument(
         "{}: {} shape or train a model we build; a dumped train step is built already (its "

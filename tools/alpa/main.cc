@@ -81,7 +81,10 @@ int main(int argc, char** argv) {
   try {
     if (inspect_command->parsed()) return RunInspect(inspect);
     if (eval_command->parsed()) return RunEval(eval);
-    if (run_command->parsed()) return RunRun(run);
+    if (run_command->parsed()) {
+      run.arguments.assign(argv + 1, argv + argc);  // what --elastic relaunches
+      return RunRun(run);
+    }
     if (grad_command->parsed()) return RunGrad(grad);
     if (zoo_command->parsed()) return RunZoo(zoo);
     if (cluster_command->parsed()) return RunCluster(cluster);

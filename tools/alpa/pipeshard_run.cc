@@ -20,6 +20,7 @@
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
+#include "tools/alpa/elastic_run.h"
 #include "tools/alpa/profile_command.h"
 #include "tools/alpa/training_check.h"
 #include "tools/alpa/zoo_training.h"
@@ -93,7 +94,7 @@ std::string StageMesh(const plan::LayerCostTable& table, const plan::PlannedStag
 
 void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
                const plan::PipelineSearch& search, const api::PipeshardExecutable& exe,
-               double compile_s, uint64_t seed) {
+               double compile_s, uint64_t seed, const std::string& resumed) {
   const plan::PipeshardPlan& plan = search.plan;
   fmt::print("training {} ({}) on {} {} ({}), seed {}\n", zoo.zoo.entry.name,
              zoo.zoo.entry.description, exe.device_count(),
@@ -134,6 +135,7 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
         "check       against the reference interpreter on one device, each step from the "
         "devices' inputs\n");
   }
+  if (!resumed.empty()) fmt::print("{}\n", resumed);
   PrintStepHeader(options.check);
 }
 
@@ -220,8 +222,8 @@ Result<plan::PipelineSearch> Search(const ZooStep& zoo, const ClusterRunOptions&
 
 int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
                           const ClusterRunOptions& options,
-                          const std::optional<plan::ManualStages>& saved, int64_t steps,
-                          uint64_t seed, bool json) {
+                          const std::optional<plan::ManualStages>& saved, const TrainingRun& run) {
+  const auto& [steps, seed, json, checkpoints, progress_file] = run;
   const Clock::time_point start = Clock::now();
   Result<std::unique_ptr<runtime::MpiWorld>> backend = StartBackend(options);
   if (!backend.ok()) return ReportError(backend.status().WithContext("--backend"));
@@ -230,6 +232,10 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   const bool speaker = ranks.speaker();
   auto fail = [&](const Status& status) { return ranks.Fail(status); };
   auto fail_step = [&](const Status& error) { return ranks.FailStep(error, zoo.zoo.entry.name); };
+  if (mpi != nullptr && checkpoints.any()) {
+    return fail(Unimplemented(
+        "checkpoints of pipelined plans are saved in-process only for now; drop --backend mpi"));
+  }
   Result<cluster::ClusterSpec> cluster = ProfiledCluster(options.cluster, options.profile);
   if (!cluster.ok()) return fail(cluster.status());
   Result<plan::PipelineSearch> search = Search(zoo, options, *cluster, saved);
@@ -253,15 +259,20 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     if (!bound.ok()) return fail(bound.WithContext(zoo.zoo.entry.name));
   }
   const double compile_s = std::chrono::duration<double>(Clock::now() - start).count();
-  if (speaker && !json) PrintPlan(zoo, options, *search, *exe, compile_s, seed);
-  if (const Status together = ranks.StartTogether(); !together.ok()) return fail_step(together);
-
   const Clock::time_point epoch = Clock::now();
   std::optional<runtime::ExecutionTrace> trace;
   if (!options.trace.empty()) trace.emplace(exe->device_count());
   ZooTraining training(
       zoo, seed,
       std::make_unique<PipelineRunner>(*exe, trace ? std::optional(epoch) : std::nullopt));
+  Result<Resumed> resumed = ResumeFromFlags(training, checkpoints);
+  if (!resumed.ok()) return fail_step(resumed.status());
+  const int64_t first = resumed->first_step;
+  if (speaker && !json) PrintPlan(zoo, options, *search, *exe, compile_s, seed, resumed->note);
+  if (const Status together = ranks.StartTogether(); !together.ok()) return fail_step(together);
+  ProgressLog progress(speaker ? progress_file : "");
+  progress.Start("pipeshard", fmt::format("{} stages", search->plan.stages.size()),
+                 exe->device_count(), first);
   std::optional<TrainingCheck> check;
   if (options.check && speaker) check.emplace(zoo, f32_step, seed);
   // --check's inputs of the next step: the devices' carried values, fetched once a step (on every
@@ -277,7 +288,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
   }
   std::vector<StepRecord> records;
   std::vector<double> bubbles;  // of the steps after the first, as the step time
-  for (int64_t i = 0; i < steps; ++i) {
+  for (int64_t i = first; i < first + steps; ++i) {
     StepRecord record{.step = i + 1};
     if (check) {
       const Status followed = check->Follow(inputs);
@@ -287,7 +298,8 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     Result<double> loss = training.Step(i, record.seconds);
     if (!loss.ok()) return fail_step(loss.status());
     record.loss = *loss;
-    if (i > 0 || steps == 1) bubbles.push_back(BubbleFraction(*exe, search->plan, record.seconds));
+    if (i > first || steps == 1)
+      bubbles.push_back(BubbleFraction(*exe, search->plan, record.seconds));
     for (size_t d = 0; d < exe->last_run().size(); ++d) {
       const runtime::PipelineProfile& device = exe->last_run()[d];
       record.peak_memory_bytes = std::max(record.peak_memory_bytes, device.peak_bytes);
@@ -305,6 +317,10 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     }
     records.push_back(record);
     if (speaker && !json) PrintStepRow(record, check.has_value());
+    const Status checkpointed = CheckpointIfDue(training, checkpoints, "pipeshard", record.step,
+                                         first + steps, speaker && !json);
+    if (!checkpointed.ok()) return fail_step(checkpointed);
+    progress.Step(record.step);
   }
   if (!speaker) return kExitOk;
   const double step_s = MeasuredStepSeconds(records);

@@ -24,8 +24,7 @@ namespace alpa::tools {
 // Returns the process exit code (command_util.h). `saved` are a saved plan's stages (--plan).
 int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
                           const ClusterRunOptions& options,
-                          const std::optional<plan::ManualStages>& saved, int64_t steps,
-                          uint64_t seed, bool json);
+                          const std::optional<plan::ManualStages>& saved, const TrainingRun& run);
 
 }  // namespace alpa::tools
 

@@ -12,6 +12,7 @@
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/dumped_step_run.h"
+#include "tools/alpa/elastic_run.h"
 #include "tools/alpa/zoo_training.h"
 
 namespace alpa::tools {
@@ -38,10 +39,12 @@ bool IsDumpedTrainStep(const RunOptions& options) {
          std::filesystem::exists(options.model, ignored);
 }
 
-void PrintHeader(const ZooStep& zoo, const RunOptions& options) {
+void PrintHeader(const ZooStep& zoo, const RunOptions& options, const std::string& resumed) {
   fmt::print("training {} ({}) in the reference interpreter, seed {}\n", zoo.zoo.entry.name,
              zoo.zoo.entry.description, options.seed);
-  fmt::print("config   {}; {} weights\n\n", DescribeConfig(zoo), zoo.weight_elements);
+  fmt::print("config   {}; {} weights\n", DescribeConfig(zoo), zoo.weight_elements);
+  if (!resumed.empty()) fmt::print("{}\n", resumed);
+  fmt::print("\n");
   fmt::print("{:>6}  {:>12}  {:>9}\n", "step", "loss", "time");
   fmt::print("{:>6}  {:>12}  {:>9}\n", "------", "------------", "---------");
   std::fflush(stdout);
@@ -167,6 +170,14 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
       "Train on these arrays (.npy, .npz or .safetensors; one per batch parameter, named after "
       "it, its rows k steps' batches stacked) in place of synthetic batches: step i of seed S "
       "reads batch (S + i) mod k");
+  AddCheckpointFlags(*command, options.checkpoints);
+  command
+      ->add_flag("--elastic", options.elastic,
+                 "With --cluster and --checkpoint-dir: supervise the run (start alpa by itself; "
+                 "with --backend mpi it launches mpirun) and when a device or rank is lost, "
+                 "re-plan for the devices left and resume from the last checkpoint")
+      ->needs(cluster);
+  command->add_option("--progress-file", options.progress_file)->group("");
   AddZooFlags(*command, options.zoo, /*training=*/true);
   command->footer(
       "Synthetic data has a pattern the model can learn, so the loss falls; the same seed gives "
@@ -178,6 +189,7 @@ CLI::App* AddRunCommand(CLI::App& app, RunOptions& options) {
 }
 
 int RunRun(const RunOptions& options) {
+  if (options.elastic) return RunElastic(options, options.arguments);
   if (IsDumpedTrainStep(options)) return RunDumpedStep(options);
   Result<ZooStep> zoo = ResolveRunModel(options);
   if (!zoo.ok()) return ReportError(zoo.status());
@@ -191,13 +203,19 @@ int RunRun(const RunOptions& options) {
       if (!built.ok()) return ReportError(built.status().WithContext("--check's f32 reference"));
       f32_step = std::move(built).value();
     }
-    return RunOnCluster(*zoo, f32_step ? &*f32_step : nullptr, options.cluster, options.steps,
-                        options.seed, options.json);
+    return RunOnCluster(
+        *zoo, f32_step ? &*f32_step : nullptr, options.cluster,
+        {options.steps, options.seed, options.json, options.checkpoints, options.progress_file});
   }
-  if (!options.json) PrintHeader(*zoo, options);
   ZooTraining training(*zoo, options.seed);
+  Result<Resumed> resumed = ResumeFromFlags(training, options.checkpoints);
+  if (!resumed.ok()) return ReportError(resumed.status().WithContext(options.model));
+  const int64_t first = resumed->first_step;
+  if (!options.json) PrintHeader(*zoo, options, resumed->note);
+  ProgressLog progress(options.progress_file);
+  progress.Start("interpreter", "[1]", 1, first);
   std::vector<StepRecord> records;
-  for (int64_t i = 0; i < options.steps; ++i) {
+  for (int64_t i = first; i < first + options.steps; ++i) {
     StepRecord record{.step = i + 1};
     Result<double> loss = training.Step(i, record.seconds);
     if (!loss.ok()) return ReportError(loss.status().WithContext(options.model));
@@ -210,6 +228,10 @@ int RunRun(const RunOptions& options) {
     }
     records.push_back(record);
     if (!options.json) PrintStep(record);
+    const Status checkpointed = CheckpointIfDue(training, options.checkpoints, "interpreter", record.step,
+                                         first + options.steps, !options.json);
+    if (!checkpointed.ok()) return ReportError(checkpointed.WithContext(options.model));
+    progress.Step(record.step);
   }
   if (options.json) {
     fmt::print("{}\n", DumpJson(ToJson(records)));

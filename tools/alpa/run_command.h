@@ -22,6 +22,12 @@ struct RunOptions {
   uint64_t seed = 0;
   bool json = false;
   ClusterRunOptions cluster;
+  CheckpointFlags checkpoints;
+  // --elastic: supervise the run and relaunch it on the devices left (elastic_run.h), with
+  // `arguments` (the command line after the program's name) as each launch's.
+  bool elastic = false;
+  std::vector<std::string> arguments;
+  std::string progress_file;  // --progress-file, hidden: what a supervised run reports
   ZooFlags zoo;
   std::vector<std::string> scalars;  // --scalar NAME=VALUE of a dumped train step
 };

@@ -45,7 +45,35 @@ class Interpreter final : public StepRunner {
   std::vector<ir::Literal> carried_;
 };
 
+// The layout of `step`'s carried values held whole by one device: its first parameters, as many
+// as the root's elements after the loss.
+api::CarriedLayout WholeCarriedLayout(const ir::Module& step) {
+  const std::vector<ir::Instruction*> parameters = step.entry()->parameters();
+  const int64_t carried = step.entry()->root()->shape().tuple_size() - 1;
+  std::vector<std::string> names;
+  std::vector<ir::Shape> shapes;
+  for (int64_t i = 0; i < carried; ++i) {
+    names.push_back(parameters[static_cast<size_t>(i)]->name());
+    shapes.push_back(parameters[static_cast<size_t>(i)]->shape());
+  }
+  return api::WholeValuesLayout(names, shapes);
+}
+
 }  // namespace
+
+Result<std::string> StepRunner::Save(const ir::Module& step, const api::CheckpointTarget& target) {
+  ALPA_ASSIGN_OR_RETURN(std::vector<ir::Literal> values, Fetch());
+  return api::SaveCheckpoint(WholeCarriedLayout(step), 0, {std::move(values)}, target);
+}
+
+Result<api::RestoredState> StepRunner::Restore(const ir::Module& step, const std::string& path,
+                                               const std::string& model) {
+  ALPA_ASSIGN_OR_RETURN(api::RestoredState restored,
+                        api::RestoreCheckpoint(WholeCarriedLayout(step), path, model));
+  ALPA_RETURN_IF_ERROR(Place(std::move(restored.tiles.front())));
+  restored.tiles.clear();
+  return restored;
+}
 
 nlohmann::ordered_json StepRecordsJson(const std::vector<StepRecord>& records, bool reference) {
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
@@ -151,6 +179,19 @@ Status ZooTraining::Restart(std::vector<ir::Literal> carried) {
   ALPA_RETURN_IF_ERROR(runner_->Place(std::move(carried)));
   placed_ = true;
   return Status::Ok();
+}
+
+Result<std::string> ZooTraining::Save(api::CheckpointTarget target) {
+  ALPA_RETURN_IF_ERROR(PlaceInitial());
+  target.model = zoo_.zoo.entry.name;
+  return runner_->Save(*zoo_.step, target);
+}
+
+Result<api::RestoredState> ZooTraining::Resume(const std::string& path) {
+  ALPA_ASSIGN_OR_RETURN(api::RestoredState restored,
+                        runner_->Restore(*zoo_.step, path, zoo_.zoo.entry.name));
+  placed_ = true;
+  return restored;
 }
 
 }  // namespace alpa::tools

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "api/checkpointing.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "support/status.h"
@@ -59,6 +60,16 @@ class StepRunner {
   virtual Result<double> Step(std::vector<ir::Literal> batch) = 0;
   // The kept values, whole.
   virtual Result<std::vector<ir::Literal>> Fetch() = 0;
+
+  // Saves the kept values of `step` (a train step whose carried values are its first
+  // parameters) as the next checkpoint of target.root (api/checkpointing.h). By default the
+  // values whole, as one device's file; a runner whose devices hold tiles saves each device's.
+  // Returns the checkpoint's directory.
+  virtual Result<std::string> Save(const ir::Module& step, const api::CheckpointTarget& target);
+  // Keeps the values of the checkpoint at `path` (saved by any runner of `model`) in place of
+  // what it held; returns what was read (its tiles handed over).
+  virtual Result<api::RestoredState> Restore(const ir::Module& step, const std::string& path,
+                                             const std::string& model);
 };
 
 // The reference interpreter's runner of `step` (which must outlive it): whole values.
@@ -90,6 +101,11 @@ class ZooTraining {
   // Continues from `carried` (as Carried() returns them): --check runs the reference from the
   // devices' inputs.
   Status Restart(std::vector<ir::Literal> carried);
+
+  // Saves the carried values as a checkpoint (StepRunner::Save); target.model is set here.
+  Result<std::string> Save(api::CheckpointTarget target);
+  // Continues from the checkpoint at `path`: the next step is the one after the checkpoint's.
+  Result<api::RestoredState> Resume(const std::string& path);
 
  private:
   // Places the initial values if nothing is placed yet.
