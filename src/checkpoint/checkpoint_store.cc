@@ -160,8 +160,15 @@ Status CreatePendingDirectory(const PendingCheckpoint& pending) {
   std::error_code error;
   fs::create_directories(pending.root, error);
   if (error) return FilesystemError("create the checkpoint directory", pending.root, error);
+  // What a crash left: .partial directories, and generations renamed into place that LATEST never
+  // came to name (a crash between the two renames), whose names the next commits would reuse.
+  ALPA_ASSIGN_OR_RETURN(const std::string latest, LatestName(pending.root));
+  const int64_t latest_generation = latest.empty() ? 0 : GenerationOf(latest);
   for (const fs::directory_entry& entry : fs::directory_iterator(pending.root, error)) {
-    if (entry.path().filename().string().ends_with(kPartial)) fs::remove_all(entry.path(), error);
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(kPartial) || GenerationOf(name) > latest_generation) {
+      fs::remove_all(entry.path(), error);
+    }
   }
   if (error) return FilesystemError("clear unfinished checkpoints in", pending.root, error);
   fs::create_directory(pending.partial_dir(), error);

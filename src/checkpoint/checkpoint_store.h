@@ -36,8 +36,9 @@ struct PendingCheckpoint {
 // names it: every process of a run may call it and gets the same name until it is committed.
 Result<PendingCheckpoint> NextCheckpoint(const std::string& root, int64_t step);
 
-// Creates `root` if needed and the pending directory afresh, removing unfinished (.partial)
-// directories left by a crash. One process calls it before any writes a tile.
+// Creates `root` if needed and the pending directory afresh, removing what a crash left
+// unfinished: .partial directories, and generations newer than LATEST's (renamed into place, but
+// never named by LATEST). One process calls it before any writes a tile.
 Status CreatePendingDirectory(const PendingCheckpoint& pending);
 
 // "device-0003.safetensors": the file device 3 writes its tiles to.

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -107,6 +108,21 @@ TEST(CheckpointStoreTest, EachCommitIsANewGenerationAndTheOldestGo) {
   EXPECT_EQ(previous->manifest().step, 6);
 }
 
+// A writer killed between renaming its directory into place and replacing LATEST leaves a
+// generation LATEST never named; the next writer, numbering from LATEST, reuses its name (the
+// kill test found it: the rename failed on the non-empty directory). It is cleared first.
+TEST(CheckpointStoreTest, AGenerationLatestNeverNamedIsClearedForTheNext) {
+  const std::string root = FreshDir("orphan");
+  const ShardingSpec whole = ShardingSpec::Replicated(2);
+  ASSERT_TRUE(SaveCounting(root, 4, 4, 1, whole, {1}, 1).ok());
+  ASSERT_TRUE(SaveCounting(root, 4, 4, 2, whole, {1}, 2).ok());
+  // Undo the second commit's LATEST: as if the writer died just before it.
+  ASSERT_TRUE(WriteStringToFile(root + "/LATEST", "ckpt-000001-step-1\n").ok());
+  const Status again = SaveCounting(root, 4, 4, 2, whole, {1}, 2);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(*ReadFileToString(root + "/LATEST"), "ckpt-000002-step-2\n");
+}
+
 TEST(CheckpointStoreTest, TileFilesAreSafetensors) {
   const std::string root = FreshDir("safetensors");
   ASSERT_TRUE(SaveCounting(root, 4, 4, 0, ShardingSpec::SplitDim(2, 0, {0}), {2}, 1).ok());
@@ -188,6 +204,7 @@ TEST(CheckpointStoreTest, AWriterKilledAnywhereLeavesAWholeCheckpoint) {
   std::mt19937 random(2026);
   std::uniform_int_distribution<int> delay_us(0, 20000);
   int64_t last_step = 0;
+  int torn = 0;  // trials that killed the writer inside a checkpoint (a .partial left behind)
   for (int trial = 0; trial < 50; ++trial) {
     const pid_t writer = fork();
     ASSERT_GE(writer, 0);
@@ -203,6 +220,9 @@ TEST(CheckpointStoreTest, AWriterKilledAnywhereLeavesAWholeCheckpoint) {
     ASSERT_EQ(waitpid(writer, &status, 0), writer);
     ASSERT_TRUE(WIFSIGNALED(status))
         << "the writer stopped by itself: exit " << WEXITSTATUS(status);
+    for (const fs::directory_entry& entry : fs::directory_iterator(root)) {
+      if (entry.path().extension() == ".partial") ++torn;
+    }
 
     Result<Checkpoint> checkpoint = Checkpoint::Open(root);
     ASSERT_TRUE(checkpoint.ok()) << "trial " << trial << ": " << checkpoint.status().message();
@@ -216,6 +236,10 @@ TEST(CheckpointStoreTest, AWriterKilledAnywhereLeavesAWholeCheckpoint) {
         << "trial " << trial;
     last_step = step;
   }
+  // How many kills landed inside a write depends on the machine's speed; it is reported, not
+  // asserted.
+  RecordProperty("kills_inside_a_write", torn);
+  std::printf("%d of 50 kills landed inside a checkpoint's write\n", torn);
 }
 
 }  // namespace

@@ -355,8 +355,8 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     }
     records.push_back(record);
     if (speaker && !json) PrintStepRow(record, options.check);
-    const Status checkpointed = CheckpointIfDue(training, checkpoints, effective.method, record.step,
-                                         first + steps, speaker && !json);
+    const Status checkpointed = CheckpointIfDue(training, checkpoints, effective.method,
+                                                record.step, first + steps, speaker && !json);
     if (!checkpointed.ok()) return fail_step(checkpointed);
     progress.Step(record.step);
   }

@@ -318,7 +318,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     records.push_back(record);
     if (speaker && !json) PrintStepRow(record, check.has_value());
     const Status checkpointed = CheckpointIfDue(training, checkpoints, "pipeshard", record.step,
-                                         first + steps, speaker && !json);
+                                                first + steps, speaker && !json);
     if (!checkpointed.ok()) return fail_step(checkpointed);
     progress.Step(record.step);
   }

@@ -228,8 +228,8 @@ int RunRun(const RunOptions& options) {
     }
     records.push_back(record);
     if (!options.json) PrintStep(record);
-    const Status checkpointed = CheckpointIfDue(training, options.checkpoints, "interpreter", record.step,
-                                         first + options.steps, !options.json);
+    const Status checkpointed = CheckpointIfDue(training, options.checkpoints, "interpreter",
+                                                record.step, first + options.steps, !options.json);
     if (!checkpointed.ok()) return ReportError(checkpointed.WithContext(options.model));
     progress.Step(record.step);
   }
