@@ -115,8 +115,10 @@ Result<Pins> PinsFromShardingsText(std::string_view text, const std::string& sou
   }
   PinCollector pins;
   for (const auto& [name, value] : json.items()) {
+    // A copy: clang before 16 cannot capture a structured binding (the fuzz build uses clang).
+    const std::string& key = name;
     const auto fail = [&](const Status& why) {
-      return why.WithContext(fmt::format("{}: key '{}'", source, name));
+      return why.WithContext(fmt::format("{}: key '{}'", source, key));
     };
     if (!value.is_string()) {
       return fail(
