@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "checkpoint/durable_file.h"
 #include "checkpoint/tile_file.h"
 #include "ir/shape.h"
 #include "support/file.h"
@@ -24,32 +25,9 @@ constexpr std::string_view kLatest = "LATEST";
 constexpr std::string_view kManifest = "manifest.json";
 constexpr std::string_view kPartial = ".partial";
 
-Status SystemError(const std::string& what, const std::string& path) {
-  return InvalidArgument("{}: cannot {} ({})", path, what, std::strerror(errno));
-}
-
 Status FilesystemError(const std::string& what, const std::string& path,
                        const std::error_code& error) {
   return InvalidArgument("{}: cannot {} ({})", path, what, error.message());
-}
-
-// fsync of a directory makes the entries created, renamed or removed in it durable.
-Status SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return SystemError("open the directory", dir);
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  return synced ? Status::Ok() : SystemError("flush the directory to disk", dir);
-}
-
-// Writes `contents` to `path` and flushes it to disk.
-Status WriteDurably(const std::string& path, std::string_view contents) {
-  ALPA_RETURN_IF_ERROR(WriteStringToFile(path, contents));
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return SystemError("open", path);
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  return synced ? Status::Ok() : SystemError("flush to disk", path);
 }
 
 // The generation of a checkpoint directory's name ("ckpt-000003-step-12" -> 3), or -1.
@@ -199,7 +177,7 @@ Result<std::vector<SavedTile>> WriteDeviceTiles(const PendingCheckpoint& pending
 Status CommitCheckpoint(const PendingCheckpoint& pending, const Manifest& manifest, int64_t keep) {
   const std::string partial = pending.partial_dir();
   ALPA_RETURN_IF_ERROR(
-      WriteDurably((fs::path(partial) / kManifest).string(), ManifestText(manifest)));
+      WriteFileDurably((fs::path(partial) / kManifest).string(), {ManifestText(manifest)}));
   ALPA_RETURN_IF_ERROR(SyncDirectory(partial));
   const std::string final_dir = (fs::path(pending.root) / pending.name).string();
   std::error_code error;
@@ -208,7 +186,7 @@ Status CommitCheckpoint(const PendingCheckpoint& pending, const Manifest& manife
   ALPA_RETURN_IF_ERROR(SyncDirectory(pending.root));
   const std::string latest = (fs::path(pending.root) / kLatest).string();
   const std::string latest_partial = latest + std::string(kPartial);
-  ALPA_RETURN_IF_ERROR(WriteDurably(latest_partial, pending.name + "\n"));
+  ALPA_RETURN_IF_ERROR(WriteFileDurably(latest_partial, {pending.name + "\n"}));
   fs::rename(latest_partial, latest, error);
   if (error) return FilesystemError("replace", latest, error);
   ALPA_RETURN_IF_ERROR(SyncDirectory(pending.root));

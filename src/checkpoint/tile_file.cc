@@ -1,13 +1,12 @@
 #include "checkpoint/tile_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include <cerrno>
-#include <cstring>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
+
+#include "checkpoint/durable_file.h"
 
 namespace alpa::checkpoint {
 namespace {
@@ -19,21 +18,6 @@ constexpr std::pair<std::string_view, DType> kSafetensorsTypes[] = {
     {"I8", DType::kS8},    {"I16", DType::kS16},   {"I32", DType::kS32}, {"I64", DType::kS64},
     {"U8", DType::kU8},    {"U16", DType::kU16},   {"U32", DType::kU32}, {"U64", DType::kU64},
     {"BOOL", DType::kPred}};
-
-Status SystemError(const std::string& what, const std::string& path) {
-  return InvalidArgument("{}: cannot {} ({})", path, what, std::strerror(errno));
-}
-
-// Writes all of `bytes` at the file's position, retrying short writes.
-Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return SystemError("write", path);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -88,21 +72,16 @@ Result<std::vector<WrittenTile>> WriteTileFile(const std::string& path, int64_t 
     length[i] = static_cast<char>((header_text.size() >> (8 * i)) & 0xff);
   const int64_t data_start = static_cast<int64_t>(8 + header_text.size());
 
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return SystemError("create the tile file", path);
-  Status status = WriteAll(fd, length, path);
-  if (status.ok()) status = WriteAll(fd, header_text, path);
-  for (size_t i = 0; i < tiles.size() && status.ok(); ++i) {
+  std::vector<std::string_view> pieces = {length, header_text};
+  for (size_t i = 0; i < tiles.size(); ++i) {
     const std::string_view bytes(reinterpret_cast<const char*>(tiles[i].tile->data()),
                                  static_cast<size_t>(tiles[i].tile->size_bytes()));
-    status = WriteAll(fd, bytes, path);
+    pieces.push_back(bytes);
     written[i].crc32 = Crc32(bytes);
     written[i].begin += data_start;
     written[i].end += data_start;
   }
-  if (status.ok() && ::fsync(fd) != 0) status = SystemError("flush the tile file to disk", path);
-  if (::close(fd) != 0 && status.ok()) status = SystemError("close the tile file", path);
-  if (!status.ok()) return status;
+  ALPA_RETURN_IF_ERROR(WriteFileDurably(path, pieces));
   return written;
 }
 
