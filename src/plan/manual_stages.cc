@@ -184,15 +184,17 @@ Result<ManualStages> ParseManualStages(const std::string& text, const std::strin
 
 Result<ManualStages> ParseSavedPlanStages(const std::string& text, const std::string& source) {
   json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (document.is_discarded() || !document.is_object() ||
-      document.value("format", "") != "alpa-plan") {
+  // Compared as JSON values, not read with value(): a field of another type is not a plan
+  // document (value() throws on it; the fuzzer found "format": 6).
+  if (document.is_discarded() || !document.is_object() || !document.contains("format") ||
+      document["format"] != "alpa-plan") {
     return InvalidArgument("{}: not a plan document (alpa plan -o writes one)", source);
   }
-  if (document.value("version", 0) != 2 || !document.contains("stages")) {
+  if (!document.contains("version") || document["version"] != 2 || !document.contains("stages")) {
     return InvalidArgument(
         "{}: a single-stage plan (version {}); only pipelined plans (version 2, from --method "
         "pipeshard or uniform) have stages to re-cost",
-        source, document.value("version", 0));
+        source, document.contains("version") ? document["version"].dump() : "missing");
   }
   if (!document.contains("num_layers")) {
     return InvalidArgument("{}: no \"num_layers\"; plan the model again to save a complete plan",

@@ -92,7 +92,9 @@ Result<std::vector<LayerBoundary>> PriceLayerBoundaries(
     for (size_t a = 0; a < received.size(); ++a) {
       const auto it = sender.find(received[a]);
       if (it == sender.end()) continue;  // the batch, or a value no layer sends
-      const auto [from, i] = it->second;
+      // Plain copies: clang 14 rejects capturing a structured binding in the lambda below.
+      const int64_t from = it->second.first;
+      const size_t i = it->second.second;
       const LayerCost& giver = table.at(from, config);
       if (!receiver.fits || !giver.fits) continue;
       const ir::Shape& shape = received_shapes[static_cast<size_t>(to)][a];

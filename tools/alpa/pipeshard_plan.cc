@@ -103,15 +103,21 @@ struct SavedPlan {
   std::optional<double> step_time_s;
 };
 
+// The string at `key`, or empty when it is absent or not a string (json::value would throw).
+std::string TextFieldOrEmpty(const nlohmann::json& object, const char* key) {
+  const auto field = object.find(key);
+  return field != object.end() && field->is_string() ? field->get<std::string>() : std::string();
+}
+
 Result<SavedPlan> ReadSavedPlanHeader(const std::string& path) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   const nlohmann::json saved = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   SavedPlan header;
   if (!saved.is_object()) return header;
   if (saved.contains("model") && saved["model"].is_object()) {
-    header.model = saved["model"].value("name", "");
+    header.model = TextFieldOrEmpty(saved["model"], "name");
   }
-  header.cluster = saved.value("cluster", "");
+  header.cluster = TextFieldOrEmpty(saved, "cluster");
   if (saved.contains("num_micro_batches") && saved["num_micro_batches"].is_number_integer()) {
     header.num_micro_batches = saved["num_micro_batches"].get<int64_t>();
   }
