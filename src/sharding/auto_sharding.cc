@@ -51,6 +51,7 @@ Result<solver::Answer> SolveForPlan(const solver::Request& request,
   heuristic_options.kind = solver::SolverKind::kHeuristic;
   heuristic_options.effort = kPlannerHeuristicEffort;
   heuristic_options.patience = kPlannerHeuristicPatience;
+  heuristic_options.stop_when_stalled = true;
   if (options.kind == solver::SolverKind::kHeuristic) {
     return solver::Solve(request, heuristic_options);
   }

@@ -59,6 +59,7 @@ void LocalSearch::SetPrices(const std::vector<double>& lambda) {
   for (size_t t = 0; t < lambda.size(); ++t) prefix[t + 1] = prefix[t] + lambda[t];
   const double cap = static_cast<double>(problem_.big);
   std::vector<double> penalty;
+  penalty_excess_ = 0;
   for (int32_t v = 0; v < problem_.num_nodes; ++v) {
     penalty.assign(k(v), 0.0);
     for (int64_t i = problem_.item_begin[v]; i < problem_.item_begin[v + 1]; ++i) {
@@ -66,9 +67,13 @@ void LocalSearch::SetPrices(const std::vector<double>& lambda) {
       const int64_t* usage = &problem_.usage[problem_.item_usage[i]];
       for (int32_t s = 0; s < k(v); ++s) penalty[s] += price * static_cast<double>(usage[s]);
     }
+    double excess = 0;
     for (int32_t s = 0; s < k(v); ++s) {
-      penalty_[problem_.strategy_begin[v] + s] = std::llround(std::min(cap, penalty[s]));
+      const int64_t rounded = std::llround(std::min(cap, penalty[s]));
+      penalty_[problem_.strategy_begin[v] + s] = rounded;
+      excess = std::max(excess, static_cast<double>(rounded) - penalty[s]);
     }
+    penalty_excess_ += excess;
   }
 }
 

@@ -34,7 +34,7 @@ class LocalSearch {
   LocalSearch(const HeuristicProblem& problem, std::vector<int32_t> choice, bool enforce_memory);
 
   const std::vector<int32_t>& choice() const { return choice_; }
-  int64_t cost() const { return cost_; }  // exact cost, excluding problem.constant_cost
+  int64_t cost() const { return cost_; }  // exact cost of the choice
   bool Fits() const;                      // memory within the limit at every time point
   bool HasForbidden() const { return cost_ >= problem_.big; }
   const MemoryProfile& memory() const { return memory_; }
@@ -54,6 +54,10 @@ class LocalSearch {
   // f-contributions of v's strategies given its neighbours (unary + penalty + incident edges).
   void Evaluate(int32_t v, std::vector<int64_t>& out) const;
   const std::vector<int64_t>& penalty() const { return penalty_; }
+  // How far the integer penalties can exceed the exact ones over any choice: sum over nodes of
+  // max_s (penalty_v[s] - exact_v[s]), at most half a unit per penalised node (rounding; the cap
+  // at problem.big only lowers a penalty). A Lagrangian bound subtracts it.
+  double penalty_excess() const { return penalty_excess_; }
 
   // Sets node strategies as one change (cost and memory updated), without any acceptance test.
   void Assign(const std::vector<std::pair<int32_t, int32_t>>& changes);
@@ -75,6 +79,7 @@ class LocalSearch {
   int64_t cost_ = 0;
   MemoryProfile memory_;
   std::vector<int64_t> penalty_;  // per local strategy
+  double penalty_excess_ = 0;
 
   // Scratch space, kept to avoid allocations per move.
   std::vector<int64_t> scratch_;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "solver/heuristic_problem.h"
@@ -22,6 +23,10 @@ using Clock = std::chrono::steady_clock;
 constexpr int kTrwsIterations = 5;
 constexpr double kStep = 3000;
 constexpr int64_t kRepairSteps = 1'000'000;
+// After a stall the relaxed problem is solved with shaken costs this many iterations, each cost
+// moved by up to this share of its node's spread (heuristic_solver.h, step 4).
+constexpr int64_t kNoisyIterations = 3;
+constexpr double kShake = 0.3;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
@@ -67,6 +72,51 @@ TotalCost CheapLowerBound(const HeuristicProblem& p) {
   return bound;
 }
 
+// The least integer cost a floating-point bound allows: costs are integers, so the optimum is at
+// least ceil(bound); a relative margin covers the rounding of summing ~1e5 doubles.
+TotalCost IntegerBound(double bound) {
+  if (!std::isfinite(bound)) return std::numeric_limits<int64_t>::min();
+  const double margin = 1e-9 * std::abs(bound) + 1e-6;
+  return static_cast<TotalCost>(std::ceil(bound - margin));
+}
+
+// The restarts' randomness, drawn from options.seed (mt19937_64's sequence is fixed by the
+// standard, and the draws are mapped to [0, 1) by hand, so a seed gives the same search on every
+// platform).
+class Diversifier {
+ public:
+  Diversifier(const HeuristicProblem& problem, uint64_t seed)
+      : problem_(problem), random_(seed ^ 0x9E3779B97F4A7C15ull) {}
+
+  // lambda_t = best_t * e^u with u uniform in [-1, 1): each price moves up to a factor e.
+  void ScatterPrices(const std::vector<double>& best, std::vector<double>& lambda) {
+    for (size_t t = 0; t < lambda.size(); ++t) lambda[t] = best[t] * std::exp(2 * Uniform() - 1);
+  }
+
+  // `penalty` plus up to kShake of each node's spread of unary costs, per strategy: TRW-S then
+  // starts from other labellings, while the bound and the feasible search keep the true costs.
+  const std::vector<int64_t>& Shaken(const std::vector<int64_t>& penalty) {
+    shaken_ = penalty;
+    for (int32_t v = 0; v < problem_.num_nodes; ++v) {
+      const auto first = problem_.unary.begin() + problem_.strategy_begin[v];
+      const auto last = problem_.unary.begin() + problem_.strategy_begin[v + 1];
+      const auto [least, most] = std::minmax_element(first, last);
+      const double spread = static_cast<double>(*most - *least);
+      for (int64_t i = problem_.strategy_begin[v]; i < problem_.strategy_begin[v + 1]; ++i) {
+        shaken_[i] += std::llround(kShake * spread * Uniform());
+      }
+    }
+    return shaken_;
+  }
+
+ private:
+  double Uniform() { return static_cast<double>(random_() >> 11) * 0x1.0p-53; }
+
+  const HeuristicProblem& problem_;
+  std::mt19937_64 random_;
+  std::vector<int64_t> shaken_;
+};
+
 }  // namespace
 
 Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& options) {
@@ -105,51 +155,72 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
     record(feasible);
   }
 
-  const TotalCost lower_bound = CheapLowerBound(problem);
+  TotalCost lower_bound = CheapLowerBound(problem);
   const bool choiceless = problem.unary.size() == static_cast<size_t>(problem.num_nodes);
   LocalSearch relaxed(problem, feasible.choice(), /*enforce_memory=*/false);
   Trws trws(problem);
   Repairer repairer(problem);
+  Diversifier diversifier(problem, options.seed);
   const int32_t num_times = problem.num_times;
   const double limit = static_cast<double>(problem.limit);
-  std::vector<double> lambda(num_times, 0.0);
+  std::vector<double> lambda(num_times, 0.0), best_lambda(num_times, 0.0);
   std::vector<double> step(num_times, 0.0);
   double theta = 1, best_lagrangian = -std::numeric_limits<double>::infinity();
-  int stall = 0;
-  int64_t last_improvement = 0;
+  int flat = 0;  // iterations the Lagrangian value has not risen
+  // An episode runs from the start or a restart; it stalls after `patience` iterations without a
+  // better solution (by default 4x the iterations it took to its last improvement, at least 200).
+  int64_t episode = 0, last_improvement = 0, noisy_until = 0;
   for (int64_t iteration = 0;; ++iteration) {
     if (choiceless || (found && best_cost <= lower_bound) || out_of_time() ||
-        (options.effort && iteration >= *options.effort) ||
-        iteration - last_improvement >
-            options.patience.value_or(std::max<int64_t>(200, 4 * last_improvement))) {
+        (options.effort && iteration >= *options.effort)) {
       break;
     }
-    // The relaxed problem at the current prices.
+    if (iteration - last_improvement >
+        options.patience.value_or(std::max<int64_t>(200, 4 * (last_improvement - episode)))) {
+      if (options.stop_when_stalled) break;
+      // Diversify: prices scattered around those of the best solution, the relaxed problem's
+      // costs shaken for a few iterations, the step size reset; a new episode.
+      diversifier.ScatterPrices(found ? best_lambda : lambda, lambda);
+      theta = 1;
+      best_lagrangian = -std::numeric_limits<double>::infinity();
+      flat = 0;
+      episode = last_improvement = iteration;
+      noisy_until = iteration + kNoisyIterations;
+    }
+    // The relaxed problem at the current prices (shaken after a restart), and its bound.
     relaxed.SetPrices(lambda);
-    relaxed.Reset(trws.Run(relaxed.penalty(), kTrwsIterations, out_of_time));
+    const std::vector<int64_t>& penalty =
+        iteration < noisy_until ? diversifier.Shaken(relaxed.penalty()) : relaxed.penalty();
+    relaxed.Reset(trws.Run(penalty, kTrwsIterations, out_of_time));
     relaxed.Descend();
     double lagrangian = static_cast<double>(relaxed.cost());
+    double bound = trws.LowerBound(relaxed.penalty()) - relaxed.penalty_excess();
     if (problem.has_limit) {
       const std::vector<int64_t> usage = relaxed.memory().Values();
       for (int32_t t = 0; t < num_times; ++t) {
         step[t] = static_cast<double>(usage[t]) - limit;
         lagrangian += lambda[t] * step[t];
+        bound += lambda[t] * (static_cast<double>(problem.base_usage[t]) - limit);
       }
     }
+    lower_bound = std::max(lower_bound, IntegerBound(bound));
     // A feasible solution from it.
     if (repairer.Repair(relaxed, kRepairSteps, out_of_time)) {
       feasible.Reset(relaxed.choice());
       feasible.SetPrices(lambda);
       feasible.Descend();
-      if (record(feasible)) last_improvement = iteration;
+      if (record(feasible)) {
+        last_improvement = iteration;
+        best_lambda = lambda;
+      }
     }
     if (!problem.has_limit) continue;
     // Prices towards feasibility.
     if (lagrangian > best_lagrangian) {
       best_lagrangian = lagrangian;
-      stall = 0;
-    } else if (++stall >= 3) {
-      stall = 0;
+      flat = 0;
+    } else if (++flat >= 3) {
+      flat = 0;
       theta /= 2;
       if (theta < 1.0 / 64) {
         theta = 1;
@@ -165,6 +236,7 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
   }
 
   answer.seconds = Seconds(start);
+  answer.lower_bound = lower_bound;
   if (!found) return answer;
   answer.choice = ToOriginalChoice(problem, best);
   const ChoiceCheck check = CheckChoice(request, answer.choice);
@@ -173,8 +245,8 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
     return answer;
   }
   answer.cost = check.cost;
-  answer.lower_bound = lower_bound;
   answer.status = check.cost <= lower_bound ? SolveStatus::kOptimal : SolveStatus::kFeasible;
+  if (answer.status == SolveStatus::kOptimal) answer.lower_bound = check.cost;
   return answer;
 }
 

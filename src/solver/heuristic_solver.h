@@ -1,7 +1,7 @@
 // Our own fast solver for the auto-sharding problem (request.h): Lagrangian relaxation of the
 // memory limit, message passing for the relaxed problem, and greedy repair plus local search for
-// feasible solutions. Deterministic: the same request, options.start and options.effort give the
-// same answer (options.seed does not change the search).
+// feasible solutions. Deterministic: the same request, options.start, options.effort and
+// options.seed give the same answer (the seed draws the restarts of step 4).
 //
 // 1. Reduce (heuristic_reduce.h): drop forbidden strategies (arc consistency), fold
 //    single-strategy nodes, contract edges that fix one end's strategy given the other's, fold
@@ -22,13 +22,23 @@
 //    risen for three iterations, back to 1 after six halvings. The clamps keep one solution that
 //    fits everywhere (all steps negative) from wiping the prices out, and let prices grow
 //    geometrically where the limit keeps breaking.
-// 4. Stop at options.time_limit_s, after options.effort iterations, or when the search is
-//    exhausted: no better solution for options.patience iterations (by default
-//    max(200, 4 * (iterations until the last one))).
+//    The iteration's lower bound: for every choice s that fits, lambda >= 0 gives
+//      cost(s) >= f(s) - sum_t lambda_t * L >= TRW-S's bound on min f - sum_t lambda_t * L
+//    (weak duality; Trws::LowerBound, less what rounding the penalties to integers added).
+//    The best over all iterations is the answer's bound.
+// 4. A stall: options.patience iterations without a better solution (by default 4x the
+//    iterations the episode took to its last improvement, at least 200). Unless
+//    options.stop_when_stalled, a stall starts a new episode instead of stopping: prices
+//    scattered around those of the best solution (each times e^u, u uniform in [-1, 1)), the
+//    relaxed problem's node costs shaken for three iterations (up to 30% of each node's spread),
+//    theta back to 1.
+// 5. Stop at options.time_limit_s, after options.effort iterations, when the best cost meets the
+//    bound (proven optimal), or at a stall when asked to.
 //
 // One unit of options.effort is one iteration of step 3. The answer is kOptimal when the reduced
-// problem has no choice left or the best cost meets the cheap lower bound (every node and edge at
-// its least cost), kFeasible otherwise; kNoSolution if no repair succeeded in time.
+// problem has no choice left or the best cost meets the bound (the cheap one, every node and edge
+// at its least cost, or the Lagrangian one), kFeasible otherwise; kNoSolution if no repair
+// succeeded in time. Its lower_bound is the better of the two bounds.
 #ifndef ALPA_SOLVER_HEURISTIC_SOLVER_H_
 #define ALPA_SOLVER_HEURISTIC_SOLVER_H_
 

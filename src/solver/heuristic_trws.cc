@@ -80,6 +80,50 @@ void Trws::Pass(const std::vector<int64_t>& penalty, bool forward) {
   }
 }
 
+double Trws::LowerBound(const std::vector<int64_t>& penalty) const {
+  // Beliefs b_v = theta'_v, each shared equally among v's edges (a node without edges keeps its).
+  const int32_t n = problem_.num_nodes;
+  std::vector<double> share(problem_.unary.size());
+  double bound = 0;
+  for (int32_t v = 0; v < n; ++v) {
+    const int64_t base = problem_.strategy_begin[v];
+    const int64_t degree = problem_.adj_begin[v + 1] - problem_.adj_begin[v];
+    double least = std::numeric_limits<double>::infinity();
+    for (int32_t s = 0; s < k(v); ++s) {
+      double belief = static_cast<double>(problem_.unary[base + s] + penalty[base + s]);
+      for (int64_t a = problem_.adj_begin[v]; a < problem_.adj_begin[v + 1]; ++a) {
+        belief += messages_[message_offset_[a] + s];
+      }
+      least = std::min(least, belief);
+      share[base + s] = degree > 0 ? belief / static_cast<double>(degree) : 0.0;
+    }
+    if (degree == 0) bound += least;
+  }
+  // Each edge once, from its lower end v: matrix oriented for v, row t (w's strategy) over s.
+  for (int32_t v = 0; v < n; ++v) {
+    const int32_t kv = k(v);
+    const double* share_v = &share[problem_.strategy_begin[v]];
+    for (int64_t a = problem_.adj_begin[v]; a < problem_.adj_begin[v + 1]; ++a) {
+      const int32_t w = problem_.adj_node[a];
+      if (w < v) continue;
+      const double* share_w = &share[problem_.strategy_begin[w]];
+      const double* to_v = &messages_[message_offset_[a]];
+      const double* to_w = &messages_[message_offset_[problem_.adj_reverse[a]]];
+      const int64_t* matrix = &problem_.matrices[problem_.adj_matrix[a]];
+      double least = std::numeric_limits<double>::infinity();
+      for (int32_t t = 0; t < k(w); ++t) {
+        const int64_t* row = matrix + int64_t{t} * kv;
+        const double column = share_w[t] - to_w[t];
+        for (int32_t s = 0; s < kv; ++s) {
+          least = std::min(least, static_cast<double>(row[s]) - to_v[s] + share_v[s] + column);
+        }
+      }
+      bound += least;
+    }
+  }
+  return bound;
+}
+
 std::vector<int32_t> Trws::Run(const std::vector<int64_t>& penalty, int iterations,
                                const std::function<bool()>& stop) {
   for (int it = 0; it < iterations && (it == 0 || !stop()); ++it) {

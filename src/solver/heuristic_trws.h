@@ -34,6 +34,16 @@ class Trws {
   std::vector<int32_t> Run(const std::vector<int64_t>& penalty, int iterations,
                            const std::function<bool()>& stop);
 
+  // A lower bound on min_s sum_v theta_v(s_v) + sum_(v,w) theta_vw(s_v, s_w) from the current
+  // messages. They reparametrise the problem without changing any labelling's value: with the
+  // belief b_v(s) = theta_v(s) + sum_w m_wv(s) shared equally among v's deg(v) edges,
+  //   E(s) = sum_(v,w) [theta_vw(s_v, s_w) - m_wv(s_v) - m_vw(s_w)
+  //                     + b_v(s_v) / deg(v) + b_w(s_w) / deg(w)]
+  //          + sum over nodes without edges of b_v(s_v),
+  // so the sum of every term's own minimum bounds min E (the LP relaxation's dual; the closer the
+  // messages are to TRW-S's fixed point, the tighter). Valid for any messages.
+  double LowerBound(const std::vector<int64_t>& penalty) const;
+
  private:
   int32_t k(int32_t v) const { return problem_.num_strategies(v); }
   // One pass; `forward` decodes into labelling_.

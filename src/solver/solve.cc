@@ -22,8 +22,8 @@ double SecondsSince(Clock::time_point begin) {
 }
 
 // kAuto's share of the time limit for the heuristic when CBC runs after it. The heuristic stops
-// by itself once its search is exhausted (the contest's B and G: within 3 s, at or one unit above
-// the optimum), and CBC gets the rest to improve the solution and prove a bound.
+// at its first stall (the contest's B and G: within 3 s, at or one unit above the optimum), and
+// CBC gets the rest to improve the solution and prove a bound.
 constexpr double kAutoHeuristicShare = 0.3;
 
 // The checker's verdict on a solver's answer: the cost recomputed exactly, and a choice that is
@@ -64,11 +64,14 @@ Result<Answer> SolveAuto(const Request& request, const SolveOptions& options) {
       options.on_improvement(SecondsSince(begin), cost);
     };
   }
-  if (with_milp) heuristic_options.time_limit_s = options.time_limit_s * kAutoHeuristicShare;
+  if (with_milp) {
+    heuristic_options.time_limit_s = options.time_limit_s * kAutoHeuristicShare;
+    heuristic_options.stop_when_stalled = true;
+  }
   ALPA_ASSIGN_OR_RETURN(Answer heuristic, SolveHeuristic(request, heuristic_options));
   ALPA_ASSIGN_OR_RETURN(Answer answer, Verify(request, std::move(heuristic)));
   const double left = options.time_limit_s - SecondsSince(begin);
-  if (!with_milp || left <= 0) return answer;
+  if (!with_milp || left <= 0 || answer.status == SolveStatus::kOptimal) return answer;
 
   SolveOptions milp_options = heuristic_options;
   milp_options.time_limit_s = left;

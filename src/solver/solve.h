@@ -35,12 +35,15 @@ struct SolveOptions {
   double time_limit_s = 60;
   uint64_t seed = 0;
   // A deterministic bound on the work of the heuristic (its iterations; see heuristic_solver.h);
-  // absent: run until the time limit or until the search is exhausted.
+  // absent: run until the time limit or until optimality is proven.
   std::optional<int64_t> effort;
-  // The heuristic stops after this many iterations without a better solution; absent:
-  // max(200, 4 * the iterations until the last improvement), thorough for the contest's
-  // instances. Deterministic like effort.
+  // The heuristic's stall: this many iterations without a better solution; absent:
+  // max(200, 4 * the iterations until the last improvement). Deterministic like effort.
   std::optional<int64_t> patience;
+  // At a stall the heuristic diversifies (restarts from perturbed prices, drawn from `seed`) and
+  // goes on, so that it uses the whole budget; with this set it stops instead (the planner, and
+  // kAuto's heuristic share when CBC follows).
+  bool stop_when_stalled = false;
   // Called whenever a better feasible solution is found: seconds since the start and its cost
   // (a terminal shows the best cost over time). May be empty.
   std::function<void(double seconds, TotalCost cost)> on_improvement;

@@ -54,6 +54,12 @@ TEST_F(AlpaCliTest, SolveWithTheHeuristicAlone) {
   // Whatever the heuristic finds is verified: a solution is feasible, so it costs at least 21.
   if (json["feasible"] == true) {
     EXPECT_GE(json["cost"].get<int64_t>(), 21);
+    // The best cost over time, ending at the answer's, and when it came within 1% of it.
+    ASSERT_TRUE(json["improvements"].is_array());
+    ASSERT_FALSE(json["improvements"].empty());
+    EXPECT_EQ(json["improvements"].back()["cost"], json["cost"]);
+    EXPECT_TRUE(json["within_1pct_s"].is_number());
+    EXPECT_LE(json["lower_bound"].get<int64_t>(), 21);
   } else {
     EXPECT_TRUE(json["cost"].is_null());
   }
@@ -74,19 +80,27 @@ TEST_F(AlpaCliTest, SolveGzipInputAndSolutionFile) {
 }
 
 TEST_F(AlpaCliTest, SolveInfeasibleProblem) {
-  // Two nodes live together that need 6 + 6 of a limit of 10.
+  // Two nodes live together that need 6 + 6 of a limit of 10: exit 2, with the least peak and
+  // where it sits, from every solver.
   const std::string problem = Write("infeasible.json", R"({"problem": {"name": "over",
     "nodes": {"intervals": [[0, 2], [1, 3]], "costs": [[0], [0]], "usages": [[6], [6]]},
     "usage_limit": 10}})");
-  RunResult r = RunAlpa({"solve", problem, "--json", "--solver", "cbc"});
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  nlohmann::json json = ParseJson(r);
-  EXPECT_EQ(json["status"], "infeasible");
-  EXPECT_EQ(json["feasible"], false);
-  EXPECT_TRUE(json["cost"].is_null());
+  for (const char* solver : {"cbc", "heuristic", "auto"}) {
+    RunResult r = RunAlpa({"solve", problem, "--json", "--solver", solver});
+    ASSERT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("infeasible: no choice fits the memory limit 10: the least "
+                                 "possible peak is 12 at time 1"));
+    nlohmann::json json = ParseJson(r);
+    EXPECT_EQ(json["status"], "infeasible");
+    EXPECT_EQ(json["feasible"], false);
+    EXPECT_TRUE(json["cost"].is_null());
+    EXPECT_EQ(json["least_possible_peak"], 12);
+    EXPECT_EQ(json["least_possible_peak_time"], 1);
+  }
   RunResult text = RunAlpa({"solve", problem, "--solver", "cbc"});
-  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  ASSERT_EQ(text.exit_code, 2) << Describe(text);
   EXPECT_THAT(text.out, HasSubstr("cost         none (no feasible solution found)"));
+  EXPECT_THAT(text.out, HasSubstr("the least possible peak is 12 at time 1"));
 }
 
 TEST_F(AlpaCliTest, SolveBadInput) {

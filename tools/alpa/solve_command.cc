@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,40 @@ std::optional<double> Gap(const Answer& answer) {
   return static_cast<double>(answer.cost - *answer.lower_bound) / static_cast<double>(answer.cost);
 }
 
+// A better solution found during the search: seconds since loading began, and its cost.
+struct Improvement {
+  double seconds;
+  TotalCost cost;
+};
+
+// Searches get at least this long when loading took the whole limit.
+constexpr double kLeastSearchSeconds = 0.1;
+
+// When the best cost first came within 1% of the final one (seconds since loading began).
+std::optional<double> WithinOnePercent(const Answer& answer,
+                                       const std::vector<Improvement>& improvements) {
+  if (!answer.has_solution()) return std::nullopt;
+  for (const Improvement& improvement : improvements) {
+    if (static_cast<double>(improvement.cost) <= 1.01 * static_cast<double>(answer.cost)) {
+      return improvement.seconds;
+    }
+  }
+  return std::nullopt;
+}
+
+// Every node at its least usage: no choice peaks lower, so when this peak is over the limit no
+// choice fits, and it says where.
+Result<Evaluation> LeastUsageEvaluation(const Request& request) {
+  std::vector<int64_t> choice(request.nodes.size(), 0);
+  for (size_t v = 0; v < request.nodes.size(); ++v) {
+    const std::vector<int64_t>& usages = request.nodes[v].usages;
+    if (!usages.empty()) {
+      choice[v] = std::min_element(usages.begin(), usages.end()) - usages.begin();
+    }
+  }
+  return solver::EvaluateChoice(request, choice);
+}
+
 int64_t TotalStrategies(const Request& request) {
   int64_t total = 0;
   for (const solver::Node& node : request.nodes) total += node.num_strategies();
@@ -56,6 +91,8 @@ struct Report {
   const Answer& answer;
   const Evaluation& evaluation;  // of answer.choice; all zero without a choice
   double load_s;
+  const std::vector<Improvement>& improvements;
+  std::optional<Evaluation> least_peak;  // without a solution: every node at its least usage
 };
 
 std::string TextReport(const Report& r) {
@@ -76,6 +113,10 @@ std::string TextReport(const Report& r) {
                        gap.has_value() ? fmt::format(" (gap {:.2f}%)", 100 * *gap) : "");
   }
   out += fmt::format("time         {:.2f} s (loading {:.2f} s)\n", answer.seconds, r.load_s);
+  if (const std::optional<double> within = WithinOnePercent(answer, r.improvements)) {
+    out += fmt::format("within 1%    of the final cost after {:.2f} s ({} improvements)\n", *within,
+                       r.improvements.size());
+  }
   if (solved) {
     const std::string peak =
         fmt::format("peak {} at time {}", solver::TotalCostString(r.evaluation.peak_usage),
@@ -88,6 +129,13 @@ std::string TextReport(const Report& r) {
     } else {
       out += fmt::format("memory       {}, no limit\n", peak);
     }
+  }
+  if (!solved && r.least_peak.has_value() && r.request.usage_limit.has_value()) {
+    out += fmt::format(
+        "memory       the least possible peak is {} at time {} (every node at its least usage), "
+        "limit {}\n",
+        solver::TotalCostString(r.least_peak->peak_usage), r.least_peak->peak_time,
+        *r.request.usage_limit);
   }
   if (!r.options.output.empty()) out += fmt::format("solution     {}\n", r.options.output);
   return out;
@@ -110,10 +158,21 @@ std::string JsonReport(const Report& r) {
   json["gap"] = gap.has_value() ? Json(*gap) : Json(nullptr);
   json["time_s"] = answer.seconds;
   json["load_s"] = r.load_s;
+  const std::optional<double> within = WithinOnePercent(answer, r.improvements);
+  json["within_1pct_s"] = within.has_value() ? Json(*within) : Json(nullptr);
+  Json improvements = Json::array();
+  for (const Improvement& improvement : r.improvements) {
+    improvements.push_back({{"s", improvement.seconds}, {"cost", TotalJson(improvement.cost)}});
+  }
+  json["improvements"] = std::move(improvements);
   json["peak_usage"] = solved ? TotalJson(r.evaluation.peak_usage) : Json(nullptr);
   json["peak_time"] = solved ? Json(r.evaluation.peak_time) : Json(nullptr);
   json["usage_limit"] =
       r.request.usage_limit.has_value() ? Json(*r.request.usage_limit) : Json(nullptr);
+  if (r.least_peak.has_value()) {
+    json["least_possible_peak"] = TotalJson(r.least_peak->peak_usage);
+    json["least_possible_peak_time"] = r.least_peak->peak_time;
+  }
   if (!r.options.output.empty()) json["solution_file"] = r.options.output;
   return DumpJson(json) + "\n";
 }
@@ -139,7 +198,10 @@ CLI::App* AddSolveCommand(CLI::App& app, SolveCommandOptions& options) {
                    "Problem file, JSON or .json.gz, in the IOPDDL contest's format "
                    "(src/solver/iopddl_json.h)")
       ->required();
-  command->add_option("--time-limit", options.time_limit_s, "Seconds to search (default 60)")
+  command
+      ->add_option("--time-limit", options.time_limit_s,
+                   "Seconds to load and search (default 60); the heuristic uses all of it unless "
+                   "it proves its answer optimal")
       ->check(CLI::PositiveNumber);
   command
       ->add_option("--solver", options.solver,
@@ -163,8 +225,9 @@ CLI::App* AddSolveCommand(CLI::App& app, SolveCommandOptions& options) {
       "Example:\n"
       "  alpa solve ../shared/iopddl/asplos-2025-iopddl-B.json.gz --time-limit 60\n"
       "Every solution is verified by an independent checker (cost recomputed in 128 bits, no "
-      "forbidden entry, memory at every time step within the limit). Exit codes: 0 solved, or "
-      "proven infeasible (see status), 2 bad input, 1 internal error.");
+      "forbidden entry, memory at every time step within the limit). Exit codes: 0 solved (or "
+      "no solution found in time, see status), 2 bad input or a problem proven infeasible (the "
+      "least possible peak and its time are printed), 1 internal error.");
   return command;
 }
 
@@ -184,15 +247,20 @@ int RunSolve(const SolveCommandOptions& options) {
 
   solver::SolveOptions solve;
   solve.kind = *kind;
-  solve.time_limit_s = options.time_limit_s;
+  // The limit covers loading too (as the contest's did); a search gets at least a moment.
+  solve.time_limit_s = std::max(options.time_limit_s - load_s, kLeastSearchSeconds);
   solve.seed = options.seed;
   solve.effort = options.effort;
   solve.milp_log = options.cbc_log;
-  if (isatty(STDERR_FILENO)) {
-    solve.on_improvement = [](double seconds, TotalCost cost) {
-      fmt::print(stderr, "{:8.2f} s  best cost {}\n", seconds, solver::TotalCostString(cost));
-    };
-  }
+  std::vector<Improvement> improvements;
+  const bool terminal = isatty(STDERR_FILENO);
+  solve.on_improvement = [&](double seconds, TotalCost cost) {
+    improvements.push_back({load_s + seconds, cost});
+    if (terminal) {
+      fmt::print(stderr, "{:8.2f} s  best cost {}\n", load_s + seconds,
+                 solver::TotalCostString(cost));
+    }
+  };
   Result<Answer> answer = solver::Solve(*request, solve);
   if (!answer.ok()) return ReportError(answer.status());
   // The checker's figures for the report (Solve has verified the choice already).
@@ -206,9 +274,24 @@ int RunSolve(const SolveCommandOptions& options) {
     Status written = WriteTextFile(options.output, SolutionJson(*request, *answer), "-o");
     if (!written.ok()) return ReportError(written);
   }
-  const Report report{options, *request, *answer, evaluation, load_s};
+  Report report{options, *request, *answer, evaluation, load_s, improvements, std::nullopt};
+  if (!answer->has_solution()) {
+    Result<Evaluation> least = LeastUsageEvaluation(*request);
+    if (!least.ok()) return ReportError(Internal("{}", least.status().message()));
+    report.least_peak = *least;
+  }
   fmt::print("{}", options.json ? JsonReport(report) : TextReport(report));
-  return kExitOk;
+  if (answer->status != solver::SolveStatus::kInfeasible) return kExitOk;
+  // A problem no choice can solve is one the user must change: exit 2, as for bad input.
+  std::string why = "a node has no allowed strategy left (every choice is forbidden)";
+  if (request->usage_limit.has_value() && report.least_peak->peak_usage > *request->usage_limit) {
+    why = fmt::format(
+        "no choice fits the memory limit {}: the least possible peak is {} at time {}; raise the "
+        "limit or allow strategies that use less memory",
+        *request->usage_limit, solver::TotalCostString(report.least_peak->peak_usage),
+        report.least_peak->peak_time);
+  }
+  return ReportError(InvalidArgument("{}: infeasible: {}", options.problem, why));
 }
 
 }  // namespace alpa::tools
