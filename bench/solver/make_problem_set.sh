@@ -3,8 +3,10 @@
 # sizes, 1-D to 3-D meshes, methods and memory budgets, dumped by `alpa plan --dump-problem` in
 # the IOPDDL contest's format. Each configuration gives two problems: the planner's own (the
 # device's memory as the limit) and a tight one, its limit halfway between the least possible
-# peak (every node at its least usage) and the peak of the heuristic's solution of the first
-# (`alpa solve --effort 200`), so that memory binds. Not committed (tens of MB); regenerate it:
+# peak (every node at its least allowed usage) and the peak of the heuristic's solution of the
+# first (`alpa solve --effort 200`), so that memory binds. Forbidden edge entries can still make
+# a tight problem infeasible; the set keeps it (the solver must say so). Not committed (tens of
+# MB); regenerate it:
 #
 #   bench/solver/make_problem_set.sh OUT_DIR [ALPA_BINARY]    (PLAN_TIMEOUT_S: per plan, 600)
 #
@@ -67,11 +69,13 @@ source, target, peak = sys.argv[1], sys.argv[2], int(sys.argv[3])
 document = json.load(open(source))
 problem = document["problem"]
 nodes = problem["nodes"]
-# Live over [start, end): the least usage summed per time point with a difference array.
+# Live over [start, end): the least usage among a node's allowed strategies (cost below the
+# forbidden 1e18) summed per time point with a difference array.
 change = {}
-for (start, end), usages in zip(nodes["intervals"], nodes["usages"]):
-    change[start] = change.get(start, 0) + min(usages)
-    change[end] = change.get(end, 0) - min(usages)
+for (start, end), usages, costs in zip(nodes["intervals"], nodes["usages"], nodes["costs"]):
+    least_usage = min((u for u, c in zip(usages, costs) if c < 10**18), default=min(usages))
+    change[start] = change.get(start, 0) + least_usage
+    change[end] = change.get(end, 0) - least_usage
 least = live = 0
 for t in sorted(change):
     live += change[t]

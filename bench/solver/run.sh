@@ -6,6 +6,9 @@
 # "optimal" when proven) is the reference.
 #
 #   bench/solver/run.sh PROBLEM_DIR [LIMIT_S=20] [ALPA_BINARY]
+#
+# CBC runs only on problems of at most CBC_MAX_NODES nodes (default 4000): on larger ones its
+# first LP alone outlasts a limit of tens of seconds (bert-base, 4,960 nodes: no answer in 10 s).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 dir="${1:?usage: run.sh PROBLEM_DIR [LIMIT_S] [ALPA_BINARY]}"
@@ -13,14 +16,16 @@ limit="${2:-20}"
 alpa="${3:-build/tools/alpa/alpa}"
 
 solve() {  # solve FILE SOLVER LIMIT -> "status cost bound gap within_1pct_s"
-  "${alpa}" solve "$1" --solver "$2" --time-limit "$3" --json 2>/dev/null |
+  # CBC checks its limit only between its own steps: a first LP past twice the limit is cut off
+  # and shown as "error".
+  timeout "$(( 2 * ${3%.*} + 30 ))" "${alpa}" solve "$1" --solver "$2" --time-limit "$3" --json 2>/dev/null |
     python3 -c 'import json,sys
 j = json.load(sys.stdin)
 gap = "-" if j["gap"] is None else "%.2f%%" % (100 * j["gap"])
 within = "-" if j["within_1pct_s"] is None else "%.1f" % j["within_1pct_s"]
-print(j["status"], j["cost"], j["lower_bound"], gap, within)' || echo "error - - - -"
+print(j["status"], j["cost"], j["lower_bound"], gap, within)' 2>/dev/null || echo "error - - - -"
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "None" || b == "None" || a == "-" || b == "-" || b == 0) print "-"; else printf "%.4f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a !~ /^[0-9]+$/ || b !~ /^[0-9]+$/ || b == 0) print "-"; else printf "%.4f", a / b }'; }
 
 header="| problem | nodes | heuristic cost | bound | gap | within 1% at s | CBC cost | CBC bound | heuristic / CBC |"
 rule="|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -35,7 +40,10 @@ for file in "${dir}"/*.json.gz "${dir}"/*.json; do
   name="$(basename "${file}")"
   nodes="$(python3 -c 'import gzip,json,sys; f=sys.argv[1]; o=gzip.open if f.endswith(".gz") else open; print(len(json.load(o(f))["problem"]["nodes"]["costs"]))' "${file}")"
   read -r _ h_cost h_bound h_gap h_within <<<"$(solve "${file}" heuristic "${limit}")"
-  read -r _ c_cost c_bound _ _ <<<"$(solve "${file}" cbc "${limit}")"
+  c_cost="skipped" c_bound="-"
+  if [ "${nodes}" -le "${CBC_MAX_NODES:-4000}" ]; then
+    read -r _ c_cost c_bound _ _ <<<"$(solve "${file}" cbc "${limit}")"
+  fi
   line="| ${name%%.json*} | ${nodes} | ${h_cost} | ${h_bound} | ${h_gap} | ${h_within} | ${c_cost} | ${c_bound} | $(ratio "${h_cost}" "${c_cost}") |"
   if [ -n "${REFERENCE_LIMIT_S:-}" ]; then
     read -r r_status r_cost _ _ _ <<<"$(solve "${file}" cbc "${REFERENCE_LIMIT_S}")"

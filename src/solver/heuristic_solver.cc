@@ -72,12 +72,11 @@ TotalCost CheapLowerBound(const HeuristicProblem& p) {
   return bound;
 }
 
-// The least integer cost a floating-point bound allows: costs are integers, so the optimum is at
-// least ceil(bound); a relative margin covers the rounding of summing ~1e5 doubles.
+// The least integer cost a bound allows: costs are integers, so the optimum is at least
+// ceil(bound) (the bound's terms carry their own rounding margins).
 TotalCost IntegerBound(double bound) {
   if (!std::isfinite(bound)) return std::numeric_limits<int64_t>::min();
-  const double margin = 1e-9 * std::abs(bound) + 1e-6;
-  return static_cast<TotalCost>(std::ceil(bound - margin));
+  return static_cast<TotalCost>(std::ceil(bound));
 }
 
 // The restarts' randomness, drawn from options.seed (mt19937_64's sequence is fixed by the
@@ -197,11 +196,15 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
     double bound = trws.LowerBound(relaxed.penalty()) - relaxed.penalty_excess();
     if (problem.has_limit) {
       const std::vector<int64_t> usage = relaxed.memory().Values();
+      double priced = 0;  // sum_t lambda_t * (|base_t| + L): the size of the terms added below
       for (int32_t t = 0; t < num_times; ++t) {
         step[t] = static_cast<double>(usage[t]) - limit;
         lagrangian += lambda[t] * step[t];
-        bound += lambda[t] * (static_cast<double>(problem.base_usage[t]) - limit);
+        const double base = static_cast<double>(problem.base_usage[t]);
+        bound += lambda[t] * (base - limit);
+        priced += lambda[t] * (std::abs(base) + limit);
       }
+      bound -= static_cast<double>(num_times + 4) * std::numeric_limits<double>::epsilon() * priced;
     }
     lower_bound = std::max(lower_bound, IntegerBound(bound));
     // A feasible solution from it.

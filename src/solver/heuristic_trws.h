@@ -41,7 +41,8 @@ class Trws {
   //                     + b_v(s_v) / deg(v) + b_w(s_w) / deg(w)]
   //          + sum over nodes without edges of b_v(s_v),
   // so the sum of every term's own minimum bounds min E (the LP relaxation's dual; the closer the
-  // messages are to TRW-S's fixed point, the tighter). Valid for any messages.
+  // messages are to TRW-S's fixed point, the tighter). Valid for any messages; lowered by a
+  // margin for floating-point rounding.
   double LowerBound(const std::vector<int64_t>& penalty) const;
 
  private:

@@ -66,14 +66,19 @@ std::optional<double> WithinOnePercent(const Answer& answer,
   return std::nullopt;
 }
 
-// Every node at its least usage: no choice peaks lower, so when this peak is over the limit no
-// choice fits, and it says where.
+// Every node at its least usage among the strategies its own cost allows: no allowed choice
+// peaks lower, so when this peak is over the limit no choice fits, and it says where.
 Result<Evaluation> LeastUsageEvaluation(const Request& request) {
   std::vector<int64_t> choice(request.nodes.size(), 0);
   for (size_t v = 0; v < request.nodes.size(); ++v) {
-    const std::vector<int64_t>& usages = request.nodes[v].usages;
-    if (!usages.empty()) {
-      choice[v] = std::min_element(usages.begin(), usages.end()) - usages.begin();
+    const solver::Node& node = request.nodes[v];
+    for (size_t s = 1; s < node.usages.size(); ++s) {
+      const bool allowed = node.costs[s] < solver::kForbiddenCost;
+      const bool best_allowed = node.costs[choice[v]] < solver::kForbiddenCost;
+      if ((allowed && !best_allowed) ||
+          (allowed == best_allowed && node.usages[s] < node.usages[choice[v]])) {
+        choice[v] = static_cast<int64_t>(s);
+      }
     }
   }
   return solver::EvaluateChoice(request, choice);
@@ -132,8 +137,8 @@ std::string TextReport(const Report& r) {
   }
   if (!solved && r.least_peak.has_value() && r.request.usage_limit.has_value()) {
     out += fmt::format(
-        "memory       the least possible peak is {} at time {} (every node at its least usage), "
-        "limit {}\n",
+        "memory       the least possible peak is {} at time {} (every node at its least usage "
+        "among its allowed strategies), limit {}\n",
         solver::TotalCostString(r.least_peak->peak_usage), r.least_peak->peak_time,
         *r.request.usage_limit);
   }
@@ -283,7 +288,12 @@ int RunSolve(const SolveCommandOptions& options) {
   fmt::print("{}", options.json ? JsonReport(report) : TextReport(report));
   if (answer->status != solver::SolveStatus::kInfeasible) return kExitOk;
   // A problem no choice can solve is one the user must change: exit 2, as for bad input.
-  std::string why = "a node has no allowed strategy left (every choice is forbidden)";
+  std::string why = fmt::format(
+      "every choice within the memory limit takes a forbidden entry (with every node at its "
+      "least usage the peak is {} at time {}, under the limit, but forbidden edge entries rule "
+      "those choices out)",
+      solver::TotalCostString(report.least_peak->peak_usage), report.least_peak->peak_time);
+  if (!request->usage_limit.has_value()) why = "every choice takes a forbidden entry";
   if (request->usage_limit.has_value() && report.least_peak->peak_usage > *request->usage_limit) {
     why = fmt::format(
         "no choice fits the memory limit {}: the least possible peak is {} at time {}; raise the "
