@@ -84,6 +84,24 @@ Result<Evaluation> LeastUsageEvaluation(const Request& request) {
   return solver::EvaluateChoice(request, choice);
 }
 
+// Why a proven-infeasible problem has no solution, from its least possible peak.
+std::string InfeasibleReason(const Request& request, const Evaluation& least_peak) {
+  if (!request.usage_limit.has_value()) return "every choice takes a forbidden entry";
+  const std::string peak = fmt::format(
+      "{} at time {}", solver::TotalCostString(least_peak.peak_usage), least_peak.peak_time);
+  if (least_peak.peak_usage > *request.usage_limit) {
+    return fmt::format(
+        "no choice fits the memory limit {}: the least possible peak is {}; raise the limit or "
+        "allow strategies that use less memory",
+        *request.usage_limit, peak);
+  }
+  return fmt::format(
+      "every choice within the memory limit takes a forbidden entry (with every node at its "
+      "least usage the peak is {}, under the limit, but forbidden edge entries rule those "
+      "choices out)",
+      peak);
+}
+
 int64_t TotalStrategies(const Request& request) {
   int64_t total = 0;
   for (const solver::Node& node : request.nodes) total += node.num_strategies();
@@ -97,7 +115,8 @@ struct Report {
   const Evaluation& evaluation;  // of answer.choice; all zero without a choice
   double load_s;
   const std::vector<Improvement>& improvements;
-  std::optional<Evaluation> least_peak;  // without a solution: every node at its least usage
+  // Without a solution: every node at its least usage among its allowed strategies.
+  std::optional<Evaluation> least_peak;
 };
 
 std::string TextReport(const Report& r) {
@@ -167,7 +186,8 @@ std::string JsonReport(const Report& r) {
   json["within_1pct_s"] = within.has_value() ? Json(*within) : Json(nullptr);
   Json improvements = Json::array();
   for (const Improvement& improvement : r.improvements) {
-    improvements.push_back({{"s", improvement.seconds}, {"cost", TotalJson(improvement.cost)}});
+    improvements.push_back(
+        {{"seconds", improvement.seconds}, {"cost", TotalJson(improvement.cost)}});
   }
   json["improvements"] = std::move(improvements);
   json["peak_usage"] = solved ? TotalJson(r.evaluation.peak_usage) : Json(nullptr);
@@ -288,20 +308,8 @@ int RunSolve(const SolveCommandOptions& options) {
   fmt::print("{}", options.json ? JsonReport(report) : TextReport(report));
   if (answer->status != solver::SolveStatus::kInfeasible) return kExitOk;
   // A problem no choice can solve is one the user must change: exit 2, as for bad input.
-  std::string why = fmt::format(
-      "every choice within the memory limit takes a forbidden entry (with every node at its "
-      "least usage the peak is {} at time {}, under the limit, but forbidden edge entries rule "
-      "those choices out)",
-      solver::TotalCostString(report.least_peak->peak_usage), report.least_peak->peak_time);
-  if (!request->usage_limit.has_value()) why = "every choice takes a forbidden entry";
-  if (request->usage_limit.has_value() && report.least_peak->peak_usage > *request->usage_limit) {
-    why = fmt::format(
-        "no choice fits the memory limit {}: the least possible peak is {} at time {}; raise the "
-        "limit or allow strategies that use less memory",
-        *request->usage_limit, solver::TotalCostString(report.least_peak->peak_usage),
-        report.least_peak->peak_time);
-  }
-  return ReportError(InvalidArgument("{}: infeasible: {}", options.problem, why));
+  return ReportError(InvalidArgument("{}: infeasible: {}", options.problem,
+                                     InfeasibleReason(*request, *report.least_peak)));
 }
 
 }  // namespace alpa::tools
