@@ -13,11 +13,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "solver/checker.h"
 #include "solver/iopddl_json.h"
+#include "solver/search_progress.h"
 #include "solver/solve.h"
 
 int main(int argc, char** argv) {
@@ -38,9 +38,9 @@ int main(int argc, char** argv) {
   options.kind = SolverKind::kHeuristic;
   // The contest's limit covers loading too.
   options.time_limit_s = std::max(0.01, std::atof(argv[2]) - load_s);
-  std::vector<std::pair<double, TotalCost>> improvements;
+  std::vector<Improvement> improvements;
   options.on_improvement = [&](double seconds, TotalCost cost) {
-    improvements.emplace_back(load_s + seconds, cost);
+    improvements.push_back({load_s + seconds, cost});
     std::fprintf(stderr, "  %8.2fs %s\n", load_s + seconds, TotalCostString(cost).c_str());
   };
   auto answer = Solve(*request, options);
@@ -51,13 +51,8 @@ int main(int argc, char** argv) {
   auto evaluation = EvaluateChoice(*request, answer->choice);
   const bool feasible = answer->has_solution() && evaluation.ok() && evaluation->feasible();
   // The first time the best cost came within 1% of the final one (load included).
-  double within_1pct_s = -1;
-  for (const auto& [seconds, cost] : improvements) {
-    if (feasible && static_cast<double>(cost) <= 1.01 * static_cast<double>(evaluation->cost)) {
-      within_1pct_s = seconds;
-      break;
-    }
-  }
+  const double within_1pct_s =
+      feasible ? FirstWithin(improvements, evaluation->cost, 0.01).value_or(-1) : -1;
   const std::string bound =
       answer->lower_bound.has_value() ? TotalCostString(*answer->lower_bound) : "null";
   std::printf(

@@ -16,6 +16,7 @@
 #include "plan/pipeshard_planner.h"
 #include "plan/uniform_plans.h"
 #include "support/file.h"
+#include "support/json_text.h"
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
@@ -103,27 +104,29 @@ struct SavedPlan {
   std::optional<double> step_time_s;
 };
 
-// The string at `key`, or empty when it is absent or not a string (json::value would throw).
-std::string TextFieldOrEmpty(const nlohmann::json& object, const char* key) {
-  const auto field = object.find(key);
-  return field != object.end() && field->is_string() ? field->get<std::string>() : std::string();
-}
-
 Result<SavedPlan> ReadSavedPlanHeader(const std::string& path) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  const nlohmann::json saved = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   SavedPlan header;
-  if (!saved.is_object()) return header;
-  if (saved.contains("model") && saved["model"].is_object()) {
-    header.model = TextFieldOrEmpty(saved["model"], "name");
+  const Result<Json> saved = ParseJsonText(text, path);
+  if (!saved.ok() || !saved->is_object()) return header;
+  // Each field read only when present with its type (a wrong type is the stages' parser's to
+  // name): the typed readers never throw.
+  if (saved->contains("model") && (*saved)["model"].is_object()) {
+    if (Result<std::string> model = JsonString((*saved)["model"], "model", "name"); model.ok()) {
+      header.model = *model;
+    }
   }
-  header.cluster = TextFieldOrEmpty(saved, "cluster");
-  if (saved.contains("num_micro_batches") && saved["num_micro_batches"].is_number_integer()) {
-    header.num_micro_batches = saved["num_micro_batches"].get<int64_t>();
+  if (Result<std::string> cluster = JsonString(*saved, "", "cluster"); cluster.ok()) {
+    header.cluster = *cluster;
   }
-  if (saved.contains("estimate") && saved["estimate"].is_object() &&
-      saved["estimate"].contains("step_time_s") && saved["estimate"]["step_time_s"].is_number()) {
-    header.step_time_s = saved["estimate"]["step_time_s"].get<double>();
+  if (Result<int64_t> micro = JsonInteger(*saved, "", "num_micro_batches"); micro.ok()) {
+    header.num_micro_batches = *micro;
+  }
+  if (saved->contains("estimate") && (*saved)["estimate"].is_object()) {
+    if (Result<double> step = JsonNumber((*saved)["estimate"], "estimate", "step_time_s");
+        step.ok()) {
+      header.step_time_s = *step;
+    }
   }
   return header;
 }

@@ -13,6 +13,7 @@
 #include "solver/checker.h"
 #include "solver/iopddl_json.h"
 #include "solver/request.h"
+#include "solver/search_progress.h"
 #include "solver/solve.h"
 #include "tools/alpa/command_util.h"
 
@@ -21,6 +22,7 @@ namespace {
 
 using solver::Answer;
 using solver::Evaluation;
+using solver::Improvement;
 using solver::Request;
 using solver::TotalCost;
 using Json = nlohmann::ordered_json;
@@ -45,12 +47,6 @@ std::optional<double> Gap(const Answer& answer) {
   return static_cast<double>(answer.cost - *answer.lower_bound) / static_cast<double>(answer.cost);
 }
 
-// A better solution found during the search: seconds since loading began, and its cost.
-struct Improvement {
-  double seconds;
-  TotalCost cost;
-};
-
 // Searches get at least this long when loading took the whole limit.
 constexpr double kLeastSearchSeconds = 0.1;
 
@@ -58,12 +54,7 @@ constexpr double kLeastSearchSeconds = 0.1;
 std::optional<double> WithinOnePercent(const Answer& answer,
                                        const std::vector<Improvement>& improvements) {
   if (!answer.has_solution()) return std::nullopt;
-  for (const Improvement& improvement : improvements) {
-    if (static_cast<double>(improvement.cost) <= 1.01 * static_cast<double>(answer.cost)) {
-      return improvement.seconds;
-    }
-  }
-  return std::nullopt;
+  return solver::FirstWithin(improvements, answer.cost, 0.01);
 }
 
 // Every node at its least usage among the strategies its own cost allows: no allowed choice
