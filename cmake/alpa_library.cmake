@@ -6,6 +6,8 @@
 function(alpa_add_library name)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;PUBLIC_LIBS;PRIVATE_LIBS" ${ARGN})
   add_library(alpa_${name} STATIC ${ARG_SRCS})
+  # Position-independent, so the Python extension module (a shared object) can link the layers.
+  set_target_properties(alpa_${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_include_directories(alpa_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   foreach(dep IN LISTS ARG_DEPS)
     target_link_libraries(alpa_${name} PUBLIC alpa_${dep})

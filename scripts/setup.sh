@@ -5,8 +5,11 @@
 #
 # 1. Installs the Debian packages the project needs, only those missing (dpkg-query first, so a
 #    second run does nothing and takes well under a second). Runs apt-get as root, or through sudo.
-# 2. Configures <repo>/build with Ninja, RelWithDebInfo and warnings as errors, unless it is
-#    already configured that way (ninja re-runs CMake by itself when a CMakeLists.txt changes).
+# 2. Makes the Python venv <repo>/.venv with python/requirements.txt (scripts/python_env.sh; a
+#    no-op when it is current).
+# 3. Configures <repo>/build with Ninja, RelWithDebInfo, warnings as errors and the Python package
+#    on, unless it is already configured that way (ninja re-runs CMake by itself when a
+#    CMakeLists.txt changes).
 #
 # Progress goes to stderr, so wrappers can keep stdout for the program's own output.
 set -euo pipefail
@@ -31,6 +34,8 @@ packages=(
   libopenmpi-dev openmpi-bin
   # chromium renders the HTML plan report in its test, libpng-dev reads the screenshot back.
   chromium libpng-dev
+  # The Python package's venv (scripts/python_env.sh) and its extension module's headers.
+  python3 python3-venv python3-dev
 )
 
 # One dpkg-query for all packages; a package it does not know is missing too.
@@ -59,6 +64,9 @@ if ((${#missing[@]} > 0)); then
   "${apt_get[@]}" install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# The Python package's venv (its build and test dependencies, pinned in python/requirements.txt).
+python="$("${repo_root}/scripts/python_env.sh")"
+
 # Configure only when the build directory is missing or configured differently.
 cache="${build_dir}/CMakeCache.txt"
 if [[ -f "${cache}" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "${cache}"; then
@@ -67,8 +75,10 @@ if [[ -f "${cache}" ]] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "${cache}"
 fi
 if [[ ! -f "${build_dir}/build.ninja" ]] ||
    ! grep -qx 'CMAKE_BUILD_TYPE:STRING=RelWithDebInfo' "${cache}" ||
-   ! grep -qx 'ALPA_WERROR:BOOL=ON' "${cache}"; then
+   ! grep -qx 'ALPA_WERROR:BOOL=ON' "${cache}" ||
+   ! grep -qx 'ALPA_PYTHON:BOOL=ON' "${cache}" ||
+   ! grep -qx "Python_EXECUTABLE:FILEPATH=${python}" "${cache}"; then
   log "configuring ${build_dir}"
   cmake -S "${repo_root}" -B "${build_dir}" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DALPA_WERROR=ON >&2
+    -DALPA_WERROR=ON -DALPA_PYTHON=ON "-DPython_EXECUTABLE:FILEPATH=${python}" >&2
 fi

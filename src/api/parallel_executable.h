@@ -90,6 +90,11 @@ class ParallelExecutable {
   // The parameters a step carries to the next (ascending): those a root element replaces in the
   // next step (TrainStep::parameters' next values). The others are the fresh arguments: the batch.
   const std::vector<int64_t>& carried_parameters() const { return carried_parameters_; }
+  // The root element replacing each carried parameter; the other parameters (ascending) and the
+  // root elements that replace none (what Step returns, in root order).
+  const std::vector<int64_t>& carried_leaves() const { return carried_leaves_; }
+  const std::vector<int64_t>& fresh_parameters() const { return fresh_parameters_; }
+  const std::vector<int64_t>& fresh_leaves() const { return fresh_leaves_; }
 
   // The devices' tiles of the carried parameters' whole values (in carried_parameters() order),
   // split once. With a communicator (MPI), only its rank's device's tiles.

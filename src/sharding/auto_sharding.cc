@@ -302,7 +302,7 @@ Result<std::vector<CarriedValue>> CarriedValues(
       return NotFound("next value of %{}: '{}' is not an instruction of '{}'", parameter_name,
                       next_name, computation.name());
     }
-    if (!parameter->shape().IsArray() || !(parameter->shape() == next->shape())) {
+    if (!parameter->shape().IsArray() || !parameter->shape().Compatible(next->shape())) {
       return InvalidArgument("next value of %{}: %{} has another shape", parameter_name, next_name);
     }
     const ValueSource source = graph.SourceOf(*next, 0);

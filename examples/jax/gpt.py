@@ -1,0 +1,77 @@
+"""Train a small Flax GPT with alpa_cpp.parallelize on 4 in-process devices, then plan the same
+step for 16 V100s without running it.
+
+    .venv/bin/python examples/jax/gpt.py
+"""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+from flax.training import train_state
+
+import alpa_cpp
+
+
+class Block(nn.Module):
+    hidden: int
+    heads: int
+
+    @nn.compact
+    def __call__(self, x):
+        mask = nn.make_causal_mask(jnp.ones(x.shape[:2]))
+        x = x + nn.MultiHeadDotProductAttention(num_heads=self.heads, deterministic=True)(nn.LayerNorm()(x),
+                                                                           mask=mask)
+        return x + nn.Dense(self.hidden)(nn.gelu(nn.Dense(4 * self.hidden)(nn.LayerNorm()(x))))
+
+
+class GPT(nn.Module):
+    vocab: int = 256
+    hidden: int = 64
+    heads: int = 4
+    layers: int = 4
+    seq: int = 32
+
+    @nn.compact
+    def __call__(self, ids):
+        x = nn.Embed(self.vocab, self.hidden)(ids)
+        x = x + self.param("pos", nn.initializers.normal(0.02), (self.seq, self.hidden))
+        for _ in range(self.layers):
+            x = Block(self.hidden, self.heads)(x)
+        return nn.Dense(self.vocab)(nn.LayerNorm()(x))
+
+
+def train_step(state, batch):
+    def loss_fn(params):
+        logits = state.apply_fn(params, batch["ids"])
+        return optax.softmax_cross_entropy_with_integer_labels(logits, batch["labels"]).mean()
+
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    return state.apply_gradients(grads=grads), loss
+
+
+def main():
+    model = GPT()
+    ids = jax.random.randint(jax.random.PRNGKey(0), (16, model.seq + 1), 0, model.vocab)
+    batch = {"ids": ids[:, :-1], "labels": ids[:, 1:]}
+    state = train_state.TrainState.create(apply_fn=model.apply,
+                                          params=model.init(jax.random.PRNGKey(1), batch["ids"]),
+                                          tx=optax.adamw(1e-3))
+
+    step = alpa_cpp.parallelize(train_step, method=alpa_cpp.Zero3Parallel(), cluster="local:4")
+    for i in range(10):
+        state, loss = step(state, batch)
+        print(f"step {i}  loss {float(loss):.4f}")
+
+    # Planning only: the same step for 2 hosts of 8 V100s, from shapes alone.
+    abstract = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                      (state, batch))
+    planned = alpa_cpp.parallelize(train_step, cluster="p3.16xlarge:2x8")
+    executable = planned.get_executable(*abstract)
+    print(f"p3.16xlarge:2x8: mesh {executable.mesh_shape}, "
+          f"{executable.predicted_step_seconds * 1e3:.2f} ms a step predicted, "
+          f"{executable.get_total_allocation_size() / 2**20:.1f} MiB per device")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""Alpa C++ from Python: plan and run a JAX train step over a mesh of devices.
+
+    import alpa_cpp
+
+    @alpa_cpp.parallelize(method=alpa_cpp.ShardParallel())
+    def train_step(state, batch): ...
+
+The planner (Alpa's ILP over every operator's sharding), the SPMD partitioner and the runtime are
+the C++ ones (`alpa_cpp._core`); JAX only lowers the function to HLO text. No forked jaxlib.
+"""
+
+from alpa_cpp import _core
+from alpa_cpp.cluster import Cluster
+from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
+from alpa_cpp.methods import (DataParallel, PipeshardParallel, ShardParallel, Zero2Parallel,
+                              Zero3Parallel)
+from alpa_cpp.parallelize import Executable, ParallelizedFunction, parallelize
+
+__version__ = _core.version()
+
+Module = _core.Module
+
+
+__all__ = [
+    "Cluster", "DataParallel", "DistributedArray", "DonatedArrayError", "Executable", "Module",
+    "ParallelizedFunction", "PipeshardParallel", "ShardParallel", "Zero2Parallel",
+    "Zero3Parallel", "parallelize", "__version__",
+]

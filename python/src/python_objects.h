@@ -1,0 +1,38 @@
+// The C++ objects behind the extension's Python classes: each keeps alive what it points into
+// (an executable holds the module its train step reads).
+#ifndef ALPA_PYTHON_PYTHON_OBJECTS_H_
+#define ALPA_PYTHON_PYTHON_OBJECTS_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/parallel_executable.h"
+#include "cluster/cluster_spec.h"
+#include "ir/module.h"
+
+namespace alpa::python {
+
+struct ModuleHandle {
+  std::shared_ptr<const ir::Module> module;
+};
+
+struct ClusterHandle {
+  std::string argument;  // as given: "local:4", a file's path
+  cluster::ClusterSpec spec;
+};
+
+// A planned and partitioned train step: the module its plan reads stays alive with it.
+struct ExecutableHandle {
+  std::shared_ptr<const ir::Module> module;
+  std::optional<api::ParallelExecutable> executable;  // always set once made
+};
+
+// Values a step carries to the next, kept on the executable's devices between calls.
+struct DeviceValues {
+  api::DeviceState state;
+};
+
+}  // namespace alpa::python
+
+#endif  // ALPA_PYTHON_PYTHON_OBJECTS_H_

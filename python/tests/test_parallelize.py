@@ -1,0 +1,76 @@
+"""alpa_cpp.parallelize on Flax/optax train steps: ten steps on 4 in-process devices give JAX's
+own losses and parameters (JAX on one CPU device), under each single-stage method."""
+
+import jax
+import numpy as np
+import pytest
+
+import alpa_cpp
+import models
+
+STEPS = 10
+RELATIVE = 1e-4  # of the loss, and of each parameter array's largest magnitude
+LEARNING_RATE = models.LEARNING_RATE
+
+# Attention's key bias has no gradient: softmax is invariant to a constant added to a row of
+# scores, and q.b_k is one. What Adam does with it is rounding noise scaled up to the learning
+# rate (m/sqrt(v) of noise is about +-1), in JAX as in us, so no two runs agree on its value;
+# both must only keep it within a step of lr per step of where it started.
+NO_GRADIENT = "['MultiHeadDotProductAttention_0']['key']['bias']"
+
+METHODS = [alpa_cpp.ShardParallel(), alpa_cpp.DataParallel(), alpa_cpp.Zero3Parallel()]
+
+
+def train_with_jax(step, state, batches):
+    jitted = jax.jit(step)
+    losses = []
+    for batch in batches:
+        state, loss = jitted(state, batch)
+        losses.append(float(loss))
+    return state, losses
+
+
+def train_with_alpa(step, state, batches, method):
+    parallel = alpa_cpp.parallelize(step, method=method, cluster="local:4")
+    losses = []
+    for batch in batches:
+        state, loss = parallel(state, batch)
+        losses.append(float(loss))
+    return state, losses, parallel.get_executable(state, batches[0])
+
+
+def assert_same_training(start, want_state, want_losses, got_state, got_losses):
+    np.testing.assert_allclose(got_losses, want_losses, rtol=RELATIVE)
+    want_leaves = jax.tree_util.tree_leaves_with_path(want_state.params)
+    got_leaves = jax.tree_util.tree_leaves(got_state.params)
+    start_leaves = jax.tree_util.tree_leaves(start.params)
+    assert len(got_leaves) == len(want_leaves)
+    for (path, want), got, first in zip(want_leaves, got_leaves, start_leaves):
+        name = jax.tree_util.keystr(path)
+        want, got, first = np.asarray(want), np.asarray(got), np.asarray(first)
+        assert got.shape == want.shape and got.dtype == want.dtype, name
+        if name.endswith(NO_GRADIENT):
+            bound = STEPS * LEARNING_RATE * (1 + RELATIVE)
+            assert np.max(np.abs(want - first)) <= bound and np.max(np.abs(got - first)) <= bound
+            continue
+        worst = float(np.max(np.abs(got - want)))
+        assert worst <= RELATIVE * float(np.max(np.abs(want))), f"{name}: |diff| {worst:.3g}"
+
+
+@pytest.mark.parametrize("method", METHODS, ids=lambda m: type(m).__name__)
+def test_mlp_trains_as_jax_does(method):
+    state, batches = models.mlp_state_and_batches(STEPS)
+    want_state, want_losses = train_with_jax(models.mse_train_step, state, batches)
+    got_state, got_losses, executable = train_with_alpa(models.mse_train_step, state, batches,
+                                                        method)
+    assert_same_training(state, want_state, want_losses, got_state, got_losses)
+    assert executable.core.device_count == 4
+    assert int(got_state.step) == STEPS
+
+
+@pytest.mark.parametrize("method", METHODS, ids=lambda m: type(m).__name__)
+def test_gpt_trains_as_jax_does(method):
+    state, batches = models.gpt_state_and_batches(STEPS)
+    want_state, want_losses = train_with_jax(models.lm_train_step, state, batches)
+    got_state, got_losses, _ = train_with_alpa(models.lm_train_step, state, batches, method)
+    assert_same_training(state, want_state, want_losses, got_state, got_losses)
