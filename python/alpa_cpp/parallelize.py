@@ -97,8 +97,8 @@ class Executable:
         try:
             results = self.core.step(state, fresh)
         except Exception:
-            self._state = None  # the devices had the values: they are gone with the failed step
-            self._generation += 1
+            if state is self._state and state.empty:  # handed to the devices, lost with the step
+                self._state = None
             raise
         self._state = state
         self._generation += 1
@@ -129,8 +129,9 @@ class Executable:
         """Every carried value of step `generation`, whole (fetched once a step)."""
         if generation != self._generation or self._state is None:
             raise DonatedArrayError(
-                "this DistributedArray was donated to a later step (or lost when a step failed); "
-                "use the values that step returned")
+                "this DistributedArray was donated to a later step of its function, which "
+                "replaced its values on the devices (or they were lost when a step failed); use "
+                "the values that step returned")
         if self._fetched[0] != generation:
             whole = self.core.fetch(self._state)
             dtypes = [np.dtype(self._out_info[leaf].dtype) for leaf in self.core.carried_leaves]
@@ -184,14 +185,16 @@ class Executable:
         }
 
     def dump_debug_info(self, folder: Union[str, os.PathLike]) -> list[str]:
-        """Writes the HLO before and after partitioning and the plan summary into `folder`;
-        returns the paths written."""
+        """Writes into `folder` the HLO before and after partitioning, the plan summary and the
+        ILP the plan solved (IOPDDL JSON: `alpa solve FILE` solves it again); returns the paths
+        written."""
         os.makedirs(folder, exist_ok=True)
         name = self.module.name
         files = {
             f"{name}.lowered.hlo": self.lowered_text,
             f"{name}.partitioned.hlo": self.core.program_text(),
             f"{name}.plan.json": json.dumps(self.plan_summary(), indent=2) + "\n",
+            f"{name}.ilp.json": self.core.ilp_problem_json(),
         }
         paths = []
         for file_name, text in files.items():

@@ -37,8 +37,9 @@ namespace alpa::python {
 
 NB_MODULE(_core, module) {
   module.doc() = "Alpa C++: plan and run training steps over device meshes (the C++ API).";
-  module.def("version", [] { return std::string(ALPA_VERSION); },
-             "The version, as `alpa --version` prints it.");
+  module.def(
+      "version", [] { return std::string(ALPA_VERSION); },
+      "The version, as `alpa --version` prints it.");
   alpa::python::BindModules(module);
   alpa::python::BindExecutables(module);
 }

@@ -3,12 +3,11 @@
 // partitioned for its devices (api::Parallelize), run on in-process devices. Arguments and
 // results cross as NumPy arrays; the carried state can stay on the devices between steps
 // (place / step / fetch), as Alpa's DistributedArray kept it.
+#include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-
-#include <fmt/format.h>
 
 #include <cstdint>
 #include <optional>
@@ -18,10 +17,12 @@
 #include "api/dumped_train_step.h"
 #include "api/parallelize.h"
 #include "bindings.h"
+#include "hlo/input_output_alias.h"
 #include "hlo/printer.h"
 #include "literal_arrays.h"
 #include "python_objects.h"
 #include "sharding/parallel_methods.h"
+#include "solver/iopddl_json.h"
 
 namespace nb = nanobind;
 
@@ -34,9 +35,15 @@ api::ParallelExecutable& Of(ExecutableHandle& handle) { return *handle.executabl
 ExecutableHandle ParallelizeStep(const ModuleHandle& module, const ClusterHandle& cluster,
                                  const std::string& method, std::vector<int64_t> mesh_shape,
                                  int64_t batch_axis, std::optional<int64_t> memory_budget_bytes) {
-  api::TrainStep step = ValueOrRaise(api::DescribeDumpedTrainStep(*module.module));
   api::ParallelizeOptions options;
   options.method = ValueOrRaise(sharding::ParseParallelMethod(method));
+  // A function that carries no state (nothing donated: an evaluation step, a forward pass) has
+  // no roles to read; auto-sharding plans it as it is, the other methods need the roles.
+  const bool carries_state = !ValueOrRaise(hlo::InputOutputAliases(*module.module)).empty();
+  api::TrainStep step{module.module.get(), {}};
+  if (carries_state || options.method != sharding::ParallelMethod::kShard) {
+    step = ValueOrRaise(api::DescribeDumpedTrainStep(*module.module));
+  }
   options.mesh_shape = std::move(mesh_shape);
   options.batch_axis = batch_axis;
   options.auto_sharding.memory_budget_bytes = memory_budget_bytes;
@@ -54,8 +61,8 @@ std::vector<ir::Literal> ArgumentsOf(const ExecutableHandle& handle,
                                      const std::vector<HostArray>& arrays,
                                      const std::vector<int64_t>& parameters, const char* what) {
   if (arrays.size() != parameters.size()) {
-    Raise(InvalidArgument("{}: expected {} arrays, got {}", what, parameters.size(),
-                          arrays.size()));
+    Raise(
+        InvalidArgument("{}: expected {} arrays, got {}", what, parameters.size(), arrays.size()));
   }
   const std::vector<ir::Instruction*> entry = handle.module->entry()->parameters();
   std::vector<ir::Literal> literals;
@@ -87,8 +94,9 @@ std::vector<int64_t> AllParameters(const ExecutableHandle& handle) {
 void BindExecutables(nb::module_& module) {
   nb::class_<DeviceValues>(module, "DeviceValues",
                            "The values a step carries to the next, split over the devices.")
-      .def_prop_ro("empty", [](const DeviceValues& self) { return self.state.empty(); },
-                   "True after a failed step handed them to the devices: place them again.");
+      .def_prop_ro(
+          "empty", [](const DeviceValues& self) { return self.state.empty(); },
+          "True after a failed step handed them to the devices: place them again.");
 
   nb::class_<ExecutableHandle>(module, "Executable",
                                "A train step planned and partitioned for a cluster's devices.")
@@ -144,20 +152,21 @@ void BindExecutables(nb::module_& module) {
           nb::arg("state"), "The carried values, whole.")
       .def_prop_ro("carried_parameters",
                    [](const ExecutableHandle& self) { return Of(self).carried_parameters(); })
-      .def_prop_ro("carried_leaves",
-                   [](const ExecutableHandle& self) { return Of(self).carried_leaves(); },
-                   "The result replacing each carried parameter.")
+      .def_prop_ro(
+          "carried_leaves", [](const ExecutableHandle& self) { return Of(self).carried_leaves(); },
+          "The result replacing each carried parameter.")
       .def_prop_ro("fresh_parameters",
                    [](const ExecutableHandle& self) { return Of(self).fresh_parameters(); })
-      .def_prop_ro("fresh_leaves",
-                   [](const ExecutableHandle& self) { return Of(self).fresh_leaves(); },
-                   "The results step returns, in root order.")
+      .def_prop_ro(
+          "fresh_leaves", [](const ExecutableHandle& self) { return Of(self).fresh_leaves(); },
+          "The results step returns, in root order.")
       .def_prop_ro("mesh_shape", [](const ExecutableHandle& self) { return Of(self).mesh_shape(); })
       .def_prop_ro("device_count",
                    [](const ExecutableHandle& self) { return Of(self).device_count(); })
-      .def_prop_ro("peak_memory_bytes",
-                   [](const ExecutableHandle& self) { return Of(self).peak_memory_bytes(); },
-                   "The largest per-device peak measured so far (0 before the first step).")
+      .def_prop_ro(
+          "peak_memory_bytes",
+          [](const ExecutableHandle& self) { return Of(self).peak_memory_bytes(); },
+          "The largest per-device peak measured so far (0 before the first step).")
       .def_prop_ro(
           "predicted_peak_memory_bytes",
           [](const ExecutableHandle& self) { return Of(self).estimate().peak_memory_bytes; },
@@ -168,9 +177,9 @@ void BindExecutables(nb::module_& module) {
           "The cost model's step time on the cluster's devices.")
       .def_prop_ro("compile_time_s",
                    [](const ExecutableHandle& self) { return Of(self).compile_time_s(); })
-      .def_prop_ro("passed_over",
-                   [](const ExecutableHandle& self) { return Of(self).passed_over(); },
-                   "Faster plans of other mesh shapes the partitioner could not lower yet.")
+      .def_prop_ro(
+          "passed_over", [](const ExecutableHandle& self) { return Of(self).passed_over(); },
+          "Faster plans of other mesh shapes the partitioner could not lower yet.")
       .def_prop_ro(
           "parameter_shardings",
           [](const ExecutableHandle& self) {
@@ -181,6 +190,13 @@ void BindExecutables(nb::module_& module) {
             return specs;
           },
           "Each entry parameter's layout over the mesh.")
+      .def(
+          "ilp_problem_json",
+          [](const ExecutableHandle& self) {
+            return solver::IopddlJson(Of(self).solution().problem);
+          },
+          "The auto-sharding problem the plan solved, in the IOPDDL contest's JSON form "
+          "(`alpa solve` reads it).")
       .def(
           "program_text",
           [](const ExecutableHandle& self) { return hlo::PrintModule(Of(self).program()); },

@@ -22,28 +22,44 @@ std::optional<nb::dlpack::dtype> NumpyDType(ir::DType dtype) {
     return nb::dlpack::dtype{static_cast<uint8_t>(code), static_cast<uint8_t>(bits), 1};
   };
   switch (dtype) {
-    case ir::DType::kPred: return of(Code::Bool, 8);
-    case ir::DType::kS8: return of(Code::Int, 8);
-    case ir::DType::kS16: return of(Code::Int, 16);
-    case ir::DType::kS32: return of(Code::Int, 32);
-    case ir::DType::kS64: return of(Code::Int, 64);
-    case ir::DType::kU8: return of(Code::UInt, 8);
-    case ir::DType::kU16: return of(Code::UInt, 16);
-    case ir::DType::kU32: return of(Code::UInt, 32);
-    case ir::DType::kU64: return of(Code::UInt, 64);
-    case ir::DType::kF16: return of(Code::Float, 16);
-    case ir::DType::kBF16: return of(Code::UInt, 16);  // the same bits: see the header
-    case ir::DType::kF32: return of(Code::Float, 32);
-    case ir::DType::kF64: return of(Code::Float, 64);
-    case ir::DType::kC64: return of(Code::Complex, 64);
-    case ir::DType::kC128: return of(Code::Complex, 128);
-    default: return std::nullopt;
+    case ir::DType::kPred:
+      return of(Code::Bool, 8);
+    case ir::DType::kS8:
+      return of(Code::Int, 8);
+    case ir::DType::kS16:
+      return of(Code::Int, 16);
+    case ir::DType::kS32:
+      return of(Code::Int, 32);
+    case ir::DType::kS64:
+      return of(Code::Int, 64);
+    case ir::DType::kU8:
+      return of(Code::UInt, 8);
+    case ir::DType::kU16:
+      return of(Code::UInt, 16);
+    case ir::DType::kU32:
+      return of(Code::UInt, 32);
+    case ir::DType::kU64:
+      return of(Code::UInt, 64);
+    case ir::DType::kF16:
+      return of(Code::Float, 16);
+    case ir::DType::kBF16:
+      return of(Code::UInt, 16);  // the same bits: see the header
+    case ir::DType::kF32:
+      return of(Code::Float, 32);
+    case ir::DType::kF64:
+      return of(Code::Float, 64);
+    case ir::DType::kC64:
+      return of(Code::Complex, 64);
+    case ir::DType::kC128:
+      return of(Code::Complex, 128);
+    default:
+      return std::nullopt;
   }
 }
 
 std::string DTypeText(nb::dlpack::dtype dtype) {
-  static constexpr const char* kCodes[] = {"int", "uint", "float", "opaque", "bfloat", "complex",
-                                           "bool"};
+  static constexpr const char* kCodes[] = {"int",    "uint",    "float", "opaque",
+                                           "bfloat", "complex", "bool"};
   const char* code = dtype.code < std::size(kCodes) ? kCodes[dtype.code] : "unknown";
   return fmt::format("{}{}", code, dtype.bits);
 }
@@ -76,7 +92,8 @@ NumpyArray ArrayFromLiteral(ir::Literal literal) {
     Raise(Unimplemented("a result of shape {} has no NumPy array", shape.ToString(false)));
   }
   auto* owned = new ir::Literal(std::move(literal));
-  nb::capsule owner(owned, [](void* pointer) noexcept { delete static_cast<ir::Literal*>(pointer); });
+  nb::capsule owner(owned,
+                    [](void* pointer) noexcept { delete static_cast<ir::Literal*>(pointer); });
   std::vector<size_t> dims(shape.dims().begin(), shape.dims().end());
   return NumpyArray(owned->data(), dims.size(), dims.data(), owner, /*strides=*/nullptr, *dtype,
                     nb::device::cpu::value);

@@ -1,12 +1,11 @@
 // alpa_cpp._core.Module (an HLO module, as JAX lowers a function) and alpa_cpp._core.Cluster (the
 // devices a plan is for, from the same strings as `alpa --cluster`).
+#include <fmt/format.h>
 #include <nanobind/nanobind.h>
-#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-
-#include <fmt/format.h>
 
 #include <memory>
 #include <string>
@@ -43,8 +42,9 @@ void BindModules(nb::module_& module) {
           },
           nb::arg("text"), nb::arg("name") = "<module>",
           "Parses HLO text; ValueError names the line and column at fault.")
-      .def("text", [](const ModuleHandle& self) { return hlo::PrintModule(*self.module); },
-           "The module as HLO text.")
+      .def(
+          "text", [](const ModuleHandle& self) { return hlo::PrintModule(*self.module); },
+          "The module as HLO text.")
       .def_prop_ro("name", [](const ModuleHandle& self) { return self.module->name(); })
       .def_prop_ro(
           "parameters",
@@ -68,10 +68,12 @@ void BindModules(nb::module_& module) {
           nb::arg("spec"))
       .def_prop_ro("device_count",
                    [](const ClusterHandle& self) { return cluster::TotalDevices(self.spec); })
-      .def_prop_ro("spec_text", [](const ClusterHandle& self) { return self.argument; },
-                   "The string it was made from.")
-      .def("json", [](const ClusterHandle& self) { return cluster::ClusterJson(self.spec); },
-           "The cluster as a cluster JSON file writes it.")
+      .def_prop_ro(
+          "spec_text", [](const ClusterHandle& self) { return self.argument; },
+          "The string it was made from.")
+      .def(
+          "json", [](const ClusterHandle& self) { return cluster::ClusterJson(self.spec); },
+          "The cluster as a cluster JSON file writes it.")
       .def("__repr__", [](const ClusterHandle& self) {
         return fmt::format("Cluster('{}', {} devices)", self.argument,
                            cluster::TotalDevices(self.spec));

@@ -1,6 +1,8 @@
 """The carried state stays on the devices between calls (DistributedArray), and a call with other
 arguments is planned again."""
 
+import json
+
 import jax
 import numpy as np
 import pytest
@@ -64,4 +66,21 @@ def test_the_executable_reports_its_plan(tmp_path):
     assert "all-gather" in executable.get_hlo_text()  # ZeRO-3 gathers the weights
     assert "HloModule" in executable.get_hlo_text("lowered")
     written = executable.dump_debug_info(tmp_path)
-    assert sorted(p.rsplit(".", 2)[-2] for p in written) == ["lowered", "partitioned", "plan"]
+    assert sorted(p.rsplit(".", 2)[-2] for p in written) == ["ilp", "lowered", "partitioned",
+                                                              "plan"]
+    with open(next(p for p in written if p.endswith(".ilp.json")), encoding="utf-8") as ilp:
+        problem = json.load(ilp)
+    assert len(problem["problem"]["nodes"]["intervals"]) > 10
+
+
+def test_a_function_without_state_runs_under_shard_parallel():
+    def predict(params, x):
+        return models.MLP().apply(params, x)
+
+    state, batches = models.mlp_state_and_batches(1)
+    parallel = alpa_cpp.parallelize(predict, donate_argnums=(), cluster="local:4")
+    got = parallel(state.params, batches[0]["x"])
+    want = jax.jit(predict)(state.params, batches[0]["x"])
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-5, atol=1e-6)
+    assert not parallel.get_executable(state.params, batches[0]["x"]).core.carried_parameters

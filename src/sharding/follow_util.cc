@@ -60,7 +60,9 @@ ShardingSpec UnsplitDims(ShardingSpec spec, const std::vector<int64_t>& dims) {
 
 void SetDataMovementCosts(Strategy& strategy, const ir::Instruction& instruction,
                           double instruction_seconds, const std::vector<int64_t>& mesh_shape) {
-  const int64_t parallelism = SplitAxesSize(strategy.output.front(), mesh_shape);
+  // An empty tuple (a call JAX leaves with nothing in it) has no leaves: one device's work.
+  const int64_t parallelism =
+      strategy.output.empty() ? 1 : SplitAxesSize(strategy.output.front(), mesh_shape);
   strategy.compute_seconds = instruction_seconds / static_cast<double>(parallelism);
   strategy.memory_bytes = LeafBytes(strategy.output, instruction.shape(), mesh_shape);
 }

@@ -37,6 +37,9 @@ twice {
   a = f32[8,16] parameter(0)
   ROOT s = f32[8,16] add(a, a)
 }
+nothing {
+  ROOT t = () tuple()
+}
 ENTRY main {
   x = f32[8,16] parameter(0)
   k = s32[8,16] parameter(1)
@@ -48,6 +51,7 @@ ENTRY main {
   cl = f32[8,16] call(x), to_apply=twice
   ar = f32[8,16] all-reduce(x), replica_groups={}, to_apply=add
   tok = token[] after-all()
+  empty = () call(), to_apply=nothing
   ROOT t = (f32[8,16]) tuple(srt)
 }
 )";
@@ -153,6 +157,15 @@ TEST_F(MiscStrategiesTest, ControlFlowAndTokensAreReplicatedUnits) {
     }
   }
   EXPECT_EQ(Run("cl").strategies[0].memory_bytes, 8 * 16 * 4);
+}
+
+// JAX leaves calls of helpers that return nothing (`jit_relu_.4 = () call()` in a scanned
+// Flax model's step): a unit with no leaves, which must not be read as having one.
+TEST_F(MiscStrategiesTest, ACallReturningAnEmptyTupleIsAUnitWithNoLeaves) {
+  const StrategySet set = Run("empty");
+  ASSERT_EQ(set.strategies.size(), 1u);
+  EXPECT_TRUE(set.strategies[0].output.empty());
+  EXPECT_EQ(set.strategies[0].memory_bytes, 0);
 }
 
 }  // namespace
