@@ -35,36 +35,34 @@ class ShardParallel:
 
 
 @dataclasses.dataclass(frozen=True)
-class DataParallel:
+class _BatchSplit:
+    """The data-parallel family: the batch split over the 1-D mesh of every device."""
+
+    memory_budget_bytes: Optional[int] = None
+
+    mesh_shape = None
+    batch_axis = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DataParallel(_BatchSplit):
     """The batch split over every device, weights and optimizer state replicated."""
 
-    memory_budget_bytes: Optional[int] = None
-
     method_name = "data"
-    mesh_shape = None
-    batch_axis = None
 
 
 @dataclasses.dataclass(frozen=True)
-class Zero2Parallel:
+class Zero2Parallel(_BatchSplit):
     """Data parallel with the optimizer state split over the devices (ZeRO stage 2)."""
 
-    memory_budget_bytes: Optional[int] = None
-
     method_name = "zero2"
-    mesh_shape = None
-    batch_axis = None
 
 
 @dataclasses.dataclass(frozen=True)
-class Zero3Parallel:
+class Zero3Parallel(_BatchSplit):
     """Data parallel with the optimizer state and the weights split (ZeRO stage 3)."""
 
-    memory_budget_bytes: Optional[int] = None
-
     method_name = "zero3"
-    mesh_shape = None
-    batch_axis = None
 
 
 @dataclasses.dataclass(frozen=True)

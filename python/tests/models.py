@@ -1,10 +1,13 @@
-"""The Flax models and optax train steps the Python tests run, as a user writes them."""
+"""The Flax models and optax train steps the Python tests run, as a user writes them. The GPT
+and its train step are examples/jax/gpt.py's, so the tests run the example's code."""
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
 from flax.training import train_state
+
+from gpt import GPT, train_step as lm_train_step  # examples/jax (conftest.py)
 
 LEARNING_RATE = 1e-3
 
@@ -20,49 +23,9 @@ class MLP(nn.Module):
         return nn.Dense(self.outputs)(x)
 
 
-class Block(nn.Module):
-    hidden: int
-    heads: int
-
-    @nn.compact
-    def __call__(self, x):
-        mask = nn.make_causal_mask(jnp.ones(x.shape[:2]))
-        x = x + nn.MultiHeadDotProductAttention(num_heads=self.heads, deterministic=True)(nn.LayerNorm()(x),
-                                                                           mask=mask)
-        h = nn.Dense(4 * self.hidden)(nn.LayerNorm()(x))
-        return x + nn.Dense(self.hidden)(nn.gelu(h))
-
-
-class GPT(nn.Module):
-    """A GPT-style causal language model: token and position embeddings, pre-norm blocks."""
-
-    vocab: int = 64
-    hidden: int = 32
-    heads: int = 4
-    layers: int = 4
-    seq: int = 16
-
-    @nn.compact
-    def __call__(self, ids):
-        x = nn.Embed(self.vocab, self.hidden)(ids)
-        x = x + self.param("pos", nn.initializers.normal(0.02), (self.seq, self.hidden))
-        for _ in range(self.layers):
-            x = Block(self.hidden, self.heads)(x)
-        return nn.Dense(self.vocab)(nn.LayerNorm()(x))
-
-
 def mse_train_step(state, batch):
     def loss_fn(params):
         return jnp.mean((state.apply_fn(params, batch["x"]) - batch["y"]) ** 2)
-
-    loss, grads = jax.value_and_grad(loss_fn)(state.params)
-    return state.apply_gradients(grads=grads), loss
-
-
-def lm_train_step(state, batch):
-    def loss_fn(params):
-        logits = state.apply_fn(params, batch["ids"])
-        return optax.softmax_cross_entropy_with_integer_labels(logits, batch["labels"]).mean()
 
     loss, grads = jax.value_and_grad(loss_fn)(state.params)
     return state.apply_gradients(grads=grads), loss
@@ -79,8 +42,12 @@ def mlp_state_and_batches(steps, batch=32, features=16, seed=0):
     return state, [{"x": x[i], "y": y[i]} for i in range(steps)]
 
 
-def gpt_state_and_batches(steps, batch=8, seed=0, **config):
-    model = GPT(**config)
+# A GPT that trains in seconds: 4 layers, hidden 32, 4 heads, 16 tokens, 64 words.
+SMALL_GPT = {"vocab": 64, "hidden": 32, "heads": 4, "layers": 4, "seq": 16}
+
+
+def gpt_state_and_batches(steps, batch=8, seed=0):
+    model = GPT(**SMALL_GPT)
     keys = jax.random.split(jax.random.PRNGKey(seed), 2)
     ids = jax.random.randint(keys[0], (steps, batch, model.seq + 1), 0, model.vocab)
     params = model.init(keys[1], ids[0, :, :-1])

@@ -1,9 +1,15 @@
 """alpa_cpp.parallelize on Flax/optax train steps: ten steps on 4 in-process devices give JAX's
 own losses and parameters (JAX on one CPU device), under each single-stage method."""
 
+import functools
+
+import flax.linen
 import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
+from flax.training import train_state
 
 import alpa_cpp
 import models
@@ -74,3 +80,27 @@ def test_gpt_trains_as_jax_does(method):
     want_state, want_losses = train_with_jax(models.lm_train_step, state, batches)
     got_state, got_losses, _ = train_with_alpa(models.lm_train_step, state, batches, method)
     assert_same_training(state, want_state, want_losses, got_state, got_losses)
+
+
+def test_bfloat16_weights_cross_as_their_bits():
+    class HalfMLP(flax.linen.Module):
+        @flax.linen.compact
+        def __call__(self, x):
+            dense = functools.partial(flax.linen.Dense, dtype=jnp.bfloat16,
+                                      param_dtype=jnp.bfloat16)
+            return dense(8)(flax.linen.relu(dense(32)(x)))
+
+    model = HalfMLP()
+    x = jax.random.normal(jax.random.PRNGKey(0), (32, 16)).astype(jnp.bfloat16)
+    batch = {"x": x, "y": jnp.ones((32, 8), jnp.bfloat16)}
+    state = train_state.TrainState.create(apply_fn=model.apply,
+                                          params=model.init(jax.random.PRNGKey(1), x),
+                                          tx=optax.sgd(1e-2))
+    want_state, want_losses = train_with_jax(models.mse_train_step, state, [batch] * 3)
+    got_state, got_losses, _ = train_with_alpa(models.mse_train_step, state, [batch] * 3,
+                                               alpa_cpp.DataParallel())
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-2)  # bf16: 8 bits of mantissa
+    kernel = got_state.params["params"]["Dense_0"]["kernel"]
+    assert kernel.dtype == jnp.bfloat16 and np.asarray(kernel).dtype == jnp.bfloat16
+    want = np.asarray(want_state.params["params"]["Dense_0"]["kernel"], np.float32)
+    np.testing.assert_allclose(np.asarray(kernel, np.float32), want, rtol=1e-2, atol=1e-2)
