@@ -68,7 +68,8 @@ class Executable:
     """One plan of a parallelized step, for one argument signature (Alpa's executable).
 
     Answers what Alpa's performance-tuning guide asks of it: `get_total_allocation_size()`,
-    `get_hlo_text()`, `dump_debug_info(folder)`.
+    `get_hlo_text()`, `dump_debug_info(folder)`; set `record_trace` to time every device's
+    instructions in each step (`get_trace()`).
     """
 
     def __init__(self, fn_name: str, lowered, method: Method, cluster: Cluster):
@@ -85,6 +86,9 @@ class Executable:
             mesh_shape=list(method.mesh_shape or []),
             batch_axis=-1 if method.batch_axis is None else method.batch_axis,
             memory_budget_bytes=method.memory_budget_bytes)
+        # Whether each step records every device's timeline (get_trace, dump_debug_info).
+        self.record_trace = False
+        self._traced = False  # whether the last step was
         self._state: Optional[_core.DeviceValues] = None
         self._generation = 0  # of the carried values in _state
         self._fetched: tuple[int, list[np.ndarray]] = (-1, [])
@@ -95,13 +99,14 @@ class Executable:
         state = self._carried_state(leaves)
         fresh = [_host_value(leaves[p], self._in_dtypes[p]) for p in self.core.fresh_parameters]
         try:
-            results = self.core.step(state, fresh)
+            results = self.core.step(state, fresh, trace=self.record_trace)
         except Exception:
             if state is self._state and state.empty:  # handed to the devices, lost with the step
                 self._state = None
             raise
         self._state = state
         self._generation += 1
+        self._traced = self.record_trace
         outputs: list[Any] = [None] * len(self._out_info)
         shardings = self.core.parameter_shardings
         for index, (parameter, leaf) in enumerate(zip(self.core.carried_parameters,
@@ -168,6 +173,11 @@ class Executable:
             return self.core.program_text()
         raise ValueError(f"get_hlo_text: unknown stage '{stage}'; use 'lowered' or 'partitioned'")
 
+    def get_trace(self) -> Optional[str]:
+        """The last step's timeline as Chrome trace JSON (chrome://tracing, Perfetto: one row per
+        device, one event per instruction), when it ran with `record_trace` set; else None."""
+        return self.core.last_trace_json() if self._traced else None
+
     def plan_summary(self) -> dict:
         """The plan as plain data: method, cluster, mesh, each parameter's layout, estimates."""
         return {
@@ -185,9 +195,9 @@ class Executable:
         }
 
     def dump_debug_info(self, folder: Union[str, os.PathLike]) -> list[str]:
-        """Writes into `folder` the HLO before and after partitioning, the plan summary and the
-        ILP the plan solved (IOPDDL JSON: `alpa solve FILE` solves it again); returns the paths
-        written."""
+        """Writes into `folder` the HLO before and after partitioning, the plan summary, the
+        ILP the plan solved (IOPDDL JSON: `alpa solve FILE` solves it again) and, when the last
+        step was traced (`record_trace`), its timeline; returns the paths written."""
         os.makedirs(folder, exist_ok=True)
         name = self.module.name
         files = {
@@ -196,6 +206,9 @@ class Executable:
             f"{name}.plan.json": json.dumps(self.plan_summary(), indent=2) + "\n",
             f"{name}.ilp.json": self.core.ilp_problem_json(),
         }
+        trace = self.get_trace()
+        if trace is not None:
+            files[f"{name}.trace.json"] = trace
         paths = []
         for file_name, text in files.items():
             path = os.path.join(folder, file_name)

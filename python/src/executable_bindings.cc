@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include "hlo/printer.h"
 #include "literal_arrays.h"
 #include "python_objects.h"
+#include "runtime/execution_trace.h"
 #include "sharding/parallel_methods.h"
 #include "solver/iopddl_json.h"
 
@@ -126,19 +128,35 @@ void BindExecutables(nb::module_& module) {
           nb::arg("carried"), "Splits the carried values over the devices, once.")
       .def(
           "step",
-          [](ExecutableHandle& self, DeviceValues& state, const std::vector<HostArray>& fresh) {
+          [](ExecutableHandle& self, DeviceValues& state, const std::vector<HostArray>& fresh,
+             bool trace) {
             std::vector<ir::Literal> whole =
                 ArgumentsOf(self, fresh, Of(self).fresh_parameters(), "argument");
             std::vector<ir::Literal> results;
             {
               nb::gil_scoped_release release;
-              results = ValueOrRaise(Of(self).Step(state.state, whole));
+              std::optional<std::chrono::steady_clock::time_point> epoch;
+              if (trace) epoch = std::chrono::steady_clock::now();
+              results = ValueOrRaise(Of(self).Step(state.state, whole, nullptr, epoch));
             }
             return ArraysOf(std::move(results));
           },
-          nb::arg("state"), nb::arg("fresh"),
+          nb::arg("state"), nb::arg("fresh"), nb::arg("trace") = false,
           "Runs one step on the carried values in `state` (updated in place) and the fresh "
-          "arguments; returns the results that replace no parameter, whole.")
+          "arguments; returns the results that replace no parameter, whole. With `trace`, every "
+          "device records when it ran each instruction (last_trace_json).")
+      .def(
+          "last_trace_json",
+          [](const ExecutableHandle& self) {
+            const std::vector<runtime::ExecutionProfile>& profiles = Of(self).last_run();
+            runtime::ExecutionTrace trace(static_cast<int64_t>(profiles.size()));
+            for (size_t device = 0; device < profiles.size(); ++device) {
+              trace.Add(static_cast<int64_t>(device), profiles[device].events);
+            }
+            return trace.ToChromeTrace();
+          },
+          "The last step's timeline as a Chrome trace (chrome://tracing, Perfetto): one row per "
+          "device, one event per instruction; empty rows unless that step was traced.")
       .def(
           "fetch",
           [](const ExecutableHandle& self, const DeviceValues& state) {

@@ -84,3 +84,17 @@ def test_a_function_without_state_runs_under_shard_parallel():
     assert isinstance(got, np.ndarray)
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-5, atol=1e-6)
     assert not parallel.get_executable(state.params, batches[0]["x"]).core.carried_parameters
+
+
+def test_a_traced_step_has_every_devices_timeline(tmp_path):
+    state, batches = models.mlp_state_and_batches(2)
+    step = make_step()
+    state, _ = step(state, batches[0])
+    executable = step.get_executable(state, batches[1])
+    assert executable.get_trace() is None
+    executable.record_trace = True
+    step(state, batches[1])
+    events = json.loads(executable.get_trace())["traceEvents"]
+    assert {e["tid"] for e in events if e.get("ph") == "X"} == {0, 1, 2, 3}
+    assert any(e.get("cat") == "collective" for e in events)  # ZeRO-3's gathers
+    assert any(p.endswith(".trace.json") for p in executable.dump_debug_info(tmp_path))
