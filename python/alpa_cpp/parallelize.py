@@ -248,7 +248,13 @@ class ParallelizedFunction:
 
     def get_executable(self, *args) -> Executable:
         """The plan for these arguments, made on first use (nothing runs)."""
+        return self._executable_for(*jax.tree_util.tree_flatten(args))
+
+    def __call__(self, *args):
         leaves, treedef = jax.tree_util.tree_flatten(args)
+        return self._executable_for(leaves, treedef)(leaves)
+
+    def _executable_for(self, leaves: list, treedef) -> Executable:
         signature = _signature(leaves, treedef)
         if self._executable is not None and signature == self._signature:
             return self._executable
@@ -259,15 +265,11 @@ class ParallelizedFunction:
         abstract = jax.tree_util.tree_unflatten(treedef, [
             jax.ShapeDtypeStruct(x.shape, x.dtype) if isinstance(x, DistributedArray) else x
             for x in leaves])
-        lowered = jax.jit(self.fn, donate_argnums=self._donated(len(args)),
+        lowered = jax.jit(self.fn, donate_argnums=self._donated(len(abstract)),
                           keep_unused=True).lower(*abstract)
         self._executable = Executable(self.fn.__name__, lowered, self.method, self.cluster)
         self._signature = signature
         return self._executable
-
-    def __call__(self, *args):
-        executable = self.get_executable(*args)
-        return executable(jax.tree_util.tree_leaves(args))
 
 
 def parallelize(fn: Optional[Callable] = None, *, method: Method = ShardParallel(),
