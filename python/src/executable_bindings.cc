@@ -24,6 +24,7 @@
 #include "python_objects.h"
 #include "runtime/execution_trace.h"
 #include "sharding/parallel_methods.h"
+#include "sharding/pins.h"
 #include "solver/iopddl_json.h"
 
 namespace nb = nanobind;
@@ -49,6 +50,11 @@ ExecutableHandle ParallelizeStep(const ModuleHandle& module, const ClusterHandle
   options.mesh_shape = std::move(mesh_shape);
   options.batch_axis = batch_axis;
   options.auto_sharding.memory_budget_bytes = memory_budget_bytes;
+  // The module's own shardings (a jit's in/out shardings, with_sharding_constraint) are pins.
+  const ir::Computation* entry = module.module->entry();
+  options.mesh_pins = [entry](const std::vector<int64_t>& shape) {
+    return sharding::PinsFromHloShardings(*entry, shape);
+  };
   ExecutableHandle handle{module.module, std::nullopt};
   Result<api::ParallelExecutable> executable = [&] {
     nb::gil_scoped_release release;

@@ -81,7 +81,7 @@ std::vector<std::vector<int64_t>> CandidateMeshShapes(int64_t devices) {
 }
 
 Result<PlannedMeshes> PlanMeshes(const TrainStep& step, const cluster::ClusterSpec& cluster,
-                                 const ParallelizeOptions& options, const MeshPins& mesh_pins) {
+                                 const ParallelizeOptions& options) {
   const cluster::PhysicalMesh devices = cluster::WholeClusterMesh(cluster);
   // The data-parallel methods split the batch along axis 0 unless told another.
   const int64_t batch_axis = options.method == ParallelMethod::kShard
@@ -97,11 +97,11 @@ Result<PlannedMeshes> PlanMeshes(const TrainStep& step, const cluster::ClusterSp
       base.batch_parameters.push_back(parameter.name);
     }
   }
-  // Each shape's pins, in precedence order: the caller's, `mesh_pins`', the method's.
+  // Each shape's pins, in precedence order: the caller's, the mesh_pins', the method's.
   auto pins_for = [&](const std::vector<int64_t>& shape) -> Result<sharding::Pins> {
     sharding::Pins pins = options.auto_sharding.pinned_outputs;
-    if (mesh_pins) {
-      ALPA_ASSIGN_OR_RETURN(sharding::Pins given, mesh_pins(shape));
+    if (options.mesh_pins) {
+      ALPA_ASSIGN_OR_RETURN(sharding::Pins given, options.mesh_pins(shape));
       sharding::MergePins(pins, given);
     }
     ALPA_ASSIGN_OR_RETURN(sharding::Pins rules,

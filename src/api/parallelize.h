@@ -44,6 +44,11 @@ struct TrainStep {
 Result<TrainStep> DescribeTrainStep(const ir::Module& step,
                                     const std::vector<autodiff::StepParameter>& layout);
 
+// Pins of one mesh shape that rank after the caller's (AutoShardingOptions::pinned_outputs) and
+// before the method's: sharding text expressible on some shapes only (a user's shardings file,
+// an HLO file's annotations). An error drops the shape, unless it is the only one.
+using MeshPins = std::function<Result<sharding::Pins>(const std::vector<int64_t>& shape)>;
+
 struct ParallelizeOptions {
   sharding::ParallelMethod method = sharding::ParallelMethod::kShard;
   // Empty: for kShard the best of CandidateMeshShapes(devices) by estimated step time; for the
@@ -55,6 +60,9 @@ struct ParallelizeOptions {
   // Solver settings, memory budget, and pins (layouts or strategies by instruction), which take
   // precedence over the method's.
   sharding::AutoShardingOptions auto_sharding;
+  // Pins of each mesh shape tried (e.g. sharding::PinsFromHloShardings: the module's own
+  // annotations, JAX's with_sharding_constraint among them); empty: none.
+  MeshPins mesh_pins;
   // Run every device's instructions through the reference interpreter's handlers instead of the
   // fast kernels (runtime/fast_kernels.h): slower, for comparing the two.
   bool reference_kernels = false;
@@ -75,18 +83,13 @@ struct PlannedMeshes {
   int64_t shapes_tried = 0;
 };
 
-// Pins of one mesh shape that rank after the caller's (AutoShardingOptions::pinned_outputs) and
-// before the method's: sharding text expressible on some shapes only (a user's shardings file,
-// an HLO file's annotations). An error drops the shape, unless it is the only one.
-using MeshPins = std::function<Result<sharding::Pins>(const std::vector<int64_t>& shape)>;
-
 // Auto-shards `step` on every mesh shape `options` allows (its mesh_shape, or CandidateMeshShapes
 // for kShard, or the 1-D mesh of every device, keeping the shapes that have the batch axis),
 // all in parallel. A shape the caller did not ask for may fail (out of memory, a pin it cannot
 // express) where another fits; with one shape, its error is the error. `alpa plan` and
 // Parallelize both search this way.
 Result<PlannedMeshes> PlanMeshes(const TrainStep& step, const cluster::ClusterSpec& cluster,
-                                 const ParallelizeOptions& options, const MeshPins& mesh_pins = {});
+                                 const ParallelizeOptions& options);
 
 // Plans `step` (which must outlive the executable) on the whole cluster and partitions the fastest
 // plan the partitioner can lower. Errors: a bad method or mesh for the cluster (named), the

@@ -49,10 +49,9 @@ double GeluDerivative(double x) {
 // AwsNeuronGeluApprxTanh, AwsNeuronGeluBackward; the interpreter's tests evaluate each by name).
 constexpr double (*kActivations[])(double) = {&Gelu, &GeluTanh, &GeluDerivative};
 
-// Identities on one device that no pass may look through (they pin or change layouts), besides
-// ir::IdentityCustomCallTargets().
-constexpr std::string_view kShardingTargets[] = {"Sharding", "SPMDFullToShardShape",
-                                                 "SPMDShardToFullShape"};
+// Identities on one device that no pass may look through (they change layouts), besides
+// ir::IdentityCustomCallTargets() (JAX's "Sharding" among them).
+constexpr std::string_view kShardingTargets[] = {"SPMDFullToShardShape", "SPMDShardToFullShape"};
 
 bool Among(std::string_view target, std::span<const std::string_view> targets) {
   return std::find(targets.begin(), targets.end(), target) != targets.end();

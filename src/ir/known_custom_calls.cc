@@ -8,8 +8,11 @@
 namespace alpa::ir {
 namespace {
 
-constexpr std::string_view kIdentityTargets[] = {
-    kLayerBoundaryTarget, "AwsNeuronTransferWithStaticRing", "MoveToHost", "MoveToDevice"};
+// "Sharding" is JAX's with_sharding_constraint: the value as it is, its `sharding=` a pin
+// (sharding::PinsFromHloShardings).
+constexpr std::string_view kIdentityTargets[] = {kLayerBoundaryTarget,
+                                                 "AwsNeuronTransferWithStaticRing", "MoveToHost",
+                                                 "MoveToDevice", "Sharding"};
 constexpr std::string_view kElementwiseTargets[] = {"AwsNeuronGelu", "AwsNeuronGeluApprxTanh",
                                                     "AwsNeuronGeluBackward"};
 

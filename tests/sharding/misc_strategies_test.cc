@@ -48,6 +48,7 @@ ENTRY main {
   top = (f32[8,2], s32[8,2]) topk(x), k=2, largest=true
   mark = f32[8,16] custom-call(x), custom_call_target="alpa_layer_boundary", frontend_attributes={layer="0",pass="forward"}
   odd = f32[8,16] custom-call(x), custom_call_target="my_kernel"
+  wsc = f32[8,16] custom-call(x), custom_call_target="Sharding", sharding={devices=[2,1]<=[2]}
   cl = f32[8,16] call(x), to_apply=twice
   ar = f32[8,16] all-reduce(x), replica_groups={}, to_apply=add
   tok = token[] after-all()
@@ -101,15 +102,19 @@ TEST_F(MiscStrategiesTest, TopKUnsplitsTheLastDim) {
   EXPECT_EQ(set.strategies[0].output, (LeafSpecs{Spec({{0}, {}}), Spec({{0}, {}})}));
 }
 
-TEST_F(MiscStrategiesTest, LayerBoundaryIsAnIdentity) {
+// A layer boundary, and JAX's with_sharding_constraint (a "Sharding" custom-call, whose own
+// sharding= is a pin read by PinsFromHloShardings): the value as it is, in any layout.
+TEST_F(MiscStrategiesTest, LayerBoundaryAndShardingConstraintAreIdentities) {
   const std::vector<ShardingSpec> specs = {Spec({{0}, {1}}), Spec({{}, {}}, {1})};
   env.SetSpecs("x", specs);
-  const StrategySet set = Run("mark");
-  EXPECT_EQ(set.follows_operand, 0);
-  ASSERT_EQ(set.strategies.size(), 2u);
-  for (size_t i = 0; i < specs.size(); ++i) {
-    EXPECT_EQ(set.strategies[i].output, LeafSpecs{specs[i]});
-    EXPECT_EQ(set.strategies[i].operands[0], LeafSpecs{specs[i]});
+  for (std::string_view name : {"mark", "wsc"}) {
+    const StrategySet set = Run(name);
+    EXPECT_EQ(set.follows_operand, 0) << name;
+    ASSERT_EQ(set.strategies.size(), 2u) << name;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      EXPECT_EQ(set.strategies[i].output, LeafSpecs{specs[i]}) << name;
+      EXPECT_EQ(set.strategies[i].operands[0], LeafSpecs{specs[i]}) << name;
+    }
   }
 }
 

@@ -408,9 +408,11 @@ int RunPlan(const PlanOptions& flags) {
   if (isatty(STDERR_FILENO) && !options.json) {
     fmt::print(stderr, "planning on the mesh shapes of {} devices ...\n", devices.size());
   }
-  Result<api::PlannedMeshes> planned = api::PlanMeshes(
-      {&model->module(), parameters}, *cluster, parallelize,
-      [&](const std::vector<int64_t>& shape) { return UserPins(options, entry, shape); });
+  parallelize.mesh_pins = [&](const std::vector<int64_t>& shape) {
+    return UserPins(options, entry, shape);
+  };
+  Result<api::PlannedMeshes> planned =
+      api::PlanMeshes({&model->module(), parameters}, *cluster, parallelize);
   if (!planned.ok()) return ReportError(planned.status());
   const PlannedMesh& best = planned->fastest_first.front();
 
