@@ -10,7 +10,6 @@ the C++ ones (`alpa_cpp._core`); JAX only lowers the function to HLO text. No fo
 """
 
 from alpa_cpp import _core
-from alpa_cpp.cluster import Cluster
 from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
 from alpa_cpp.methods import (DataParallel, PipeshardParallel, ShardParallel, Zero2Parallel,
                               Zero3Parallel)
@@ -19,6 +18,7 @@ from alpa_cpp.parallelize import Executable, ParallelizedFunction, parallelize
 __version__ = _core.version()
 
 Module = _core.Module
+Cluster = _core.Cluster  # "local:4", a preset such as "p3.16xlarge:2x8", or a cluster JSON file
 
 
 __all__ = [

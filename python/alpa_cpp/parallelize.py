@@ -28,7 +28,7 @@ import jax
 import numpy as np
 
 from alpa_cpp import _core
-from alpa_cpp.cluster import Cluster
+from alpa_cpp._core import Cluster
 from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
 from alpa_cpp.methods import Method, PipeshardParallel, ShardParallel
 
@@ -82,7 +82,7 @@ class Executable:
         self._out_tree = lowered.out_tree
         self._out_info = jax.tree_util.tree_leaves(lowered.out_info)
         self.core = _core.parallelize_step(
-            self.module, cluster._core, method.method_name,
+            self.module, cluster, method.method_name,
             mesh_shape=list(method.mesh_shape or []),
             batch_axis=-1 if method.batch_axis is None else method.batch_axis,
             memory_budget_bytes=method.memory_budget_bytes)
