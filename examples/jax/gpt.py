@@ -1,5 +1,5 @@
 """Train a small Flax GPT with alpa_cpp.parallelize on 4 in-process devices, then plan the same
-step for 16 V100s without running it.
+step for 16 V100s without running it, on one mesh and as a pipeline.
 
     .venv/bin/python examples/jax/gpt.py
 """
@@ -36,8 +36,10 @@ class GPT(nn.Module):
     def __call__(self, ids):
         x = nn.Embed(self.vocab, self.hidden)(ids)
         x = x + self.param("pos", nn.initializers.normal(0.02), (self.seq, self.hidden))
-        for _ in range(self.layers):
+        for i in range(self.layers):
             x = Block(self.hidden, self.heads)(x)
+            if i + 1 < self.layers:
+                alpa_cpp.mark_pipeline_boundary()  # a layer a pipeline may cut after; else nothing
         return nn.Dense(self.vocab)(nn.LayerNorm()(x))
 
 
@@ -46,7 +48,8 @@ def train_step(state, batch):
         logits = state.apply_fn(params, batch["ids"])
         return optax.softmax_cross_entropy_with_integer_labels(logits, batch["labels"]).mean()
 
-    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    # jax.value_and_grad, except that PipeshardParallel cuts this loss into stages.
+    loss, grads = alpa_cpp.value_and_grad(loss_fn)(state.params)
     return state.apply_gradients(grads=grads), loss
 
 
@@ -71,6 +74,12 @@ def main():
     print(f"p3.16xlarge:2x8: mesh {executable.mesh_shape}, "
           f"{executable.predicted_step_seconds * 1e3:.2f} ms a step predicted, "
           f"{executable.get_total_allocation_size() / 2**20:.1f} MiB per device")
+
+    # A pipeline of the same step: stages cut at the boundaries, each on a sub-mesh.
+    pipelined = alpa_cpp.parallelize(
+        train_step, method=alpa_cpp.PipeshardParallel(num_micro_batches=4),
+        cluster="p3.16xlarge:2x8")
+    print(pipelined.get_executable(*abstract).plan.explain())
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ the C++ ones (`alpa_cpp._core`); JAX only lowers the function to HLO text. No fo
 
 from alpa_cpp import _core
 from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
-from alpa_cpp.methods import (DataParallel, PipeshardParallel, ShardParallel, Zero2Parallel,
-                              Zero3Parallel)
+from alpa_cpp.methods import (AutoLayerOption, DataParallel, PipeshardParallel, ShardParallel,
+                              Zero2Parallel, Zero3Parallel)
 from alpa_cpp.parallelize import Executable, ParallelizedFunction, parallelize
+from alpa_cpp.pipeline import grad, mark_pipeline_boundary, value_and_grad
+from alpa_cpp.pipeshard import PipeshardExecutable
+from alpa_cpp.plan import Plan
 
 __version__ = _core.version()
 
@@ -22,7 +25,8 @@ Cluster = _core.Cluster  # "local:4", a preset such as "p3.16xlarge:2x8", or a c
 
 
 __all__ = [
-    "Cluster", "DataParallel", "DistributedArray", "DonatedArrayError", "Executable", "Module",
-    "ParallelizedFunction", "PipeshardParallel", "ShardParallel", "Zero2Parallel",
-    "Zero3Parallel", "parallelize", "__version__",
+    "AutoLayerOption", "Cluster", "DataParallel", "DistributedArray", "DonatedArrayError",
+    "Executable", "Module", "ParallelizedFunction", "PipeshardExecutable", "PipeshardParallel",
+    "Plan", "ShardParallel", "Zero2Parallel", "Zero3Parallel", "grad",
+    "mark_pipeline_boundary", "parallelize", "value_and_grad", "__version__",
 ]

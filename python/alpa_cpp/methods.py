@@ -7,7 +7,8 @@ pinned. They map onto the C++ methods (sharding/parallel_methods.h):
     DataParallel       data    the batch split along mesh axis 0, the state replicated
     Zero2Parallel      zero2   as data, the optimizer state split too (ZeRO stage 2)
     Zero3Parallel      zero3   as zero2, the weights split too (ZeRO stage 3)
-    PipeshardParallel          stages over sub-meshes: planned by `alpa plan`, not run from Python yet
+    PipeshardParallel  pipeshard  stages over sub-meshes, each auto-sharded: planned from Python
+                                  (alpa_cpp.grad marks the loss to cut), not run from it yet
 """
 
 from __future__ import annotations
@@ -66,17 +67,42 @@ class Zero3Parallel(_BatchSplit):
 
 
 @dataclasses.dataclass(frozen=True)
+class AutoLayerOption:
+    """Layers found by clustering the loss's operators (Alpa's automatic layer construction)
+    instead of its mark_pipeline_boundary() markers.
+
+    layer_num: how many layers; remat_layer: recompute each layer's activations in the
+        backward pass.
+    """
+
+    layer_num: int
+    remat_layer: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class PipeshardParallel:
     """Pipeline stages over sub-meshes, each stage auto-sharded (Alpa's PipeshardParallel).
 
-    Not run from Python yet: a whole train step dumped by JAX carries no layers, and the stage
-    programs are cut from the loss before differentiation. `alpa plan loss.hlo --weights params
-    --auto-layers N` plans one from the loss function's HLO (examples/import/README.md).
+    The step must take its loss's gradient with alpa_cpp.grad or alpa_cpp.value_and_grad: the
+    stages are cut in the loss before differentiation (pipeline.py).
+
+    num_micro_batches: the batch is split into this many micro-batches along dimension 0.
+    layer_option: None (the loss's mark_pipeline_boundary() markers) or AutoLayerOption.
+    pipeline_schedule: "1f1b", "gpipe", "interleaved-1f1b", or "auto" (1F1B and GPipe, the faster
+        kept).
+    optimizer: the optimizer the update is priced with ("sgd", "adam", "adamw", "adafactor"):
+        the step's own optax code is not read.
+    memory_budget_bytes: each device's memory to plan in; None takes the cluster's.
+    logical_space, submesh_space: the stage meshes searched, as `alpa plan`'s flags.
     """
 
     num_micro_batches: int = 1
-    layer_option: Optional[object] = None
-    stage_option: Optional[object] = None
+    layer_option: Optional[AutoLayerOption] = None
+    pipeline_schedule: str = "auto"
+    optimizer: str = "adam"
+    memory_budget_bytes: Optional[int] = None
+    logical_space: str = "single-node"
+    submesh_space: str = "power-of-two"
 
     method_name = "pipeshard"
 

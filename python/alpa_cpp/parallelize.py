@@ -31,6 +31,8 @@ from alpa_cpp import _core
 from alpa_cpp._core import Cluster
 from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
 from alpa_cpp.methods import Method, PipeshardParallel, ShardParallel
+from alpa_cpp.pipeshard import PipeshardExecutable
+from alpa_cpp.plan import Plan
 
 DEFAULT_CLUSTER = "local:4"
 
@@ -68,8 +70,9 @@ class Executable:
     """One plan of a parallelized step, for one argument signature (Alpa's executable).
 
     Answers what Alpa's performance-tuning guide asks of it: `get_total_allocation_size()`,
-    `get_hlo_text()`, `dump_debug_info(folder)`; set `record_trace` to time every device's
-    instructions in each step (`get_trace()`).
+    `get_hlo_text()`, `dump_debug_info(folder)`; `plan` is the plan document (alpa_cpp.Plan) and
+    `explain()` says why; set `record_trace` to time every device's instructions in each step
+    (`get_trace()`).
     """
 
     def __init__(self, fn_name: str, lowered, method: Method, cluster: Cluster):
@@ -85,7 +88,8 @@ class Executable:
             self.module, cluster, method.method_name,
             mesh_shape=list(method.mesh_shape or []),
             batch_axis=-1 if method.batch_axis is None else method.batch_axis,
-            memory_budget_bytes=method.memory_budget_bytes)
+            memory_budget_bytes=method.memory_budget_bytes, model_name=fn_name)
+        self.plan = Plan(self.core.plan_document, self.core.plan_text)
         # Whether each step records every device's timeline (get_trace, dump_debug_info).
         self.record_trace = False
         self._traced = False  # whether the last step was
@@ -178,8 +182,14 @@ class Executable:
         device, one event per instruction), when it ran with `record_trace` set; else None."""
         return self.core.last_trace_json() if self._traced else None
 
+    def explain(self) -> str:
+        """Why the plan is what it is (`alpa explain`): the step time split into compute,
+        communication and resharding, the peak memory and where it is, the collectives."""
+        return self.plan.explain()
+
     def plan_summary(self) -> dict:
-        """The plan as plain data: method, cluster, mesh, each parameter's layout, estimates."""
+        """The plan in short, as plain data: method, cluster, mesh, each parameter's layout, the
+        predicted and measured figures (`plan.document` has every instruction's sharding)."""
         return {
             "method": self.method.method_name,
             "cluster": self.cluster.spec_text,
@@ -195,15 +205,17 @@ class Executable:
         }
 
     def dump_debug_info(self, folder: Union[str, os.PathLike]) -> list[str]:
-        """Writes into `folder` the HLO before and after partitioning, the plan summary, the
-        ILP the plan solved (IOPDDL JSON: `alpa solve FILE` solves it again) and, when the last
-        step was traced (`record_trace`), its timeline; returns the paths written."""
+        """Writes into `folder` the HLO before and after partitioning, the plan document (what
+        `alpa explain` reads) and its summary with the measured figures, the ILP the plan solved
+        (IOPDDL JSON: `alpa solve FILE` solves it again) and, when the last step was traced
+        (`record_trace`), its timeline; returns the paths written."""
         os.makedirs(folder, exist_ok=True)
         name = self.module.name
         files = {
             f"{name}.lowered.hlo": self.lowered_text,
             f"{name}.partitioned.hlo": self.core.program_text(),
-            f"{name}.plan.json": json.dumps(self.plan_summary(), indent=2) + "\n",
+            f"{name}.plan.json": self.plan.to_json() + "\n",
+            f"{name}.summary.json": json.dumps(self.plan_summary(), indent=2) + "\n",
             f"{name}.ilp.json": self.core.ilp_problem_json(),
         }
         trace = self.get_trace()
@@ -223,15 +235,10 @@ class ParallelizedFunction:
 
     def __init__(self, fn: Callable, method: Method, cluster: Union[str, Cluster],
                  donate_argnums: Union[str, Sequence[int]], batch_argnums: Sequence[int]):
-        if isinstance(method, PipeshardParallel):
-            raise NotImplementedError(
-                "PipeshardParallel does not run from Python yet: a step lowered by JAX carries no "
-                "layers. Plan it from the loss's HLO with `alpa plan loss.hlo --weights params "
-                "--auto-layers N --micro-batches M` (examples/import/README.md)")
         if not hasattr(method, "method_name"):
             raise TypeError(f"parallelize: method must be one of alpa_cpp's methods "
-                            f"(ShardParallel, DataParallel, Zero2Parallel, Zero3Parallel), "
-                            f"got {method!r}")
+                            f"(ShardParallel, DataParallel, Zero2Parallel, Zero3Parallel, "
+                            f"PipeshardParallel), got {method!r}")
         self.fn = fn
         self.method = method
         self.cluster = cluster if isinstance(cluster, Cluster) else Cluster(cluster)
@@ -246,15 +253,16 @@ class ParallelizedFunction:
             return tuple(i for i in range(num_args) if i not in self.batch_argnums)
         return tuple(self.donate_argnums)
 
-    def get_executable(self, *args) -> Executable:
-        """The plan for these arguments, made on first use (nothing runs)."""
+    def get_executable(self, *args) -> Union[Executable, PipeshardExecutable]:
+        """The plan for these arguments, made on first use (nothing runs); the arguments may be
+        jax.ShapeDtypeStructs, so nothing is allocated."""
         return self._executable_for(*jax.tree_util.tree_flatten(args))
 
     def __call__(self, *args):
         leaves, treedef = jax.tree_util.tree_flatten(args)
         return self._executable_for(leaves, treedef)(leaves)
 
-    def _executable_for(self, leaves: list, treedef) -> Executable:
+    def _executable_for(self, leaves: list, treedef) -> Union[Executable, PipeshardExecutable]:
         signature = _signature(leaves, treedef)
         if self._executable is not None and signature == self._signature:
             return self._executable
@@ -265,9 +273,13 @@ class ParallelizedFunction:
         abstract = jax.tree_util.tree_unflatten(treedef, [
             jax.ShapeDtypeStruct(x.shape, x.dtype) if isinstance(x, DistributedArray) else x
             for x in leaves])
-        lowered = jax.jit(self.fn, donate_argnums=self._donated(len(abstract)),
-                          keep_unused=True).lower(*abstract)
-        self._executable = Executable(self.fn.__name__, lowered, self.method, self.cluster)
+        if isinstance(self.method, PipeshardParallel):
+            self._executable = PipeshardExecutable(self.fn, abstract, self.batch_argnums,
+                                                   self.method, self.cluster)
+        else:
+            lowered = jax.jit(self.fn, donate_argnums=self._donated(len(abstract)),
+                              keep_unused=True).lower(*abstract)
+            self._executable = Executable(self.fn.__name__, lowered, self.method, self.cluster)
         self._signature = signature
         return self._executable
 
@@ -278,7 +290,8 @@ def parallelize(fn: Optional[Callable] = None, *, method: Method = ShardParallel
                 batch_argnums: Sequence[int] = (1,)):
     """Parallelizes a train step, as `alpa.parallelize` did.
 
-    method: ShardParallel (default), DataParallel, Zero2Parallel or Zero3Parallel.
+    method: ShardParallel (default), DataParallel, Zero2Parallel, Zero3Parallel, or
+        PipeshardParallel (planned, not run yet: get_executable(...).plan).
     cluster: where it runs: "local:N" (N in-process devices, the default local:4) or a
         Cluster. Planning for another cluster ("p3.16xlarge:2x8") works with get_executable.
     donate_argnums: the arguments the step updates and returns (its state); "auto" (Alpa's

@@ -29,6 +29,8 @@ T ValueOrRaise(Result<T> result) {
 
 void BindModules(nanobind::module_& module);      // module_bindings.cc: Module, Cluster
 void BindExecutables(nanobind::module_& module);  // executable_bindings.cc: Executable
+// plan_bindings.cc: plan_pipeline, explain_plan, render_plan_report
+void BindPlans(nanobind::module_& module);
 
 }  // namespace alpa::python
 

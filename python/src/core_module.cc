@@ -42,4 +42,5 @@ NB_MODULE(_core, module) {
       "The version, as `alpa --version` prints it.");
   alpa::python::BindModules(module);
   alpa::python::BindExecutables(module);
+  alpa::python::BindPlans(module);
 }

@@ -17,8 +17,8 @@
 
 #include "api/dumped_train_step.h"
 #include "api/parallelize.h"
+#include "api/single_stage_document.h"
 #include "bindings.h"
-#include "hlo/input_output_alias.h"
 #include "hlo/printer.h"
 #include "literal_arrays.h"
 #include "python_objects.h"
@@ -35,18 +35,34 @@ namespace {
 const api::ParallelExecutable& Of(const ExecutableHandle& handle) { return *handle.executable; }
 api::ParallelExecutable& Of(ExecutableHandle& handle) { return *handle.executable; }
 
+// The plan document of `executable`, as `alpa plan --method METHOD` writes it for the module.
+void DocumentPlan(const api::TrainStep& step, const ClusterHandle& cluster,
+                  const std::string& method, int64_t batch_axis, const std::string& model_name,
+                  ExecutableHandle& handle) {
+  const api::ParallelExecutable& executable = *handle.executable;
+  api::SingleStageReport report =
+      ValueOrRaise(api::ReportOfSingleStagePlan(step, executable.solution(), 1));
+  report.model_name = model_name;
+  report.cluster = cluster.argument;
+  report.method = method;
+  report.batch_axis = batch_axis;
+  report.meshes_tried = executable.meshes_tried();
+  report.pins = executable.pinned_instructions();
+  report.total_seconds = executable.compile_time_s();
+  handle.plan_document =
+      api::SingleStagePlanJson(report, executable.mesh_shape(), executable.solution()).dump(2);
+  handle.plan_text =
+      api::SingleStagePlanText(report, executable.mesh_shape(), executable.solution());
+}
+
 ExecutableHandle ParallelizeStep(const ModuleHandle& module, const ClusterHandle& cluster,
                                  const std::string& method, std::vector<int64_t> mesh_shape,
-                                 int64_t batch_axis, std::optional<int64_t> memory_budget_bytes) {
+                                 int64_t batch_axis, std::optional<int64_t> memory_budget_bytes,
+                                 const std::string& model_name) {
   api::ParallelizeOptions options;
   options.method = ValueOrRaise(sharding::ParseParallelMethod(method));
-  // A function that carries no state (nothing donated: an evaluation step, a forward pass) has
-  // no roles to read; auto-sharding plans it as it is, the other methods need the roles.
-  const bool carries_state = !ValueOrRaise(hlo::InputOutputAliases(*module.module)).empty();
-  api::TrainStep step{module.module.get(), {}};
-  if (carries_state || options.method != sharding::ParallelMethod::kShard) {
-    step = ValueOrRaise(api::DescribeDumpedTrainStep(*module.module));
-  }
+  const api::TrainStep step =
+      ValueOrRaise(api::DescribeDumpedStepFor(*module.module, options.method));
   options.mesh_shape = std::move(mesh_shape);
   options.batch_axis = batch_axis;
   options.auto_sharding.memory_budget_bytes = memory_budget_bytes;
@@ -55,12 +71,16 @@ ExecutableHandle ParallelizeStep(const ModuleHandle& module, const ClusterHandle
   options.mesh_pins = [entry](const std::vector<int64_t>& shape) {
     return sharding::PinsFromHloShardings(*entry, shape);
   };
-  ExecutableHandle handle{module.module, std::nullopt};
+  ExecutableHandle handle{module.module, std::nullopt, "", ""};
   Result<api::ParallelExecutable> executable = [&] {
     nb::gil_scoped_release release;
     return api::Parallelize(step, cluster.spec, options);
   }();
   handle.executable.emplace(ValueOrRaise(std::move(executable)));
+  // The data-parallel methods split the batch along axis 0, as `alpa plan` records.
+  const bool shard = options.method == sharding::ParallelMethod::kShard;
+  DocumentPlan(step, cluster, method, shard || batch_axis >= 0 ? batch_axis : 0, model_name,
+               handle);
   return handle;
 }
 
@@ -221,6 +241,12 @@ void BindExecutables(nb::module_& module) {
           },
           "The auto-sharding problem the plan solved, in the IOPDDL contest's JSON form "
           "(`alpa solve` reads it).")
+      .def_prop_ro(
+          "plan_document", [](const ExecutableHandle& self) { return self.plan_document; },
+          "The plan document (JSON), as `alpa plan --json` writes it for the module.")
+      .def_prop_ro(
+          "plan_text", [](const ExecutableHandle& self) { return self.plan_text; },
+          "The plan as `alpa plan` prints it.")
       .def(
           "program_text",
           [](const ExecutableHandle& self) { return hlo::PrintModule(Of(self).program()); },
@@ -229,6 +255,7 @@ void BindExecutables(nb::module_& module) {
   module.def("parallelize_step", &ParallelizeStep, nb::arg("module"), nb::arg("cluster"),
              nb::arg("method"), nb::arg("mesh_shape") = std::vector<int64_t>{},
              nb::arg("batch_axis") = -1, nb::arg("memory_budget_bytes") = nb::none(),
+             nb::arg("model_name") = "",
              "Plans a whole train step (its state donated: the module's input_output_alias) with "
              "`method` (shard, data, zero2, zero3) on the cluster's devices and partitions it.");
 }

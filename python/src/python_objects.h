@@ -26,6 +26,9 @@ struct ClusterHandle {
 struct ExecutableHandle {
   std::shared_ptr<const ir::Module> module;
   std::optional<api::ParallelExecutable> executable;  // always set once made
+  // Its plan document (api/single_stage_document.h) and the plan as `alpa plan` prints it.
+  std::string plan_document;
+  std::string plan_text;
 };
 
 // Values a step carries to the next, kept on the executable's devices between calls.

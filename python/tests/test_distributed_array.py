@@ -67,7 +67,11 @@ def test_the_executable_reports_its_plan(tmp_path):
     assert "HloModule" in executable.get_hlo_text("lowered")
     written = executable.dump_debug_info(tmp_path)
     assert sorted(p.rsplit(".", 2)[-2] for p in written) == ["ilp", "lowered", "partitioned",
-                                                              "plan"]
+                                                              "plan", "summary"]
+    plan = alpa_cpp.Plan.load(next(p for p in written if p.endswith(".plan.json")))
+    assert plan.document["method"] == "zero3" and plan.document["batch_axis"] == 0
+    assert plan.document["mesh"] == [4]
+    assert "step time" in executable.explain() and "step time" in executable.plan.text
     with open(next(p for p in written if p.endswith(".ilp.json")), encoding="utf-8") as ilp:
         problem = json.load(ilp)
     assert len(problem["problem"]["nodes"]["intervals"]) > 10

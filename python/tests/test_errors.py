@@ -24,9 +24,11 @@ def test_something_not_a_method_is_refused():
         alpa_cpp.parallelize(models.mse_train_step, method="data")
 
 
-def test_pipeshard_says_where_it_plans_instead():
-    with pytest.raises(NotImplementedError, match="--auto-layers"):
-        alpa_cpp.parallelize(models.mse_train_step, method=alpa_cpp.PipeshardParallel(2))
+def test_pipeshard_without_alpa_cpp_grad_says_to_use_it():
+    state, batches = models.mlp_state_and_batches(1)
+    step = alpa_cpp.parallelize(models.mse_train_step, method=alpa_cpp.PipeshardParallel(2))
+    with pytest.raises(ValueError, match="alpa_cpp.grad"):
+        step.get_executable(state, batches[0])
 
 
 def test_zero_without_donated_state_names_what_the_step_lacks():

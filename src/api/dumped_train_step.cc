@@ -130,4 +130,11 @@ Result<TrainStep> DescribeDumpedTrainStep(const ir::Module& step) {
   return TrainStep{&step, std::move(described)};
 }
 
+Result<TrainStep> DescribeDumpedStepFor(const ir::Module& step, sharding::ParallelMethod method) {
+  ALPA_ASSIGN_OR_RETURN(const std::vector<hlo::InputOutputAlias> aliases,
+                        hlo::InputOutputAliases(step));
+  if (aliases.empty() && method == sharding::ParallelMethod::kShard) return TrainStep{&step, {}};
+  return DescribeDumpedTrainStep(step);
+}
+
 }  // namespace alpa::api

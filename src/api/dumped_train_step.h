@@ -20,6 +20,7 @@
 
 #include "api/parallelize.h"
 #include "ir/module.h"
+#include "sharding/parallel_methods.h"
 #include "support/status.h"
 
 namespace alpa::api {
@@ -28,6 +29,13 @@ namespace alpa::api {
 // was dumped without donating its state), an alias into a tuple-shaped parameter or a nested
 // output, no carried state that reaches a dot, batch parameters whose leading dimensions differ.
 Result<TrainStep> DescribeDumpedTrainStep(const ir::Module& step);
+
+// The step as `method` plans it, for `alpa plan`, `alpa run` and the Python package alike: a
+// module that carries state (has an input_output_alias) as DescribeDumpedTrainStep reads it,
+// under every method; one that carries none (an evaluation step, a forward pass) without roles
+// under kShard, which needs none. Errors: DescribeDumpedTrainStep's, for a method that needs the
+// roles of a module that carries nothing.
+Result<TrainStep> DescribeDumpedStepFor(const ir::Module& step, sharding::ParallelMethod method);
 
 }  // namespace alpa::api
 

@@ -177,6 +177,11 @@ models::WeightInit FlaxInit(const ir::Instruction& parameter) {
 
 Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOptions& options) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ImportHloLossText(text, path, options);
+}
+
+Result<models::ZooModel> ImportHloLossText(const std::string& text, const std::string& path,
+                                           const HloLossOptions& options) {
   ALPA_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, hlo::ParseHloModule(text, path));
   ALPA_RETURN_IF_ERROR(ir::VerifyModule(*module));
   ir::InlineCalls(*module->entry());

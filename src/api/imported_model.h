@@ -54,6 +54,10 @@ struct HloLossOptions {
 // (out of range, matching nothing, not a floating-point array) or a result that is not a scalar
 // loss.
 Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOptions& options);
+// The same from HLO text in memory (the Python package's lowered loss); `path` names it in errors
+// and is the model's name.
+Result<models::ZooModel> ImportHloLossText(const std::string& text, const std::string& path,
+                                           const HloLossOptions& options);
 
 }  // namespace alpa::api
 

@@ -148,6 +148,10 @@ class ParallelExecutable {
   const spmd::CollectiveStats& comm_stats() const { return comm_stats_; }
   // Seconds spent planning and partitioning.
   double compile_time_s() const { return compile_time_s_; }
+  // The plan's instructions pinned (by the caller, the module or the method), and the mesh
+  // shapes planned to find it.
+  int64_t pinned_instructions() const { return pinned_instructions_; }
+  int64_t meshes_tried() const { return meshes_tried_; }
   // Faster plans (by the estimate) of other mesh shapes the partitioner could not lower yet,
   // each "mesh [a,b]: why"; empty when the fastest plan runs.
   const std::vector<std::string>& passed_over() const { return passed_over_; }
@@ -216,6 +220,8 @@ class ParallelExecutable {
   std::vector<int64_t> fresh_leaves_;        // the root elements replacing none
   std::vector<std::string> passed_over_;
   double compile_time_s_ = 0;
+  int64_t pinned_instructions_ = 0;
+  int64_t meshes_tried_ = 0;
   std::vector<runtime::ExecutionProfile> last_run_;
   int64_t peak_memory_bytes_ = 0;
 };

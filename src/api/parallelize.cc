@@ -194,6 +194,8 @@ Result<ParallelExecutable> Parallelize(const TrainStep& step, const cluster::Clu
     executable.FindCarriedValues(*next_leaves);
     executable.mesh_shape_ = std::move(planned.shape);
     executable.solution_ = std::move(planned.solution);
+    executable.pinned_instructions_ = planned.pins;
+    executable.meshes_tried_ = planned_meshes.shapes_tried;
     executable.passed_over_ = std::move(passed_over);
     executable.compile_time_s_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

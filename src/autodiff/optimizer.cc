@@ -1,5 +1,8 @@
 #include "autodiff/optimizer.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <numeric>
 #include <optional>
@@ -8,6 +11,35 @@
 #include "autodiff/vjp.h"
 
 namespace alpa::autodiff {
+
+namespace {
+
+struct NamedOptimizer {
+  std::string_view name;
+  OptimizerKind kind;
+};
+constexpr NamedOptimizer kOptimizerNames[] = {{"sgd", OptimizerKind::kSgd},
+                                              {"adam", OptimizerKind::kAdam},
+                                              {"adamw", OptimizerKind::kAdamW},
+                                              {"adafactor", OptimizerKind::kAdafactor}};
+
+}  // namespace
+
+std::string_view OptimizerName(OptimizerKind kind) {
+  for (const NamedOptimizer& named : kOptimizerNames) {
+    if (named.kind == kind) return named.name;
+  }
+  return "?";
+}
+
+Result<OptimizerKind> ParseOptimizer(std::string_view text) {
+  std::vector<std::string_view> names;
+  for (const NamedOptimizer& named : kOptimizerNames) {
+    if (text == named.name) return named.kind;
+    names.push_back(named.name);
+  }
+  return InvalidArgument("{}: unknown optimizer; use one of {}", text, fmt::join(names, ", "));
+}
 
 using ir::Instruction;
 

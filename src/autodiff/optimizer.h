@@ -22,13 +22,21 @@
 #define ALPA_AUTODIFF_OPTIMIZER_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/builder.h"
+#include "support/status.h"
 
 namespace alpa::autodiff {
 
 enum class OptimizerKind { kSgd, kAdam, kAdamW, kAdafactor };
+
+// "sgd", "adam", "adamw", "adafactor": the names users give (`--optimizer`, the Python package).
+std::string_view OptimizerName(OptimizerKind kind);
+// The kind of one of those names; INVALID_ARGUMENT ("lamb: unknown optimizer; use one of ...")
+// otherwise.
+Result<OptimizerKind> ParseOptimizer(std::string_view text);
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kAdam;

@@ -138,14 +138,34 @@ struct AlpaMarker {
   std::vector<Instruction*> values;  // what it passes on, by tuple index
 };
 
+// The marker's mark type and layer name: Alpa writes them as the metadata's op_type and op_name;
+// alpa_cpp.mark_pipeline_boundary (python/alpa_cpp/pipeline_marker.py) as backend_config="end 3",
+// since current JAX writes no op_type.
+struct MarkKind {
+  std::string type;
+  std::string layer;
+};
+
+MarkKind MarkKindOf(const Instruction& marker) {
+  const std::string type = ir::MetadataField(marker.attributes(), "op_type");
+  if (!type.empty()) return {type, ir::MetadataField(marker.attributes(), "op_name")};
+  std::string config = marker.attributes().backend_config;
+  if (config.size() >= 2 && config.front() == '"' && config.back() == '"') {
+    config = config.substr(1, config.size() - 2);
+  }
+  const size_t space = config.find(' ');
+  if (space == std::string::npos) return {config, ""};
+  return {config.substr(0, space), config.substr(space + 1)};
+}
+
 std::string DescribeAlpaMarker(const Instruction& marker) {
+  const MarkKind kind = MarkKindOf(marker);
   return fmt::format("%{} (Alpa's pipeline_marker, mark type '{}', layer '{}')", marker.name(),
-                     ir::MetadataField(marker.attributes(), "op_type"),
-                     ir::MetadataField(marker.attributes(), "op_name"));
+                     kind.type, kind.layer);
 }
 
 Result<AlpaMarker> ReadAlpaMarker(const Instruction& marker) {
-  const std::string type = ir::MetadataField(marker.attributes(), "op_type");
+  const std::string type = MarkKindOf(marker).type;
   const std::string where = DescribeAlpaMarker(marker);
   if (type == "boundary") {
     return InvalidArgument(

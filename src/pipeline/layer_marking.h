@@ -42,6 +42,10 @@ Result<LayerMarkingStats> MarkAutoLayers(ir::Computation& loss, int64_t num_laye
 //        custom_call_has_side_effect=true, metadata={op_type="start" op_name="0"}
 //   %x.0 = f32[8,32] get-tuple-element(%m), index=0
 //
+// Current JAX writes no op_type, so alpa_cpp.mark_pipeline_boundary (python/alpa_cpp/pipeline.py)
+// puts both in the backend_config instead, backend_config="end 0", which is read when the
+// metadata has no op_type.
+//
 // Start markers become identities; the values an end marker passes on leave its layer, whose
 // number is counted along the data flow (an end marker reached from k end markers ends layer
 // k), and are then marked as MarkAutoLayers marks (chains to every later reader). An end marker

@@ -4,12 +4,15 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 
 #include "cluster/submesh.h"
 #include "cost/collective_cost.h"
+#include "hlo/printer.h"
 #include "plan/plan_document.h"
+#include "support/fingerprint.h"
 #include "support/table.h"
 #include "support/units.h"
 
@@ -99,6 +102,36 @@ std::string AlternativesText(const PipeshardReport& report, double step_time_s) 
 }
 
 }  // namespace
+
+PipeshardReport ReportOfPlan(const ir::Module& loss, const LayerCostTable& table,
+                             const cluster::ClusterSpec& cluster, const PipeshardPlan& plan,
+                             const std::vector<pipeline::ScheduleKind>& schedules,
+                             std::vector<UniformGridPoint> grid) {
+  const auto start = std::chrono::steady_clock::now();
+  PipeshardReport report;
+  PipeshardOptions options;
+  options.num_micro_batches = plan.num_micro_batches;
+  options.schedules = schedules;
+  const int64_t devices = cluster::TotalDevices(cluster);
+  report.alternatives.emplace_back(
+      "data parallel",
+      UniformGridPoint{devices, 1, 1, PlanUniform(table, cluster, devices, 1, 1, options)});
+  if (grid.empty()) grid = SearchUniformGrid(table, cluster, options);
+  Result<UniformGridPoint> fastest = FastestGridPoint(grid);
+  report.alternatives.emplace_back(
+      "best uniform grid point",
+      fastest.ok() ? std::move(fastest).value() : UniformGridPoint{0, 0, 0, fastest.status()});
+  report.alternatives_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.fingerprint = FingerprintHex(hlo::PrintModule(loss));
+  for (const ir::Instruction* parameter : loss.entry()->parameters()) {
+    report.parameter_names.push_back(parameter->name());
+  }
+  report.devices = static_cast<double>(devices);
+  for (double flops : table.flops) report.step_flops += flops;
+  report.step_flops *= static_cast<double>(plan.num_micro_batches);
+  return report;
+}
 
 // A micro-batch count the user fixed below the plan's pipeline depth leaves stages idle most of
 // the step, and Alpa's formula sum t + (B - 1) max t, which assumes a steady state where every

@@ -3,7 +3,7 @@
 // model's names, the timings), and what `alpa run --plan` and `alpa explain` read back
 // (plan_document.h: ReadSavedPipelinedStages); PipeshardPlanText is the text `alpa plan` prints.
 //
-// The document, version 2 (version 1's header, tools/alpa/plan_command.h, with "stages",
+// The document, version 2 (version 1's header, api/single_stage_document.h, with "stages",
 // "schedule", "num_micro_batches" and the estimate of the whole pipeline):
 //
 //   {"format": "alpa-plan", "version": 2, "model": {"name", "fingerprint"}, "cluster",
@@ -45,6 +45,8 @@
 #include <vector>
 
 #include "cluster/cluster_spec.h"
+#include "ir/module.h"
+#include "pipeline/schedule.h"
 #include "plan/layer_costs.h"
 #include "plan/pipeshard_planner.h"
 #include "plan/uniform_plans.h"
@@ -71,6 +73,16 @@ struct PipeshardReport {
   double alternatives_s = 0;
   std::vector<std::string> warnings;  // printed and in the JSON
 };
+
+// The report's fields every caller fills the same way for `plan` of `loss` on `cluster`: the
+// alternatives priced on `table` under `schedules` (pure data parallel and the best point of
+// `grid`, the uniform grid searched here when `grid` is empty) and the time they took, the loss's
+// parameter names and fingerprint, the devices and the whole step's FLOPs. The caller adds the
+// method, the model's and the cluster's names, its timings and its warnings.
+PipeshardReport ReportOfPlan(const ir::Module& loss, const LayerCostTable& table,
+                             const cluster::ClusterSpec& cluster, const PipeshardPlan& plan,
+                             const std::vector<pipeline::ScheduleKind>& schedules,
+                             std::vector<UniformGridPoint> grid);
 
 // A micro-batch count the user fixed below the plan's pipeline depth leaves stages idle most of
 // the step, and Alpa's formula sum t + (B - 1) max t, which assumes a steady state where every

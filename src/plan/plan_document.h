@@ -1,5 +1,5 @@
 // Reading a plan document ({"format": "alpa-plan", ...}: pipeshard_document.h for a pipelined plan,
-// tools/alpa/plan_command.h for a single-stage one), for whoever reads one back: `alpa explain`,
+// api/single_stage_document.h for a single-stage one), for whoever reads one back: `alpa explain`,
 // the HTML report, and `alpa run --plan` through ReadSavedPlan and ReadSavedPipelinedStages.
 //
 // The field readers are defensive: a hand-written or older document may lack any field or hold

@@ -16,6 +16,7 @@
 #include "api/dumped_train_step.h"
 #include "cluster/presets.h"
 #include "interp/evaluator.h"
+#include "sharding/pins.h"
 #include "support/units.h"
 #include "tools/alpa/cluster_run.h"
 #include "tools/alpa/command_util.h"
@@ -169,6 +170,12 @@ int RunDumpedStep(const RunOptions& options) {
     if (!spec.ok()) return ReportError(spec.status().WithContext("--cluster"));
     Result<api::ParallelizeOptions> parallelize = ParallelizeOptionsOf(cluster);
     if (!parallelize.ok()) return ReportError(parallelize.status());
+    // The module's own shardings (a jit's in/out shardings, with_sharding_constraint) are pins,
+    // as `alpa plan` and the Python package read them.
+    const ir::Computation* entry = (*module)->entry();
+    parallelize->mesh_pins = [entry](const std::vector<int64_t>& shape) {
+      return sharding::PinsFromHloShardings(*entry, shape);
+    };
     Result<api::ParallelExecutable> planned = api::Parallelize(*step, *spec, *parallelize);
     if (!planned.ok()) return ReportError(planned.status().WithContext(options.model));
     executable.emplace(std::move(planned).value());

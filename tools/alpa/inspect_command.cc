@@ -170,7 +170,7 @@ int RunMemory(const InspectOptions& options, const ModelArgument& model) {
       json["source"] = options.model_path;
     }
     json["module"] = model.module().name();
-    json["memory"] = MemoryJson(memory);
+    json["memory"] = plan::MemoryJson(memory);
     if (fit) json["one_device"] = FitJson(*fit);
     fmt::print("{}\n", DumpJson(json));
     return kExitOk;
@@ -186,7 +186,7 @@ int RunMemory(const InspectOptions& options, const ModelArgument& model) {
   } else {
     text += fmt::format("module        {}  ({})\n", model.module().name(), options.model_path);
   }
-  text += MemoryText(memory);
+  text += plan::MemoryText(memory);
   if (fit) text += "\n" + FitText(*fit);
   fmt::print("{}", text);
   return kExitOk;

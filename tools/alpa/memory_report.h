@@ -14,6 +14,7 @@
 
 #include "cluster/device.h"
 #include "cost/memory_model.h"
+#include "plan/memory_summary.h"
 #include "tools/alpa/zoo_options.h"
 
 namespace alpa::tools {
@@ -35,19 +36,6 @@ struct DeviceFit {
 
   int64_t HeadroomBytes() const { return device.memory_bytes - required_bytes; }  // < 0: short
 };
-
-// The breakdown at the peak and the whole-step figures: text lines for people, the "memory"
-// object for --json.
-std::string MemoryText(const cost::MemoryModel& memory);
-nlohmann::ordered_json MemoryJson(const cost::MemoryModel& memory);
-
-// Where the peak is, for a plan document's estimate and `alpa explain`: its pass, its
-// instruction and what is live there by category ({"pass", "instruction", "at_peak"}, the
-// categories keyed as in MemoryJson), and the
-// same as one line ("in the backward pass, at %dot.3: temporaries 1.2 MiB (40%), ...", largest
-// first, empty categories left out).
-nlohmann::ordered_json PeakJson(const cost::MemoryModel& memory);
-std::string PeakLine(const nlohmann::ordered_json& peak);
 
 // The fit: one line (two when it does not fit), and the "one_device" object for --json.
 std::string FitText(const DeviceFit& fit);

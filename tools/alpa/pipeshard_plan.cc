@@ -14,13 +14,13 @@
 #include "plan/pipeline_search.h"
 #include "plan/pipeshard_document.h"
 #include "plan/pipeshard_planner.h"
+#include "plan/plan_report.h"
 #include "plan/uniform_plans.h"
 #include "support/file.h"
 #include "support/json_text.h"
 #include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
-#include "tools/alpa/plan_report.h"
 #include "tools/alpa/profile_command.h"
 
 namespace alpa::tools {
@@ -77,25 +77,6 @@ Result<plan::PipeshardPlan> PlanUniform(const PlanOptions& flags, const plan::La
   return std::move(fastest.plan);
 }
 
-// Pure data parallel (every device one replica, one stage) and the best uniform grid point
-// (`grid` when the command searched it already), evaluated on the same costs.
-std::vector<std::pair<std::string, plan::UniformGridPoint>> Alternatives(
-    const plan::LayerCostTable& table, const cluster::ClusterSpec& cluster,
-    const plan::PipeshardOptions& options, std::vector<plan::UniformGridPoint> grid) {
-  const int64_t devices = cluster::TotalDevices(cluster);
-  std::vector<std::pair<std::string, plan::UniformGridPoint>> alternatives;
-  alternatives.emplace_back(
-      "data parallel",
-      plan::UniformGridPoint{devices, 1, 1,
-                             plan::PlanUniform(table, cluster, devices, 1, 1, options)});
-  if (grid.empty()) grid = plan::SearchUniformGrid(table, cluster, options);
-  Result<plan::UniformGridPoint> fastest = plan::FastestGridPoint(grid);
-  alternatives.emplace_back("best uniform grid point",
-                            fastest.ok() ? std::move(fastest).value()
-                                         : plan::UniformGridPoint{0, 0, 0, fastest.status()});
-  return alternatives;
-}
-
 // What --validate compares against: the saved plan's header (its stages are parsed with
 // plan::ParseSavedPlanStages). Absent fields stay empty; the stages' parser names what is wrong.
 struct SavedPlan {
@@ -146,7 +127,7 @@ std::string ValidationLine(const std::string& path, const SavedPlan& saved, doub
 Status WriteReport(const std::string& path, const nlohmann::ordered_json& document,
                    const plan::PipeshardPlan& plan, const std::string& model_name) {
   const std::string timeline = pipeline::ToSvgGantt(plan.simulation, model_name);
-  return WriteTextFile(path, RenderPlanReport(document, timeline), "--report");
+  return WriteTextFile(path, plan::RenderPlanReport(document, timeline), "--report");
 }
 
 // --search-micro-batches: one row per micro-batch count tried.
@@ -341,24 +322,16 @@ int RunPipeshardPlan(const PlanOptions& flags) {
   const plan::LayerCostTable& table = planned->table;
   const plan::PipeshardPlan& plan = planned->plan;
 
-  plan::PipeshardReport report;
+  const models::Model& model = planned->zoo.zoo.model;
+  plan::PipeshardReport report =
+      plan::ReportOfPlan(*model.loss, table, cluster, plan,
+                         *pipeline::ParseSchedules(options.schedule),  // the flag is checked
+                         planned->grid);
   report.method = options.method;
   report.grid = std::move(planned->grid);
   report.stage_dp_s = planned->stage_dp_s;
   report.layer_costs_s = planned->layer_costs_s;
-  const Clock::time_point alternatives_start = Clock::now();
-  plan::PipeshardOptions alternative_options;
-  alternative_options.num_micro_batches = plan.num_micro_batches;
-  alternative_options.schedules = *pipeline::ParseSchedules(options.schedule);  // the flag is checked
-  report.alternatives = Alternatives(table, cluster, alternative_options, report.grid);
-  report.alternatives_s = SecondsSince(alternatives_start);
-
-  const models::Model& model = planned->zoo.zoo.model;
   report.model_name = planned->zoo.zoo.entry.name;
-  report.fingerprint = ModuleFingerprint(*model.loss);
-  for (const ir::Instruction* parameter : model.loss->entry()->parameters()) {
-    report.parameter_names.push_back(parameter->name());
-  }
   report.cluster = options.cluster;
   report.micro_batch_size = planned->zoo.batch / plan.num_micro_batches;
   if (!options.search_micro_batches) {
@@ -366,9 +339,6 @@ int RunPipeshardPlan(const PlanOptions& flags) {
       report.warnings.push_back(std::move(*warning));
     }
   }
-  report.devices = static_cast<double>(cluster::TotalDevices(cluster));
-  for (double flops : table.flops) report.step_flops += flops;
-  report.step_flops *= static_cast<double>(plan.num_micro_batches);
   report.total_s = SecondsSince(start);
   report.memory_budget_bytes = options.memory_budget;
   nlohmann::ordered_json document = plan::PipeshardPlanJson(report, table, *described, plan);

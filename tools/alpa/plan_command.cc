@@ -10,16 +10,13 @@
 
 #include "api/dumped_train_step.h"
 #include "api/parallelize.h"
+#include "api/single_stage_document.h"
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
-#include "cost/flop_count.h"
-#include "hlo/printer.h"
 #include "sharding/auto_sharding.h"
-#include "sharding/hlo_sharding.h"
 #include "sharding/parallel_methods.h"
 #include "sharding/pins.h"
 #include "solver/iopddl_json.h"
-#include "support/table.h"
 #include "support/units.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/memory_report.h"
@@ -40,10 +37,11 @@ using api::PlannedMesh;
 // The entry parameters as the parallel methods see them. A zoo step's layout gives the roles,
 // and step(W..., state..., t, B...) -> (loss, W'..., state'..., t + 1) replaces parameter i before
 // the batch by element i + 1 of the result; an HLO file's aliases give them for a dumped train
-// step (api/dumped_train_step.h).
-Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgument& model) {
+// step, and an HLO file without any has none under `shard` (api/dumped_train_step.h).
+Result<std::vector<sharding::MethodParameter>> MethodParameters(const ModelArgument& model,
+                                                                sharding::ParallelMethod method) {
   if (!model.zoo) {
-    ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeDumpedTrainStep(model.module()));
+    ALPA_ASSIGN_OR_RETURN(api::TrainStep step, api::DescribeDumpedStepFor(model.module(), method));
     return std::move(step.parameters);
   }
   ALPA_ASSIGN_OR_RETURN(api::TrainStep step,
@@ -64,151 +62,6 @@ Result<sharding::Pins> UserPins(const PlanOptions& options, const ir::Computatio
     sharding::MergePins(pins, annotated);
   }
   return pins;
-}
-
-std::string ReadableSpecs(const sharding::LeafSpecs& specs) {
-  std::vector<std::string> parts;
-  for (const sharding::ShardingSpec& spec : specs) parts.push_back(sharding::ToString(spec));
-  return fmt::format("{}", fmt::join(parts, " "));
-}
-
-nlohmann::ordered_json CommJson(const sharding::CommunicationSummary& comm) {
-  nlohmann::ordered_json json;
-  for (cost::CollectiveKind kind :
-       {cost::CollectiveKind::kAllReduce, cost::CollectiveKind::kAllGather,
-        cost::CollectiveKind::kReduceScatter, cost::CollectiveKind::kAllToAll,
-        cost::CollectiveKind::kCollectivePermute, cost::CollectiveKind::kSendRecv}) {
-    auto it = comm.count.find(kind);
-    json[std::string(cost::CollectiveKindName(kind))] = it == comm.count.end() ? 0 : it->second;
-  }
-  json["bytes"] = comm.bytes;
-  return json;
-}
-
-struct PlanReport {
-  std::string model_name;
-  std::string fingerprint;
-  std::string cluster;
-  std::string method;
-  int64_t batch_axis = -1;
-  int64_t num_micro_batches = 1;
-  double dot_flops = 0;
-  double total_seconds = 0;
-  int64_t meshes_tried = 0;
-  nlohmann::ordered_json peak;  // where the plan's peak is (memory_report.h, PeakJson)
-};
-
-double Tflops(const PlanReport& report, const sharding::ShardingEstimate& estimate) {
-  return estimate.step_seconds() > 0 ? report.dot_flops / estimate.step_seconds() / 1e12 : 0;
-}
-
-nlohmann::ordered_json PlanJson(const PlanReport& report, const PlannedMesh& best) {
-  const sharding::ShardingSolution& solution = best.solution;
-  const sharding::ShardingEstimate& estimate = solution.estimate;
-  nlohmann::ordered_json json;
-  json["format"] = "alpa-plan";
-  json["version"] = 1;
-  json["model"] = {{"name", report.model_name}, {"fingerprint", report.fingerprint}};
-  json["cluster"] = report.cluster;
-  json["method"] = report.method;
-  json["mesh"] = best.shape;
-  json["batch_axis"] = report.batch_axis >= 0 ? nlohmann::ordered_json(report.batch_axis)
-                                              : nlohmann::ordered_json(nullptr);
-  json["num_micro_batches"] = report.num_micro_batches;
-  json["pins"] = best.pins;
-  json["estimate"] = {{"step_time_s", estimate.step_seconds()},
-                      {"compute_s", estimate.compute_seconds},
-                      {"communication_s", estimate.communication_seconds},
-                      {"resharding_s", estimate.resharding_seconds},
-                      {"tflops", Tflops(report, estimate)},
-                      {"peak_memory_bytes", estimate.peak_memory_bytes},
-                      {"peak", report.peak},
-                      {"memory_budget_bytes", solution.memory_budget_bytes},
-                      {"comm", CommJson(estimate.communication)}};
-  json["compile"] = {{"total_s", report.total_seconds},
-                     {"solver_s", solution.timings.solve_s},
-                     {"strategies_s", solution.timings.generate_s},
-                     {"cost_graph_s", solution.timings.cost_graph_s},
-                     {"estimate_s", solution.timings.estimate_s},
-                     {"solver_status", solver::SolveStatusName(solution.answer.status)},
-                     {"ilp_nodes", solution.solver_nodes},
-                     {"ilp_edges", solution.solver_edges},
-                     {"meshes_tried", report.meshes_tried}};
-  nlohmann::ordered_json shardings = nlohmann::ordered_json::object();
-  nlohmann::ordered_json strategies = nlohmann::ordered_json::object();
-  for (size_t v = 0; v < solution.graph.nodes.size(); ++v) {
-    const std::string& name = solution.graph.nodes[v].instruction->name();
-    const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
-    shardings[name] = sharding::ToHloShardingText(chosen.output, best.shape);
-    strategies[name] = chosen.name;
-  }
-  json["shardings"] = std::move(shardings);
-  json["strategies"] = std::move(strategies);
-  return json;
-}
-
-std::string PlanText(const PlanReport& report, const PlannedMesh& best) {
-  const sharding::ShardingSolution& solution = best.solution;
-  const sharding::ShardingEstimate& estimate = solution.estimate;
-  std::string text = fmt::format("plan for {} on {} (method {}): mesh {}\n", report.model_name,
-                                 report.cluster, report.method, cluster::ShapeString(best.shape));
-  if (report.batch_axis >= 0) {
-    text += fmt::format("  batch split   over mesh axis {} only\n", report.batch_axis);
-  }
-  if (best.pins > 0) text += fmt::format("  pinned        {} instructions\n", best.pins);
-  text += fmt::format(
-      "  step time     {} (compute {}, collectives in ops {}, resharding {})\n",
-      FormatSeconds(estimate.step_seconds()), FormatSeconds(estimate.compute_seconds),
-      FormatSeconds(estimate.communication_seconds), FormatSeconds(estimate.resharding_seconds));
-  text += fmt::format("  throughput    {:.2f} TFLOPS (dot/convolution FLOPs, all devices)\n",
-                      Tflops(report, estimate));
-  text += fmt::format("  peak memory   {} per device (budget {})\n",
-                      FormatBytes(estimate.peak_memory_bytes),
-                      FormatBytes(solution.memory_budget_bytes));
-  text += fmt::format("                {}\n", PeakLine(report.peak));
-  std::vector<std::string> kinds;
-  for (const auto& [kind, count] : estimate.communication.count) {
-    kinds.push_back(fmt::format("{} {}", count, cost::CollectiveKindName(kind)));
-  }
-  text += fmt::format("  collectives   {} ({} in all)\n",
-                      kinds.empty() ? "none" : fmt::format("{}", fmt::join(kinds, ", ")),
-                      FormatBytes(estimate.communication.bytes));
-  text += fmt::format(
-      "  compile       {:.2f} s (solver {:.2f} s, {}; {} ILP nodes, {} edges; {} mesh shapes)\n",
-      report.total_seconds, solution.timings.solve_s,
-      solver::SolveStatusName(solution.answer.status), solution.solver_nodes, solution.solver_edges,
-      report.meshes_tried);
-
-  // Parameters in order, then the ten largest other values by per-device bytes.
-  Table parameters(
-      {"parameter", "shape", "sharding", "per device"},
-      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kRight});
-  std::vector<size_t> others;
-  for (size_t v = 0; v < solution.graph.nodes.size(); ++v) {
-    const ir::Instruction& instruction = *solution.graph.nodes[v].instruction;
-    const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
-    if (instruction.opcode() != ir::Opcode::kParameter) {
-      others.push_back(v);
-      continue;
-    }
-    parameters.AddRow({instruction.name(), instruction.shape().ToString(),
-                       ReadableSpecs(chosen.output), FormatBytes(chosen.memory_bytes)});
-  }
-  std::stable_sort(others.begin(), others.end(), [&](size_t a, size_t b) {
-    return solution.Chosen(static_cast<int64_t>(a)).memory_bytes >
-           solution.Chosen(static_cast<int64_t>(b)).memory_bytes;
-  });
-  others.resize(std::min<size_t>(others.size(), 10));
-  Table largest(
-      {"largest values", "shape", "sharding", "strategy"},
-      {Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft, Table::Align::kLeft});
-  for (size_t v : others) {
-    const ir::Instruction& instruction = *solution.graph.nodes[v].instruction;
-    const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
-    largest.AddRow({instruction.name(), instruction.shape().ToString(),
-                    ReadableSpecs(chosen.output), chosen.name});
-  }
-  return text + "\n" + parameters.Render() + "\n" + largest.Render();
 }
 
 }  // namespace
@@ -365,12 +218,9 @@ int RunPlan(const PlanOptions& flags) {
 
   Result<sharding::ParallelMethod> method = sharding::ParseParallelMethod(options.method);
   if (!method.ok()) return ReportError(method.status().WithContext("--method"));
-  std::vector<sharding::MethodParameter> parameters;
-  if (*method != sharding::ParallelMethod::kShard || model->zoo) {
-    Result<std::vector<sharding::MethodParameter>> described = MethodParameters(*model);
-    if (!described.ok()) return ReportError(described.status());
-    parameters = std::move(described).value();
-  }
+  Result<std::vector<sharding::MethodParameter>> described = MethodParameters(*model, *method);
+  if (!described.ok()) return ReportError(described.status());
+  const std::vector<sharding::MethodParameter> parameters = std::move(described).value();
   const int64_t batch_axis =
       options.batch_axis.value_or(*method == sharding::ParallelMethod::kShard ? -1 : 0);
 
@@ -416,34 +266,26 @@ int RunPlan(const PlanOptions& flags) {
   if (!planned.ok()) return ReportError(planned.status());
   const PlannedMesh& best = planned->fastest_first.front();
 
-  PlanReport report;
-  report.model_name = model->zoo ? model->zoo->zoo.entry.name : options.model_path;
-  report.fingerprint = ModuleFingerprint(model->module());
-  report.cluster = options.cluster;
-  report.method = options.method;
-  report.batch_axis = batch_axis;
-  report.num_micro_batches = model->zoo ? model->zoo->training.num_micro_batches : 1;
-  Result<cost::FlopCount> flops = cost::CountFlops(entry);
-  if (!flops.ok()) return ReportError(flops.status());
-  for (ir::Opcode opcode : {ir::Opcode::kDot, ir::Opcode::kConvolution}) {
-    if (auto it = flops->by_opcode.find(opcode); it != flops->by_opcode.end()) {
-      report.dot_flops += it->second;
-    }
-  }
-  report.meshes_tried = planned->shapes_tried;
-  std::vector<cost::ParameterRole> roles;
-  for (const sharding::MethodParameter& parameter : parameters) roles.push_back(parameter.role);
-  report.peak = PeakJson(
-      sharding::SolutionMemoryModel(entry, best.solution, roles, report.num_micro_batches));
-  report.total_seconds = SecondsSince(start);
+  Result<api::SingleStageReport> report =
+      api::ReportOfSingleStagePlan({&model->module(), parameters}, best.solution,
+                                   model->zoo ? model->zoo->training.num_micro_batches : 1);
+  if (!report.ok()) return ReportError(report.status());
+  report->model_name = model->zoo ? model->zoo->zoo.entry.name : options.model_path;
+  report->cluster = options.cluster;
+  report->method = options.method;
+  report->batch_axis = batch_axis;
+  report->meshes_tried = planned->shapes_tried;
+  report->pins = best.pins;
+  report->total_seconds = SecondsSince(start);
 
   if (!options.problem_path.empty()) {
     const Status written = WriteTextFile(
         options.problem_path, solver::IopddlJson(best.solution.problem), "--dump-problem");
     if (!written.ok()) return ReportError(written);
   }
-  return EmitDocument(PlanJson(report, best), PlanText(report, best), options.output_path,
-                      options.json);
+  return EmitDocument(api::SingleStagePlanJson(*report, best.shape, best.solution),
+                      api::SingleStagePlanText(*report, best.shape, best.solution),
+                      options.output_path, options.json);
 }
 
 }  // namespace alpa::tools

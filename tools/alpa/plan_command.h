@@ -25,18 +25,7 @@
 //
 // The human output gives the chosen mesh, the estimated step time, TFLOPS, per-device peak
 // memory, collectives by kind and the sharding of every parameter and of the largest
-// activations; --json prints the plan document (version 1):
-//
-//   {"format": "alpa-plan", "version": 1, "model": {"name", "fingerprint"}, "cluster",
-//    "method", "mesh", "num_micro_batches", "pins" (instructions pinned),
-//    "estimate": {"step_time_s", "compute_s", "communication_s", "resharding_s", "tflops",
-//                 "peak_memory_bytes", "memory_budget_bytes",
-//                 "comm": {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
-//                          "collective-permute", "send-recv", "bytes"}},
-//    "compile": {"total_s", "solver_s", "strategies_s", "cost_graph_s", "estimate_s",
-//                "solver_status", "ilp_nodes", "ilp_edges", "meshes_tried"},
-//    "shardings": {"<instruction>": "<XLA sharding text>", ...},
-//    "strategies": {"<instruction>": "<strategy name>", ...}}
+// activations; --json prints the plan document (version 1, src/api/single_stage_document.h),
 // which -o also writes. The pipeline planner extends the same document with stages.
 #ifndef ALPA_TOOLS_ALPA_PLAN_COMMAND_H_
 #define ALPA_TOOLS_ALPA_PLAN_COMMAND_H_

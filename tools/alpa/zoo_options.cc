@@ -16,31 +16,12 @@ namespace {
 
 constexpr const char* kDTypes[] = {"f32", "f16", "bf16"};
 
-struct OptimizerChoice {
-  const char* name;
-  autodiff::OptimizerKind kind;
-};
-constexpr OptimizerChoice kOptimizers[] = {{"sgd", autodiff::OptimizerKind::kSgd},
-                                           {"adam", autodiff::OptimizerKind::kAdam},
-                                           {"adamw", autodiff::OptimizerKind::kAdamW},
-                                           {"adafactor", autodiff::OptimizerKind::kAdafactor}};
-
 Result<ir::DType> ParseZooDType(const std::string& text) {
   for (const char* name : kDTypes) {
     if (text == name) return *ir::ParseDType(text);
   }
   return InvalidArgument("--dtype {}: not a training dtype; use one of {}", text,
                          fmt::join(kDTypes, ", "));
-}
-
-Result<autodiff::OptimizerKind> ParseOptimizer(const std::string& text) {
-  std::vector<std::string> names;
-  for (const OptimizerChoice& choice : kOptimizers) {
-    if (text == choice.name) return choice.kind;
-    names.push_back(choice.name);
-  }
-  return InvalidArgument("--optimizer {}: unknown optimizer; use one of {}", text,
-                         fmt::join(names, ", "));
 }
 
 Result<models::ZooOverrides> ModelOverrides(const ZooFlags& flags) {
@@ -188,7 +169,9 @@ Result<autodiff::TrainStepOptions> Training(const models::ZooModel& zoo, const Z
   training.num_micro_batches = flags.micro_batches.value_or(1);
   if (flags.remat) training.remat = *flags.remat;
   if (flags.optimizer) {
-    ALPA_ASSIGN_OR_RETURN(training.optimizer.kind, ParseOptimizer(*flags.optimizer));
+    Result<autodiff::OptimizerKind> kind = autodiff::ParseOptimizer(*flags.optimizer);
+    if (!kind.ok()) return InvalidArgument("--optimizer {}", kind.status().message());
+    training.optimizer.kind = *kind;
   }
   if (flags.learning_rate) {
     if (!(*flags.learning_rate > 0)) {
@@ -314,13 +297,6 @@ std::vector<autodiff::StepParameter> StepLayout(const ZooStep& zoo) {
   return autodiff::StepParameterLayout(*loss.loss, loss.weights, zoo.training);
 }
 
-std::string OptimizerName(autodiff::OptimizerKind kind) {
-  for (const OptimizerChoice& choice : kOptimizers) {
-    if (choice.kind == kind) return choice.name;
-  }
-  return "?";
-}
-
 std::vector<std::pair<std::string, int64_t>> ShapeOverrides(const ZooFlags& flags) {
   const std::pair<const std::optional<int64_t>&, const char*> shape[] = {
       {flags.layers, "layers"}, {flags.hidden, "hidden"}, {flags.heads, "heads"},
@@ -334,13 +310,14 @@ std::vector<std::pair<std::string, int64_t>> ShapeOverrides(const ZooFlags& flag
 
 std::vector<ConfigValue> StepConfig(const ZooStep& step, const ZooFlags& flags) {
   const int64_t micro_batches = step.training.num_micro_batches;
-  std::vector<ConfigValue> config = {{"batch", step.batch},
-                                     {"micro_batches", micro_batches},
-                                     {"micro_batch_size", step.batch / micro_batches},
-                                     {"dtype", std::string(ir::DTypeName(step.dtype))},
-                                     {"remat", step.training.remat},
-                                     {"optimizer", OptimizerName(step.training.optimizer.kind)},
-                                     {"learning_rate", step.training.optimizer.learning_rate}};
+  std::vector<ConfigValue> config = {
+      {"batch", step.batch},
+      {"micro_batches", micro_batches},
+      {"micro_batch_size", step.batch / micro_batches},
+      {"dtype", std::string(ir::DTypeName(step.dtype))},
+      {"remat", step.training.remat},
+      {"optimizer", std::string(autodiff::OptimizerName(step.training.optimizer.kind))},
+      {"learning_rate", step.training.optimizer.learning_rate}};
   for (const auto& [key, value] : ShapeOverrides(flags)) config.push_back({key, value});
   return config;
 }
@@ -353,7 +330,7 @@ std::string DescribeConfig(const ZooStep& step) {
   }
   text += fmt::format(", {}", ir::DTypeName(step.dtype));
   if (step.dtype != ir::DType::kF32) text += " (f32 master weights)";
-  text += fmt::format(", {} lr {}", OptimizerName(step.training.optimizer.kind),
+  text += fmt::format(", {} lr {}", autodiff::OptimizerName(step.training.optimizer.kind),
                       FormatNumber(step.training.optimizer.learning_rate));
   text += step.training.remat ? ", remat" : ", no remat";
   return text;

@@ -87,9 +87,6 @@ Result<ZooStep> BuildZooLoss(const std::string& name, const ZooFlags& flags);
 // The train step's parameters in order (autodiff::StepParameterLayout of the zoo's loss).
 std::vector<autodiff::StepParameter> StepLayout(const ZooStep& zoo);
 
-// "sgd", "adam", "adamw".
-std::string OptimizerName(autodiff::OptimizerKind kind);
-
 // The model-shape overrides given, as (key, value) pairs in a fixed order: layers, hidden, heads,
 // seq, vocab, experts.
 std::vector<std::pair<std::string, int64_t>> ShapeOverrides(const ZooFlags& flags);

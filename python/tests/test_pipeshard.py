@@ -1,0 +1,184 @@
+"""PipeshardParallel from Python: the example GPT's loss, cut at its mark_pipeline_boundary()
+markers, planned for a pipeline; the plan is the one `alpa plan` makes for the same loss text."""
+
+import json
+import os
+import subprocess
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+import pytest
+from flax.training import train_state
+
+import alpa_cpp
+import models
+
+CLUSTER = "p3.16xlarge:1x8"
+MICRO_BATCHES = 4
+
+
+def abstract(tree):
+    return jax.eval_shape(lambda t: t, tree)
+
+
+@pytest.fixture(scope="module")
+def gpt_plan():
+    state, batches = models.gpt_state_and_batches(1, batch=16)
+    step = alpa_cpp.parallelize(
+        models.lm_train_step, cluster=CLUSTER,
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=MICRO_BATCHES))
+    return step.get_executable(*abstract((state, batches[0])))
+
+
+def test_the_loss_is_cut_at_the_markers_into_the_models_layers(gpt_plan):
+    plan = gpt_plan.plan.document
+    assert plan["method"] == "pipeshard"
+    assert plan["num_micro_batches"] == MICRO_BATCHES
+    assert plan["micro_batch_size"] == 16 // MICRO_BATCHES
+    assert plan["num_layers"] == models.SMALL_GPT["layers"]
+    text = gpt_plan.get_hlo_text()
+    assert text.count('custom_call_target="pipeline_marker"') >= models.SMALL_GPT["layers"] - 1
+    covered = [layer for stage in plan["stages"]
+               for layer in range(stage["layers"][0], stage["layers"][1] + 1)]
+    assert covered == list(range(models.SMALL_GPT["layers"]))
+
+
+def test_the_plan_is_the_one_alpa_plan_makes_for_the_dumped_loss(gpt_plan, tmp_path):
+    loss_path = tmp_path / "loss.hlo"
+    loss_path.write_text(gpt_plan.get_hlo_text())
+    weights = len(jax.tree_util.tree_leaves(models.gpt_state_and_batches(1)[0].params))
+    completed = subprocess.run(
+        [os.environ["ALPA_CLI"], "plan", str(loss_path), "--weights", f"0-{weights - 1}",
+         "--method", "pipeshard", "--micro-batches", str(MICRO_BATCHES), "--cluster", CLUSTER,
+         "--json"], capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stderr
+    cli = json.loads(completed.stdout)
+    ours = gpt_plan.plan.document
+    for key in ("cluster", "cluster_shape", "schedule", "num_chunks", "num_micro_batches",
+                "micro_batch_size", "num_layers", "stages", "estimate", "alternatives"):
+        assert ours[key] == cli[key], key
+    assert ours["model"]["fingerprint"] == cli["model"]["fingerprint"]
+
+
+def test_the_plan_explains_itself_and_renders_its_report(gpt_plan, tmp_path):
+    explanation = gpt_plan.explain()
+    assert "bottleneck" in explanation and "alternatives" in explanation
+    assert gpt_plan.plan.explanation()["kind"] == "pipeline"
+    html = gpt_plan.plan.report_html()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html
+    paths = gpt_plan.dump_debug_info(tmp_path)
+    assert sorted(os.path.basename(p) for p in paths) == [
+        "train_step.loss.hlo", "train_step.plan.html", "train_step.plan.json"]
+    saved = alpa_cpp.Plan.load(tmp_path / "train_step.plan.json")
+    assert saved.document == gpt_plan.plan.document
+    explained = subprocess.run([os.environ["ALPA_CLI"], "explain", paths[1]],
+                               capture_output=True, text=True, check=False)
+    assert explained.returncode == 0, explained.stderr
+    assert explained.stdout == explanation
+
+
+def test_planning_twice_gives_the_same_document(gpt_plan):
+    state, batches = models.gpt_state_and_batches(1, batch=16)
+    again = alpa_cpp.parallelize(
+        models.lm_train_step, cluster=CLUSTER,
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=MICRO_BATCHES))
+    document = again.get_executable(*abstract((state, batches[0]))).plan.document
+    for key in ("stages", "estimate", "alternatives"):
+        assert document[key] == gpt_plan.plan.document[key]
+
+
+class Wide(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(4):
+            x = nn.relu(nn.Dense(256)(x))
+        return nn.Dense(8)(x)
+
+
+def wide_train_step(state, batch):
+    def loss_fn(params):
+        return jnp.mean((state.apply_fn(params, batch["x"]) - batch["y"]) ** 2)
+
+    grads = alpa_cpp.grad(loss_fn)(state.params)
+    return state.apply_gradients(grads=grads)
+
+
+def wide_state_and_batch():
+    model = Wide()
+    x = jnp.ones((64, 32))
+    state = train_state.TrainState.create(apply_fn=model.apply,
+                                          params=model.init(jax.random.PRNGKey(0), x),
+                                          tx=optax.sgd(0.1))
+    return state, {"x": x, "y": jnp.ones((64, 8))}
+
+
+def test_auto_layers_cut_a_loss_without_markers():
+    state, batch = wide_state_and_batch()
+    step = alpa_cpp.parallelize(
+        wide_train_step, cluster=CLUSTER,
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=2, optimizer="sgd",
+                                          layer_option=alpa_cpp.AutoLayerOption(layer_num=2)))
+    plan = step.get_executable(*abstract((state, batch))).plan.document
+    assert plan["num_layers"] == 2
+
+
+def test_running_a_pipelined_plan_says_it_is_not_built_yet():
+    state, batch = wide_state_and_batch()
+    step = alpa_cpp.parallelize(
+        wide_train_step, cluster="local:4",
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=2, optimizer="sgd",
+                                          layer_option=alpa_cpp.AutoLayerOption(layer_num=2)))
+    with pytest.raises(NotImplementedError, match="ShardParallel"):
+        step(state, batch)
+
+
+def test_a_batch_that_does_not_split_into_micro_batches_names_the_leaf():
+    state, batch = wide_state_and_batch()
+    step = alpa_cpp.parallelize(wide_train_step, cluster=CLUSTER,
+                                method=alpa_cpp.PipeshardParallel(num_micro_batches=3))
+    with pytest.raises(ValueError, match=r"batch leaf 1\['x'\] of shape \(64, 32\)"):
+        step.get_executable(*abstract((state, batch)))
+
+
+def test_bad_options_name_the_option():
+    state, batch = wide_state_and_batch()
+    for method, message in [
+            (alpa_cpp.PipeshardParallel(2, pipeline_schedule="zigzag"), "zigzag"),
+            (alpa_cpp.PipeshardParallel(2, optimizer="lion"), "lion"),
+            (alpa_cpp.PipeshardParallel(2, submesh_space="odd"), "submesh_space"),
+            (alpa_cpp.PipeshardParallel(0), "num_micro_batches")]:
+        step = alpa_cpp.parallelize(wide_train_step, cluster=CLUSTER, method=method)
+        with pytest.raises(ValueError, match=message):
+            step.get_executable(*abstract((state, batch)))
+
+
+def test_a_boundary_inside_a_nested_jit_is_refused():
+    def step_fn(params, batch):
+        @jax.jit
+        def inner(h):
+            alpa_cpp.mark_pipeline_boundary()
+            return jnp.tanh(h)
+
+        def loss_fn(p):
+            return jnp.mean(inner(batch @ p))
+
+        return alpa_cpp.grad(loss_fn)(params)
+
+    step = alpa_cpp.parallelize(step_fn, cluster=CLUSTER,
+                                method=alpa_cpp.PipeshardParallel(2))
+    with pytest.raises(ValueError, match="nested"):
+        step.get_executable(jax.ShapeDtypeStruct((8, 4), jnp.float32),
+                            jax.ShapeDtypeStruct((16, 8), jnp.float32))
+
+
+def test_grad_is_jax_grad_outside_a_pipeline():
+    state, batch = wide_state_and_batch()
+
+    def loss_fn(params):
+        return jnp.mean((state.apply_fn(params, batch["x"]) - batch["y"]) ** 2)
+
+    ours = alpa_cpp.value_and_grad(loss_fn)(state.params)
+    theirs = jax.value_and_grad(loss_fn)(state.params)
+    assert jax.tree_util.tree_all(jax.tree_util.tree_map(jnp.array_equal, ours, theirs))

@@ -1,0 +1,55 @@
+// Planning a loss for a pipeline from a program rather than the command line (the Python
+// package's PipeshardParallel): what `alpa plan LOSS --weights W --method pipeshard
+// --micro-batches M` does, handing back the plan document, its text and the simulated step's
+// timeline instead of printing them.
+//
+//   models::ZooModel loss = api::ImportHloLossText(text, "loss", {.weights = "0-5"}).value();
+//   loss.training.num_micro_batches = 4;
+//   api::PlannedPipeline planned = api::PlanPipeline(std::move(loss), cluster, request).value();
+//   planned.document;  // plan/pipeshard_document.h: what `alpa explain` and `alpa run --plan` read
+#ifndef ALPA_API_PIPELINE_PLANNING_H_
+#define ALPA_API_PIPELINE_PLANNING_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cluster/cluster_spec.h"
+#include "models/zoo.h"
+#include "plan/layer_costs.h"
+#include "plan/pipeline_search.h"
+#include "plan/pipeshard_planner.h"
+#include "support/status.h"
+
+namespace alpa::api {
+
+struct PipelinePlanRequest {
+  // The search: sub-mesh and logical spaces, the intra-op solver's settings, and in
+  // planner.schedules the schedules to try (its micro-batch count is the model's).
+  plan::PipelineSearchOptions search;
+  // The model's layers: its own markers (Alpa's pipeline markers), or with a count, the layers
+  // automatic layer construction finds (pipeline::MarkAutoLayers, `--auto-layers`).
+  std::optional<int64_t> auto_layers;
+  std::string cluster_text;  // the cluster as the user wrote it, for the document
+  // Each device's memory to plan in, below the cluster's; the document keeps both.
+  std::optional<int64_t> memory_budget_bytes;
+};
+
+struct PlannedPipeline {
+  plan::LayerCostTable table;
+  plan::PipeshardPlan plan;
+  nlohmann::ordered_json document;  // plan/pipeshard_document.h
+  std::string text;                 // as `alpa plan` prints it
+  std::string timeline_svg;         // the simulated step's Gantt chart (pipeline::ToSvgGantt)
+};
+
+// Plans `model` (its loss at the micro-batch size, its weights, and training.num_micro_batches
+// micro-batches a step) on `cluster`. Errors: the layer construction's, the search's (a model
+// that fits nowhere says what it needs).
+Result<PlannedPipeline> PlanPipeline(models::ZooModel model, const cluster::ClusterSpec& cluster,
+                                     const PipelinePlanRequest& request);
+
+}  // namespace alpa::api
+
+#endif  // ALPA_API_PIPELINE_PLANNING_H_
