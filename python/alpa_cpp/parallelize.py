@@ -29,6 +29,7 @@ import numpy as np
 
 from alpa_cpp import _core
 from alpa_cpp._core import Cluster
+from alpa_cpp.debug_info import write_debug_files
 from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
 from alpa_cpp.methods import Method, PipeshardParallel, ShardParallel
 from alpa_cpp.pipeshard import PipeshardExecutable
@@ -209,7 +210,6 @@ class Executable:
         `alpa explain` reads) and its summary with the measured figures, the ILP the plan solved
         (IOPDDL JSON: `alpa solve FILE` solves it again) and, when the last step was traced
         (`record_trace`), its timeline; returns the paths written."""
-        os.makedirs(folder, exist_ok=True)
         name = self.module.name
         files = {
             f"{name}.lowered.hlo": self.lowered_text,
@@ -221,13 +221,7 @@ class Executable:
         trace = self.get_trace()
         if trace is not None:
             files[f"{name}.trace.json"] = trace
-        paths = []
-        for file_name, text in files.items():
-            path = os.path.join(folder, file_name)
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(text)
-            paths.append(path)
-        return paths
+        return write_debug_files(folder, files)
 
 
 class ParallelizedFunction:

@@ -19,6 +19,7 @@ from typing import Any, Sequence, Union
 import jax
 
 from alpa_cpp import _core
+from alpa_cpp.debug_info import write_debug_files
 from alpa_cpp.methods import AutoLayerOption, PipeshardParallel
 from alpa_cpp.pipeline import boundary_count, marked_loss, recording_losses
 from alpa_cpp.plan import Plan
@@ -148,14 +149,6 @@ class PipeshardExecutable:
 
     def dump_debug_info(self, folder: Union[str, os.PathLike]) -> list[str]:
         """Writes the loss (HLO), the plan document and its HTML report into `folder`."""
-        os.makedirs(folder, exist_ok=True)
-        files = {f"{self.name}.loss.hlo": self.loss_text,
-                 f"{self.name}.plan.json": self.plan.to_json() + "\n",
-                 f"{self.name}.plan.html": self.plan.report_html()}
-        paths = []
-        for file_name, text in files.items():
-            path = os.path.join(folder, file_name)
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(text)
-            paths.append(path)
-        return paths
+        return write_debug_files(folder, {f"{self.name}.loss.hlo": self.loss_text,
+                                          f"{self.name}.plan.json": self.plan.to_json() + "\n",
+                                          f"{self.name}.plan.html": self.plan.report_html()})
