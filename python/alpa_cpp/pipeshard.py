@@ -58,13 +58,19 @@ def _trace_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int]):
     return losses[0], batch_tracers
 
 
-def lower_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int]) -> tuple[str, int]:
+def lower_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int],
+               auto_layers: bool) -> tuple[str, int]:
     """The step's loss as HLO text with its layer markers, and how many weights lead its
-    parameters."""
+    parameters. Without `auto_layers` the loss must mark its layers."""
     recorded, batch_tracers = _trace_loss(fn, abstract_args, batch_argnums)
     closed = recorded.jaxpr
     jaxpr = closed.jaxpr
-    boundary_count(jaxpr)  # a nested boundary is an error
+    if boundary_count(jaxpr) == 0 and not auto_layers:
+        raise ValueError(
+            f"PipeshardParallel: the loss {fn.__name__} differentiates has no "
+            "mark_pipeline_boundary(), so there is nothing to cut into stages; call "
+            "alpa_cpp.mark_pipeline_boundary() between its layers, or give "
+            "layer_option=AutoLayerOption(layer_num=N)")
 
     def batch_position(value) -> int:
         return next((i for i, b in enumerate(batch_tracers) if value is b), len(batch_tracers))
@@ -118,9 +124,10 @@ class PipeshardExecutable:
                 lambda path, leaf: _micro_batch(leaf, method.num_micro_batches,
                                                 f"{i}{jax.tree_util.keystr(path)}"),
                 abstract_args[i])
-        self.loss_text, num_weights = lower_loss(fn, tuple(micro), batch_argnums)
-        self.name = fn.__name__
         layers = method.layer_option
+        self.loss_text, num_weights = lower_loss(fn, tuple(micro), batch_argnums,
+                                                 auto_layers=isinstance(layers, AutoLayerOption))
+        self.name = fn.__name__
         document, text, timeline = _core.plan_pipeline(
             self.loss_text, self.name, f"0-{num_weights - 1}", cluster,
             num_micro_batches=method.num_micro_batches, schedule=method.pipeline_schedule,

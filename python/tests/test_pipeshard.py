@@ -144,14 +144,23 @@ def test_a_batch_that_does_not_split_into_micro_batches_names_the_leaf():
 
 def test_bad_options_name_the_option():
     state, batch = wide_state_and_batch()
+    layers = alpa_cpp.AutoLayerOption(layer_num=2)
     for method, message in [
-            (alpa_cpp.PipeshardParallel(2, pipeline_schedule="zigzag"), "zigzag"),
-            (alpa_cpp.PipeshardParallel(2, optimizer="lion"), "lion"),
-            (alpa_cpp.PipeshardParallel(2, submesh_space="odd"), "submesh_space"),
-            (alpa_cpp.PipeshardParallel(0), "num_micro_batches")]:
+            (alpa_cpp.PipeshardParallel(2, layers, pipeline_schedule="zigzag"), "zigzag"),
+            (alpa_cpp.PipeshardParallel(2, layers, optimizer="lion"), "lion"),
+            (alpa_cpp.PipeshardParallel(2, layers, submesh_space="odd"), "submesh_space"),
+            (alpa_cpp.PipeshardParallel(0, layers), "num_micro_batches")]:
         step = alpa_cpp.parallelize(wide_train_step, cluster=CLUSTER, method=method)
         with pytest.raises(ValueError, match=message):
             step.get_executable(*abstract((state, batch)))
+
+
+def test_a_loss_without_layers_says_how_to_mark_them():
+    state, batch = wide_state_and_batch()
+    step = alpa_cpp.parallelize(wide_train_step, cluster=CLUSTER,
+                                method=alpa_cpp.PipeshardParallel(num_micro_batches=2))
+    with pytest.raises(ValueError, match="AutoLayerOption"):
+        step.get_executable(*abstract((state, batch)))
 
 
 def test_a_boundary_inside_a_nested_jit_is_refused():
