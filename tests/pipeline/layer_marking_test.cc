@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,30 @@ ENTRY e {
   Result<ir::Literal> read = interp::EvaluateModule(*marked, inputs);
   ASSERT_TRUE(expected.ok() && read.ok());
   EXPECT_EQ(expected->GetDouble(0), read->GetDouble(0));
+}
+
+// alpa_cpp.mark_pipeline_boundary writes the mark type and the layer in backend_config ("end 0"),
+// since current JAX writes no op_type: the same layers.
+TEST(AlpaPipelineMarkersTest, TheMarkTypeIsReadFromTheBackendConfigWithoutMetadata) {
+  const std::string in_config = std::regex_replace(
+      kAlpaMarked, std::regex(R"re(metadata=\{op_type="(\w+)" op_name="(\w+)"\})re"),
+      R"(backend_config="$1 $2")");
+  ASSERT_EQ(in_config.find("op_type"), std::string::npos);
+  std::unique_ptr<ir::Module> marked = Parse(in_config);
+  ASSERT_NE(marked, nullptr);
+  ir::Computation& loss = *marked->entry();
+  Result<LayerMarkingStats> read = ReadAlpaPipelineMarkers(loss);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->removed, 4);
+  EXPECT_EQ(read->inserted, 3);
+  const ForwardLayers layers = LayersFromBoundaries(loss);
+  EXPECT_EQ(layers.num_layers, 3);
+  const std::vector<ir::Instruction*> order = loss.MakePostOrder();
+  std::map<std::string, int64_t> layer_of;
+  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]->name()] = layers.layer_of[t];
+  EXPECT_EQ(layer_of.at("h"), 0);
+  EXPECT_EQ(layer_of.at("g"), 1);
+  EXPECT_EQ(layer_of.at("k"), 2);
 }
 
 TEST(AlpaPipelineMarkersTest, ModulesWithoutThemAreLeftAlone) {
