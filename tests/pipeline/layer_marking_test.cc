@@ -178,6 +178,15 @@ std::unique_ptr<ir::Module> Parse(const std::string& text) {
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
+// Each instruction's layer in `layers` (of `loss`), by name.
+std::map<std::string, int64_t> LayerByName(const ir::Computation& loss,
+                                           const ForwardLayers& layers) {
+  const std::vector<ir::Instruction*> order = loss.MakePostOrder();
+  std::map<std::string, int64_t> layer_of;
+  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]->name()] = layers.layer_of[t];
+  return layer_of;
+}
+
 TEST(AlpaPipelineMarkersTest, EndMarkersAreLayerBoundariesAlongTheDataFlow) {
   std::unique_ptr<ir::Module> marked = Parse(kAlpaMarked);
   ASSERT_NE(marked, nullptr);
@@ -196,9 +205,7 @@ TEST(AlpaPipelineMarkersTest, EndMarkersAreLayerBoundariesAlongTheDataFlow) {
   }
   const ForwardLayers layers = LayersFromBoundaries(loss);
   EXPECT_EQ(layers.num_layers, 3);
-  const std::vector<ir::Instruction*> order = loss.MakePostOrder();
-  std::map<std::string, int64_t> layer_of;
-  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]->name()] = layers.layer_of[t];
+  const std::map<std::string, int64_t> layer_of = LayerByName(loss, layers);
   EXPECT_EQ(layer_of.at("h"), 0);
   EXPECT_EQ(layer_of.at("g"), 1);
   EXPECT_EQ(layer_of.at("k"), 2);
@@ -260,9 +267,7 @@ TEST(AlpaPipelineMarkersTest, TheMarkTypeIsReadFromTheBackendConfigWithoutMetada
   EXPECT_EQ(read->inserted, 3);
   const ForwardLayers layers = LayersFromBoundaries(loss);
   EXPECT_EQ(layers.num_layers, 3);
-  const std::vector<ir::Instruction*> order = loss.MakePostOrder();
-  std::map<std::string, int64_t> layer_of;
-  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]->name()] = layers.layer_of[t];
+  const std::map<std::string, int64_t> layer_of = LayerByName(loss, layers);
   EXPECT_EQ(layer_of.at("h"), 0);
   EXPECT_EQ(layer_of.at("g"), 1);
   EXPECT_EQ(layer_of.at("k"), 2);
