@@ -178,17 +178,22 @@ std::unique_ptr<ir::Module> Parse(const std::string& text) {
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
-// Each instruction's layer in `layers` (of `loss`), by name.
-std::map<std::string, int64_t> LayerByName(const ir::Computation& loss,
-                                           const ForwardLayers& layers) {
-  const std::vector<ir::Instruction*> order = loss.MakePostOrder();
-  std::map<std::string, int64_t> layer_of;
-  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]->name()] = layers.layer_of[t];
-  return layer_of;
+// kAlpaMarked with its markers spelled as Alpa writes them (the metadata's op_type and op_name)
+// or, `in_backend_config`, as alpa_cpp.mark_pipeline_boundary does (backend_config="end 0":
+// current JAX writes no op_type).
+std::string AlpaMarked(bool in_backend_config) {
+  if (!in_backend_config) return kAlpaMarked;
+  return std::regex_replace(kAlpaMarked,
+                            std::regex(R"re(metadata=\{op_type="(\w+)" op_name="(\w+)"\})re"),
+                            R"(backend_config="$1 $2")");
 }
 
-TEST(AlpaPipelineMarkersTest, EndMarkersAreLayerBoundariesAlongTheDataFlow) {
-  std::unique_ptr<ir::Module> marked = Parse(kAlpaMarked);
+class AlpaMarkerSpellingTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AlpaMarkerSpellingTest, EndMarkersAreLayerBoundariesAlongTheDataFlow) {
+  const std::string text = AlpaMarked(GetParam());
+  ASSERT_EQ(text.find("op_type") == std::string::npos, GetParam());
+  std::unique_ptr<ir::Module> marked = Parse(text);
   ASSERT_NE(marked, nullptr);
   ASSERT_TRUE(ir::VerifyModule(*marked).ok());
   ir::Computation& loss = *marked->entry();
@@ -205,7 +210,9 @@ TEST(AlpaPipelineMarkersTest, EndMarkersAreLayerBoundariesAlongTheDataFlow) {
   }
   const ForwardLayers layers = LayersFromBoundaries(loss);
   EXPECT_EQ(layers.num_layers, 3);
-  const std::map<std::string, int64_t> layer_of = LayerByName(loss, layers);
+  const std::vector<ir::Instruction*> order = loss.MakePostOrder();
+  std::map<std::string, int64_t> layer_of;
+  for (size_t t = 0; t < order.size(); ++t) layer_of[order[t]->name()] = layers.layer_of[t];
   EXPECT_EQ(layer_of.at("h"), 0);
   EXPECT_EQ(layer_of.at("g"), 1);
   EXPECT_EQ(layer_of.at("k"), 2);
@@ -217,6 +224,11 @@ TEST(AlpaPipelineMarkersTest, EndMarkersAreLayerBoundariesAlongTheDataFlow) {
     EXPECT_EQ(stage->weights.size(), 1u) << "layer " << k;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(AlpaPipelineMarkersTest, AlpaMarkerSpellingTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "InBackendConfig" : "InMetadata";
+                         });
 
 TEST(AlpaPipelineMarkersTest, TheLossKeepsItsValue) {
   std::unique_ptr<ir::Module> marked = Parse(kAlpaMarked);
@@ -249,28 +261,6 @@ ENTRY e {
   Result<ir::Literal> read = interp::EvaluateModule(*marked, inputs);
   ASSERT_TRUE(expected.ok() && read.ok());
   EXPECT_EQ(expected->GetDouble(0), read->GetDouble(0));
-}
-
-// alpa_cpp.mark_pipeline_boundary writes the mark type and the layer in backend_config ("end 0"),
-// since current JAX writes no op_type: the same layers.
-TEST(AlpaPipelineMarkersTest, TheMarkTypeIsReadFromTheBackendConfigWithoutMetadata) {
-  const std::string in_config = std::regex_replace(
-      kAlpaMarked, std::regex(R"re(metadata=\{op_type="(\w+)" op_name="(\w+)"\})re"),
-      R"(backend_config="$1 $2")");
-  ASSERT_EQ(in_config.find("op_type"), std::string::npos);
-  std::unique_ptr<ir::Module> marked = Parse(in_config);
-  ASSERT_NE(marked, nullptr);
-  ir::Computation& loss = *marked->entry();
-  Result<LayerMarkingStats> read = ReadAlpaPipelineMarkers(loss);
-  ASSERT_TRUE(read.ok()) << read.status().ToString();
-  EXPECT_EQ(read->removed, 4);
-  EXPECT_EQ(read->inserted, 3);
-  const ForwardLayers layers = LayersFromBoundaries(loss);
-  EXPECT_EQ(layers.num_layers, 3);
-  const std::map<std::string, int64_t> layer_of = LayerByName(loss, layers);
-  EXPECT_EQ(layer_of.at("h"), 0);
-  EXPECT_EQ(layer_of.at("g"), 1);
-  EXPECT_EQ(layer_of.at("k"), 2);
 }
 
 TEST(AlpaPipelineMarkersTest, ModulesWithoutThemAreLeftAlone) {
