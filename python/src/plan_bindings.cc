@@ -37,23 +37,12 @@ Result<plan::PipelineSearchOptions> SearchOptions(const std::string& schedule,
                                                   double time_limit_s) {
   plan::PipelineSearchOptions search;
   ALPA_ASSIGN_OR_RETURN(search.planner.schedules, pipeline::ParseSchedules(schedule));
-  if (logical_space == "all") {
-    search.logical = plan::LogicalSpace::kAll;
-  } else if (logical_space == "single-node") {
-    search.logical = plan::LogicalSpace::kSingleNodeModelParallel;
-  } else {
-    return InvalidArgument("logical_space '{}': use 'single-node' or 'all'", logical_space);
-  }
-  if (submesh_space == "power-of-two") {
-    search.submeshes = cluster::SubmeshSpace::kPowerOfTwo;
-  } else if (submesh_space == "small-power-of-two") {
-    search.submeshes = cluster::SubmeshSpace::kSmallPowerOfTwo;
-  } else if (submesh_space == "all") {
-    search.submeshes = cluster::SubmeshSpace::kAll;
-  } else {
-    return InvalidArgument("submesh_space '{}': use 'power-of-two', 'small-power-of-two' or 'all'",
-                           submesh_space);
-  }
+  Result<plan::LogicalSpace> logical = plan::ParseLogicalSpace(logical_space);
+  if (!logical.ok()) return logical.status().WithContext("logical_space");
+  search.logical = *logical;
+  Result<cluster::SubmeshSpace> submeshes = plan::ParseSubmeshSpace(submesh_space);
+  if (!submeshes.ok()) return submeshes.status().WithContext("submesh_space");
+  search.submeshes = *submeshes;
   if (!(time_limit_s > 0)) {
     return InvalidArgument("time_limit_s {}: it must be positive", time_limit_s);
   }

@@ -6,6 +6,19 @@
 
 namespace alpa::plan {
 
+Result<cluster::SubmeshSpace> ParseSubmeshSpace(std::string_view name) {
+  if (name == "power-of-two") return cluster::SubmeshSpace::kPowerOfTwo;
+  if (name == "small-power-of-two") return cluster::SubmeshSpace::kSmallPowerOfTwo;
+  if (name == "all") return cluster::SubmeshSpace::kAll;
+  return InvalidArgument("submesh space '{}': use power-of-two, small-power-of-two or all", name);
+}
+
+Result<LogicalSpace> ParseLogicalSpace(std::string_view name) {
+  if (name == "single-node") return LogicalSpace::kSingleNodeModelParallel;
+  if (name == "all") return LogicalSpace::kAll;
+  return InvalidArgument("logical space '{}': use single-node or all", name);
+}
+
 Result<LayerCostTable> PipelineLayerCosts(const ir::Module& loss,
                                           const std::vector<int64_t>& weights,
                                           const autodiff::TrainStepOptions& training,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "autodiff/train_step.h"
@@ -31,6 +32,12 @@ struct PipelineSearchOptions {
   // evaluated under their own schedule when they name one, else under planner.schedules.
   std::optional<ManualStages> manual;
 };
+
+// The spaces by the names users give them (`alpa plan --submesh-space/--logical-space`, the
+// Python package's PipeshardParallel): "power-of-two", "small-power-of-two", "all"; and
+// "single-node", "all". Errors name the text and list the names.
+Result<cluster::SubmeshSpace> ParseSubmeshSpace(std::string_view name);
+Result<LogicalSpace> ParseLogicalSpace(std::string_view name);
 
 struct PipelineSearch {
   LayerCostTable table;

@@ -32,13 +32,6 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-cluster::SubmeshSpace SubmeshSpaceOf(const std::string& name) {
-  if (name == "all") return cluster::SubmeshSpace::kAll;
-  if (name == "small-power-of-two") return cluster::SubmeshSpace::kSmallPowerOfTwo;
-  return cluster::SubmeshSpace::kPowerOfTwo;
-}
-
-
 // --manual-stages FILE (Alpa's format) or --validate FILE (a saved plan): the file's stages
 // evaluated on `table`.
 Result<plan::PipeshardPlan> EvaluateFileStages(const std::string& path, bool saved_plan,
@@ -156,9 +149,9 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
   const models::Model& model = zoo.zoo.model;
   const int64_t micro_batches = zoo.training.num_micro_batches;
   plan::PipelineSearchOptions search;
-  search.submeshes = SubmeshSpaceOf(options.submesh_space);
-  search.logical = options.logical_space == "all" ? plan::LogicalSpace::kAll
-                                                  : plan::LogicalSpace::kSingleNodeModelParallel;
+  // The flags are checked (CLI::IsMember) against the same names.
+  search.submeshes = *plan::ParseSubmeshSpace(options.submesh_space);
+  search.logical = *plan::ParseLogicalSpace(options.logical_space);
   plan::LayerCostOptions& cost_options = search.costs;
   cost_options.auto_sharding.strategy.allow_partial_outputs = options.prefer_reduce_scatter;
   cost_options.auto_sharding.strategy.replicate_unknown_ops = options.replicate_unknown_ops;
