@@ -25,21 +25,39 @@ class Block(nn.Module):
         return x + nn.Dense(self.hidden)(nn.gelu(nn.Dense(4 * self.hidden)(nn.LayerNorm()(x))))
 
 
+class ScannedBlock(nn.Module):
+    """A Block as nn.scan calls it: (carry, input) -> (carry, output)."""
+    hidden: int
+    heads: int
+
+    @nn.compact
+    def __call__(self, x, _):
+        return Block(self.hidden, self.heads)(x), None
+
+
 class GPT(nn.Module):
     vocab: int = 256
     hidden: int = 64
     heads: int = 4
     layers: int = 4
     seq: int = 32
+    # The blocks as one nn.scan over stacked weights (a `while` loop in the HLO), as MaxText and
+    # most current JAX code write a layer stack; alpa_cpp unrolls it into its layers.
+    scan: bool = False
 
     @nn.compact
     def __call__(self, ids):
         x = nn.Embed(self.vocab, self.hidden)(ids)
         x = x + self.param("pos", nn.initializers.normal(0.02), (self.seq, self.hidden))
-        for i in range(self.layers):
-            x = Block(self.hidden, self.heads)(x)
-            if i + 1 < self.layers:
-                alpa_cpp.mark_pipeline_boundary()  # a layer a pipeline may cut after; else nothing
+        if self.scan:
+            stack = nn.scan(ScannedBlock, variable_axes={"params": 0},
+                            split_rngs={"params": True}, length=self.layers)
+            x, _ = stack(self.hidden, self.heads)(x, None)
+        else:
+            for i in range(self.layers):
+                x = Block(self.hidden, self.heads)(x)
+                if i + 1 < self.layers:
+                    alpa_cpp.mark_pipeline_boundary()  # where a pipeline may cut; else nothing
         return nn.Dense(self.vocab)(nn.LayerNorm()(x))
 
 

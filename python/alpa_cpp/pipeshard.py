@@ -109,7 +109,7 @@ def lower_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int],
 
 class PipeshardExecutable:
     """A PipeshardParallel plan of a step: `plan` (stages, meshes, schedule), `explain()`,
-    the loss it planned (`get_hlo_text()`), `dump_debug_info(folder)`."""
+    `get_last_dp_result()`, the loss it planned (`get_hlo_text()`), `dump_debug_info(folder)`."""
 
     def __init__(self, fn, abstract_args: tuple, batch_argnums: Sequence[int],
                  method: PipeshardParallel, cluster: _core.Cluster):
@@ -146,6 +146,26 @@ class PipeshardExecutable:
 
     def explain(self) -> str:
         return self.plan.explain()
+
+    def get_last_dp_result(self) -> dict:
+        """The stage construction's result, under the names of Alpa's get_last_dp_result: the
+        chosen stages' layers ("forward_stage_layer_ids"), "submesh_shapes",
+        "logical_mesh_shapes" and "autosharding_option_dicts", and "candidates": every stage
+        list the planner simulated (the stage DP's, each in 2 chunks under interleaved 1F1B,
+        and the uniform grid's), with the DP's objective and the simulated step time, or why
+        it does not fit (the plan document's "stage_dp")."""
+        stages = self.plan.stages
+        return {
+            "forward_stage_layer_ids": [list(range(s["layers"][0], s["layers"][1] + 1))
+                                        for s in stages],
+            "submesh_shapes": [tuple(s["submesh"]) for s in stages],
+            "logical_mesh_shapes": [tuple(s["logical_mesh"]) for s in stages],
+            "autosharding_option_dicts": [
+                {} if s["force_batch_dim_to_mesh_dim"] is None
+                else {"force_batch_dim_to_mesh_dim": s["force_batch_dim_to_mesh_dim"]}
+                for s in stages],
+            "candidates": self.plan.document["stage_dp"]["candidates"],
+        }
 
     def get_hlo_text(self, stage: str = "loss") -> str:
         """The loss the plan cuts into stages, with its layer markers, as HLO text."""

@@ -11,14 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "api/hlo_import.h"
 #include "bindings.h"
 #include "cluster/cluster_json.h"
 #include "cluster/cluster_spec.h"
 #include "cluster/presets.h"
-#include "hlo/parser.h"
 #include "hlo/printer.h"
 #include "ir/module.h"
-#include "ir/verifier.h"
 #include "python_objects.h"
 
 namespace nb = nanobind;
@@ -26,9 +25,11 @@ namespace nb = nanobind;
 namespace alpa::python {
 
 std::shared_ptr<const ir::Module> ParseModule(const std::string& text, const std::string& name) {
-  std::shared_ptr<const ir::Module> module = ValueOrRaise(hlo::ParseHloModule(text, name));
-  RaiseIfError(ir::VerifyModule(*module));
-  return module;
+  api::ImportedHlo imported = ValueOrRaise(api::ImportHloText(text, name));
+  for (const std::string& note : imported.notes) {
+    if (PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0) throw nb::python_error();
+  }
+  return std::move(imported.module);
 }
 
 void BindModules(nb::module_& module) {

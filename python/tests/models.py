@@ -46,8 +46,8 @@ def mlp_state_and_batches(steps, batch=32, features=16, seed=0):
 SMALL_GPT = {"vocab": 64, "hidden": 32, "heads": 4, "layers": 4, "seq": 16}
 
 
-def gpt_state_and_batches(steps, batch=8, seed=0):
-    model = GPT(**SMALL_GPT)
+def gpt_state_and_batches(steps, batch=8, seed=0, scan=False):
+    model = GPT(**SMALL_GPT, scan=scan)
     keys = jax.random.split(jax.random.PRNGKey(seed), 2)
     ids = jax.random.randint(keys[0], (steps, batch, model.seq + 1), 0, model.vocab)
     params = model.init(keys[1], ids[0, :, :-1])

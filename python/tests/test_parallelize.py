@@ -104,3 +104,17 @@ def test_bfloat16_weights_cross_as_their_bits():
     assert kernel.dtype == jnp.bfloat16 and np.asarray(kernel).dtype == jnp.bfloat16
     want = np.asarray(want_state.params["params"]["Dense_0"]["kernel"], np.float32)
     np.testing.assert_allclose(np.asarray(kernel, np.float32), want, rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("method", [alpa_cpp.ShardParallel(), alpa_cpp.Zero3Parallel()],
+                         ids=lambda m: type(m).__name__)
+def test_scanned_gpt_trains_as_jax_does(method):
+    """The blocks as one nn.scan (a while loop over stacked weights in the HLO): unrolled on
+    import, the step plans and trains like the unrolled model, with JAX's losses."""
+    state, batches = models.gpt_state_and_batches(STEPS, scan=True)
+    want_state, want_losses = train_with_jax(models.lm_train_step, state, batches)
+    got_state, got_losses, executable = train_with_alpa(models.lm_train_step, state, batches,
+                                                        method)
+    assert_same_training(state, want_state, want_losses, got_state, got_losses)
+    assert " while(" in executable.get_hlo_text("lowered")
+    assert " while(" not in executable.get_hlo_text("partitioned")

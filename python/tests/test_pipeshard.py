@@ -79,6 +79,25 @@ def test_the_plan_explains_itself_and_renders_its_report(gpt_plan, tmp_path):
     assert explained.stdout == explanation
 
 
+def test_the_dp_result_has_the_chosen_stages_and_every_candidate_simulated(gpt_plan):
+    result = gpt_plan.get_last_dp_result()
+    stages = gpt_plan.plan.stages
+    layers = [layer for ids in result["forward_stage_layer_ids"] for layer in ids]
+    assert layers == list(range(models.SMALL_GPT["layers"]))
+    assert result["submesh_shapes"] == [tuple(s["submesh"]) for s in stages]
+    assert len(result["autosharding_option_dicts"]) == len(stages)
+    candidates = result["candidates"]
+    assert candidates and candidates[0]["source"] == "stage DP"
+    assert all(c["dp_objective_s"] is not None for c in candidates if c["source"] == "stage DP")
+    # The plan is the best candidate simulated, and one of them has its stages.
+    fitting = [c for c in candidates if c["step_time_s"] is not None]
+    best = min(c["step_time_s"] for c in fitting)
+    assert best == gpt_plan.plan.document["estimate"]["step_time_s"]
+    chosen = [(s["layers"], s["submesh"], s["logical_mesh"]) for s in stages]
+    assert any([(s["layers"], s["submesh"], s["logical_mesh"]) for s in c["stages"]] == chosen
+               for c in fitting if c["step_time_s"] == best)
+
+
 def test_planning_twice_gives_the_same_document(gpt_plan):
     state, batches = models.gpt_state_and_batches(1, batch=16)
     again = alpa_cpp.parallelize(
@@ -191,3 +210,18 @@ def test_grad_is_jax_grad_outside_a_pipeline():
     ours = alpa_cpp.value_and_grad(loss_fn)(state.params)
     theirs = jax.value_and_grad(loss_fn)(state.params)
     assert jax.tree_util.tree_all(jax.tree_util.tree_map(jnp.array_equal, ours, theirs))
+
+
+def test_a_scanned_layer_stack_is_unrolled_into_layers_a_pipeline_cuts():
+    state, batches = models.gpt_state_and_batches(1, batch=16, scan=True)
+    step = alpa_cpp.parallelize(
+        models.lm_train_step, cluster=CLUSTER,
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=MICRO_BATCHES,
+                                          layer_option=alpa_cpp.AutoLayerOption(layer_num=4)))
+    executable = step.get_executable(*abstract((state, batches[0])))
+    assert " while(" in executable.get_hlo_text()  # the loss as JAX lowered it: one loop
+    plan = executable.plan.document
+    assert plan["num_layers"] == 4
+    covered = [layer for stage in plan["stages"]
+               for layer in range(stage["layers"][0], stage["layers"][1] + 1)]
+    assert covered == list(range(4))

@@ -8,10 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "hlo/parser.h"
+#include "api/hlo_import.h"
 #include "ir/builder.h"
-#include "ir/call_inlining.h"
-#include "ir/verifier.h"
 #include "onnx/graph_import.h"
 #include "pipeline/layer_marking.h"
 #include "pipeline/stage_slicing.h"
@@ -182,9 +180,13 @@ Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOpt
 
 Result<models::ZooModel> ImportHloLossText(const std::string& text, const std::string& path,
                                            const HloLossOptions& options) {
-  ALPA_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, hlo::ParseHloModule(text, path));
-  ALPA_RETURN_IF_ERROR(ir::VerifyModule(*module));
-  ir::InlineCalls(*module->entry());
+  ALPA_ASSIGN_OR_RETURN(ImportedHlo imported, ImportHloText(text, path));
+  if (!imported.flattening.loops_kept.empty()) {
+    // Autodiff differentiates straight-line code: every loop of a loss must unroll.
+    return InvalidArgument("{}: the loss keeps a loop, which autodiff cannot differentiate: {}",
+                           path, imported.flattening.loops_kept.front());
+  }
+  std::unique_ptr<ir::Module> module = std::move(imported.module);
   Result<pipeline::LayerMarkingStats> alpa_layers =
       pipeline::ReadAlpaPipelineMarkers(*module->entry());
   if (!alpa_layers.ok()) return alpa_layers.status().WithContext(path);

@@ -51,8 +51,8 @@ struct HloLossOptions {
 // standard deviation 1/sqrt(fan_in), fan_in the product of all dimensions but the last; vectors
 // zero, but those named *scale one). Alpa's pipeline markers, where the module has them, are its
 // layers (pipeline::ReadAlpaPipelineMarkers). Errors name the file, the --weights item at fault
-// (out of range, matching nothing, not a floating-point array) or a result that is not a scalar
-// loss.
+// (out of range, matching nothing, not a floating-point array), a result that is not a scalar
+// loss, or a loop that does not unroll (api/hlo_import.h: autodiff needs straight-line code).
 Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOptions& options);
 // The same from HLO text in memory (the Python package's lowered loss); `path` names it in errors
 // and is the model's name.

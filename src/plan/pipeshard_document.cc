@@ -50,6 +50,34 @@ nlohmann::ordered_json AlternativesJson(const PipeshardReport& report) {
   return alternatives;
 }
 
+// Every stage list the planner simulated (PipeshardPlan::evaluated), each stage as its layer range
+// with its sub-mesh and logical mesh.
+nlohmann::ordered_json EvaluatedCandidatesJson(const LayerCostTable& table,
+                                               const PipeshardPlan& plan) {
+  auto optional = [](const std::optional<double>& value) {
+    return value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json(nullptr);
+  };
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+  for (const EvaluatedCandidate& candidate : plan.evaluated) {
+    nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+    for (const StageChoice& stage : candidate.stages.stages) {
+      const MeshConfig& config = table.configs[static_cast<size_t>(stage.config)];
+      stages.push_back({{"layers", {stage.first_layer, stage.last_layer}},
+                        {"submesh", config.submesh.shape},
+                        {"logical_mesh", config.logical_shape},
+                        {"mesh_config", MeshConfigName(config)}});
+    }
+    candidates.push_back({{"source", candidate.source},
+                          {"num_chunks", candidate.stages.num_chunks},
+                          {"stages", std::move(stages)},
+                          {"dp_objective_s", optional(candidate.dp_objective_s)},
+                          {"step_time_s", optional(candidate.step_time_s)},
+                          {"schedule", candidate.schedule},
+                          {"error", candidate.error}});
+  }
+  return candidates;
+}
+
 // Each weight of the stage's layers (once, in layer order) with its XLA sharding.
 nlohmann::ordered_json StageParametersJson(const PipeshardReport& report,
                                            const LayerCostTable& table, const StageChoice& choice) {
@@ -201,6 +229,7 @@ nlohmann::ordered_json PipeshardPlanJson(const PipeshardReport& report, const La
           {"warnings", report.warnings},
           {"alternatives", AlternativesJson(report)},
           {"grid", GridJson(report.grid)},
+          {"stage_dp", {{"candidates", EvaluatedCandidatesJson(table, plan)}}},
           {"compile",
            {{"total_s", report.total_s},
             {"layer_costs_s", report.layer_costs_s},

@@ -30,8 +30,16 @@
 //    "warnings": [text] (fewer micro-batches than pipeline stages, when the count was given),
 //    "alternatives": [{"name": "data parallel" | "best uniform grid point", "dp", "op", "pp",
 //                      "step_time_s" (null when it does not fit), "error"}],
-//    "grid": [...] (--method uniform's search), "micro_batch_search": [{"num_micro_batches",
-//    "step_time_s", "error"}] (--search-micro-batches),
+//    "grid": [...] (--method uniform's search),
+//    "stage_dp": {"candidates": [{"source": "stage DP" | "stage DP in 2 chunks" | "given" (the
+//                                 uniform grid's stages, simulated beside the DP's),
+//                                 "num_chunks", "stages": [{"layers", "submesh", "logical_mesh",
+//                                 "mesh_config"}], "dp_objective_s" (the DP's; null for others),
+//                                 "step_time_s" (best schedule; null when it does not fit),
+//                                 "schedule", "error"}]} (every stage list simulated, in order;
+//                                 empty for stages given, --method uniform),
+//    "micro_batch_search": [{"num_micro_batches", "step_time_s", "error"}]
+//    (--search-micro-batches),
 //    "compile": {"total_s", "layer_costs_s", "stage_dp_s", "alternatives_s", "distinct_layers",
 //                "mesh_configs", "intra_op_solves", "candidates_evaluated"}}
 #ifndef ALPA_PLAN_PIPESHARD_DOCUMENT_H_

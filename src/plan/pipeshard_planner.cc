@@ -462,25 +462,37 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
       }
     }
   }
+  const size_t from_dp = candidates.size();
   candidates.insert(candidates.end(), options.extra_candidates.begin(),
                     options.extra_candidates.end());
   std::optional<PipeshardPlan> best;
   Status last_error = NothingFits(table, cluster);
   int64_t evaluated = 0;
+  std::vector<EvaluatedCandidate> records;
   for (size_t k = 0; k < candidates.size(); ++k) {
     evaluated += static_cast<int64_t>(options.schedules.size());
     Result<PipeshardPlan> plan =
         EvaluateSchedules(table, cluster, candidates[k].stages, options.schedules,
                           options.num_micro_batches, candidates[k].num_chunks);
+    EvaluatedCandidate& record = records.emplace_back();
+    record.stages = candidates[k];
+    record.source = k < solved.candidates.size() ? "stage DP"
+                    : k < from_dp                ? "stage DP in 2 chunks"
+                                                 : "given";
+    if (k < solved.candidates.size()) record.dp_objective_s = solved.candidates[k].latency_s;
     if (!plan.ok()) {
+      record.error = plan.status().message();
       // Why nothing fits is told by the DP's plans; an extra candidate's failure says less.
       if (k < solved.candidates.size()) last_error = plan.status();
-    } else if (!best || BetterPlan(*plan, *best)) {
-      best = std::move(plan).value();
+      continue;
     }
+    record.step_time_s = plan->step_time_s;
+    record.schedule = pipeline::ScheduleKindName(plan->schedule);
+    if (!best || BetterPlan(*plan, *best)) best = std::move(plan).value();
   }
   if (!best) return last_error;
   best->candidates_evaluated = evaluated;
+  best->evaluated = std::move(records);
   return std::move(best).value();
 }
 

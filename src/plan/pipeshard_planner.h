@@ -38,6 +38,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cluster/cluster_spec.h"
@@ -77,6 +78,25 @@ struct PlannedStage {
   std::map<cost::CollectiveKind, int64_t> collectives;  // per micro-batch step of the stage
 };
 
+// Stages to evaluate, as PipeshardPlan::stages lays them out.
+struct CandidateStages {
+  std::vector<StageChoice> stages;
+  int64_t num_chunks = 1;
+};
+
+// One stage list the planner simulated: where it came from, the stage DP's objective for it (Alpa's
+// sum t + (B - 1) max t, each stage's update spread over the micro-batches; the DP's own
+// candidates only), and its best simulated step, or why it does not fit. What Alpa's
+// get_last_dp_result reports, and the plan document's "stage_dp".
+struct EvaluatedCandidate {
+  std::string source;  // "stage DP", "stage DP in 2 chunks" (interleaved 1F1B) or "given"
+  CandidateStages stages;
+  std::optional<double> dp_objective_s;
+  std::optional<double> step_time_s;  // under its best schedule
+  std::string schedule;               // that schedule's name
+  std::string error;                  // why it does not fit, where it does not
+};
+
 struct PipeshardPlan {
   // V = S · num_chunks virtual stages in model order; under interleaved 1F1B (num_chunks > 1)
   // stage j runs on the devices of stage j % S.
@@ -90,14 +110,9 @@ struct PipeshardPlan {
   double bubble_fraction = 0;
   std::vector<double> forward_transfer_s;  // per stage boundary
   int64_t transfer_bytes_per_step = 0;     // between sub-meshes (header)
-  int64_t candidates_evaluated = 0;
+  int64_t candidates_evaluated = 0;        // stage lists x schedules simulated
+  std::vector<EvaluatedCandidate> evaluated;  // every stage list, in the order tried
   pipeline::SimulationResult simulation;  // of the pipeline (its timeline, for reports)
-};
-
-// Stages to evaluate, as PipeshardPlan::stages lays them out.
-struct CandidateStages {
-  std::vector<StageChoice> stages;
-  int64_t num_chunks = 1;
 };
 
 // `stages` (one chunk per device group, as the DP plans them) in `num_chunks` chunks per group,

@@ -166,8 +166,17 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
   Result<std::vector<ir::Literal>> got = exe->Fetch();
   ASSERT_TRUE(got.ok()) << got.status().message();
   ASSERT_EQ(got->size(), carried.size());
+  // Wide-ResNet's batch-norm scales and shifts have gradients that are sums over the batch and
+  // every position which nearly cancel, so their rounding error relative to the sum is larger
+  // than the other weights': the devices' partial sums and the interpreter's one sum differed by
+  // 1.09e-4 of a momentum buffer's largest element on an AMD EPYC with AVX2 (within 1e-4 on the
+  // AVX-512 Xeons this ran on before).
+  const double tolerance = cell.model == "wresnet-tiny" ? 5e-4 : 1e-4;
   for (size_t i = 0; i < carried.size(); ++i) {
-    EXPECT_LE(RelativeDifference((*got)[i], carried[i]), 1e-4) << "carried value " << i;
+    EXPECT_LE(RelativeDifference((*got)[i], carried[i]), tolerance)
+        << "carried value " << i << " ("
+        << (layout[i] == autodiff::StepParameter::kWeight ? "a weight" : "optimizer state") << ", "
+        << carried[i].shape().ToString() << ")";
   }
   // Each stage's programs run the collectives its plan priced, and an all-reduce for each value
   // it hands on that its plan leaves a pending sum.

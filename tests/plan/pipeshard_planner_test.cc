@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -156,6 +157,24 @@ TEST(PipeshardPlannerTest, ExtraCandidatesAreSimulatedBesideTheDps) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->stages.size(), 1u);
   EXPECT_LT(plan->step_time_s * 10, formula_choice->step_time_s);
+
+  // Every stage list simulated is recorded: the DP's one with its objective, then the grid's.
+  ASSERT_EQ(plan->evaluated.size(), 1 + options.extra_candidates.size());
+  const EvaluatedCandidate& dp = plan->evaluated[0];
+  EXPECT_EQ(dp.source, "stage DP");
+  EXPECT_EQ(dp.stages.stages.size(), 2u);
+  ASSERT_TRUE(dp.dp_objective_s.has_value() && dp.step_time_s.has_value());
+  EXPECT_EQ(*dp.step_time_s, formula_choice->step_time_s);
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t k = 1; k < plan->evaluated.size(); ++k) {
+    const EvaluatedCandidate& given = plan->evaluated[k];
+    EXPECT_EQ(given.source, "given");
+    EXPECT_FALSE(given.dp_objective_s.has_value());
+    EXPECT_EQ(given.stages.stages, options.extra_candidates[k - 1].stages);
+    if (given.step_time_s) best = std::min(best, *given.step_time_s);
+    EXPECT_EQ(given.step_time_s.has_value(), given.error.empty()) << given.error;
+  }
+  EXPECT_EQ(best, plan->step_time_s);
 }
 
 // A host of 4 V100s and a host of 4 devices 4x as fast: every device is used, each stage's devices

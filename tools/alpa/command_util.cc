@@ -10,9 +10,8 @@
 #include <cstdlib>
 #include <limits>
 
-#include "hlo/parser.h"
+#include "api/hlo_import.h"
 #include "hlo/printer.h"
-#include "ir/verifier.h"
 #include "support/file.h"
 #include "support/fingerprint.h"
 
@@ -29,10 +28,9 @@ int ExitCodeOf(const Status& status) {
 
 Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  ALPA_ASSIGN_OR_RETURN(std::unique_ptr<ir::Module> module, hlo::ParseHloModule(text, path));
-  // The verifier's message starts with FILE:LINE:COLUMN of the offending instruction.
-  ALPA_RETURN_IF_ERROR(ir::VerifyModule(*module));
-  return module;
+  ALPA_ASSIGN_OR_RETURN(api::ImportedHlo imported, api::ImportHloText(text, path));
+  for (const std::string& note : imported.notes) fmt::print(stderr, "alpa: note: {}\n", note);
+  return std::move(imported.module);
 }
 
 // The interpreter allocates each instruction's value afresh and frees it after its last use.

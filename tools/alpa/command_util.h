@@ -25,9 +25,10 @@ int ReportError(const Status& status);
 // The exit code ReportError returns for `status`, without printing.
 int ExitCodeOf(const Status& status);
 
-// Reads MODEL (HLO text, plain or .gz), parses and verifies it. Every failure names the file and,
-// for parse and verifier errors, the line:column (for the verifier, of the rejected instruction,
-// from its parsed location) and the instruction.
+// Reads MODEL (HLO text, plain or .gz), parses and verifies it and flattens its control flow
+// (api/hlo_import.h), with a note on stderr for each loop left a loop. Every failure names the
+// file and, for parse and verifier errors, the line:column (for the verifier, of the rejected
+// instruction, from its parsed location) and the instruction.
 Result<std::unique_ptr<ir::Module>> LoadModel(const std::string& path);
 
 // Keeps memory the interpreter frees in the heap for reuse instead of returning it to the
