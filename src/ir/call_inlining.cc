@@ -1,6 +1,11 @@
 #include "ir/call_inlining.h"
 
 #include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "ir/post_order_rebuild.h"
 
 namespace alpa::ir {
 namespace {
@@ -10,45 +15,24 @@ class Inliner {
   explicit Inliner(Computation& computation) : computation_(computation) {}
 
   int64_t Run() {
-    const std::vector<Instruction*> order = computation_.MakePostOrder();
-    std::map<const Instruction*, std::unique_ptr<Instruction>> owned;
-    for (std::unique_ptr<Instruction>& instruction : computation_.TakeInstructions()) {
-      owned[instruction.get()] = std::move(instruction);
-    }
-    for (Instruction* instruction : order) {
-      if (instruction->opcode() == Opcode::kCall) {
-        mapped_[instruction] = Inline(*instruction, instruction->name());
-        continue;
-      }
-      Remap(*instruction);
-      mapped_[instruction] = computation_.AddInstruction(std::move(owned.at(instruction)));
-    }
-    computation_.set_root(mapped_.at(computation_.root()));
+    RebuildInPostOrder(computation_, [this](std::unique_ptr<Instruction> instruction) {
+      if (instruction->opcode() == Opcode::kCall) return Inline(*instruction, instruction->name());
+      return computation_.AddInstruction(std::move(instruction));
+    });
     return inlined_;
   }
 
  private:
-  // Points the instruction's operands and control predecessors at what replaced them.
-  void Remap(Instruction& instruction) {
-    for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-      instruction.ReplaceOperand(i, mapped_.at(instruction.operand(i)));
-    }
-    std::vector<Instruction*> predecessors = instruction.control_predecessors();
-    instruction.mutable_control_predecessors().clear();
-    for (Instruction* predecessor : predecessors) {
-      instruction.AddControlPredecessor(mapped_.at(predecessor));
-    }
-  }
-
-  // Copies the callee of `call` into the computation; returns the copy of its root. Calls in the
-  // callee are inlined as they are reached.
+  // Copies the callee of `call` (its operands already the rebuilt computation's) into the
+  // computation; returns the copy of its root. Calls in the callee are inlined as they are
+  // reached.
   Instruction* Inline(const Instruction& call, const std::string& prefix) {
     ++inlined_;
     const Computation& callee = *call.to_apply();
     std::map<const Instruction*, Instruction*> copies;
     for (const Instruction* instruction : callee.MakePostOrder()) {
       if (instruction->opcode() == Opcode::kParameter) {
-        copies[instruction] = mapped_.at(call.operand(instruction->attributes().parameter_number));
+        copies[instruction] = call.operand(instruction->attributes().parameter_number);
         continue;
       }
       auto copy = std::make_unique<Instruction>(prefix + "." + instruction->name(),
@@ -66,8 +50,6 @@ class Inliner {
       copy->set_location(instruction->location());
       if (copy->opcode() == Opcode::kCall) {
         // Its operands are copies already; inline it under its own (prefixed) name.
-        for (int64_t i = 0; i < copy->operand_count(); ++i)
-          mapped_[copy->operand(i)] = copy->operand(i);
         copies[instruction] = Inline(*copy, copy->name());
         continue;
       }
@@ -77,7 +59,6 @@ class Inliner {
   }
 
   Computation& computation_;
-  std::map<const Instruction*, Instruction*> mapped_;  // original (or copy) -> its replacement
   int64_t inlined_ = 0;
 };
 

@@ -1,11 +1,12 @@
 #include "ir/index_folding.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "ir/post_order_rebuild.h"
 
 namespace alpa::ir {
 namespace {
@@ -122,30 +123,14 @@ class IndexFolder {
   explicit IndexFolder(Computation& computation) : computation_(computation) {}
 
   int64_t Run() {
-    const std::vector<Instruction*> order = computation_.MakePostOrder();
-    std::map<const Instruction*, std::unique_ptr<Instruction>> owned;
-    for (std::unique_ptr<Instruction>& instruction : computation_.TakeInstructions()) {
-      owned[instruction.get()] = std::move(instruction);
-    }
-    for (Instruction* instruction : order) {
-      Remap(*instruction);
-      mapped_[instruction] = Place(std::move(owned.at(instruction)));
-    }
-    computation_.set_root(mapped_.at(computation_.root()));
+    RebuildInPostOrder(computation_, [this](std::unique_ptr<Instruction> instruction) {
+      return Place(std::move(instruction));
+    });
     computation_.RemoveDeadInstructions();
     return rewritten_;
   }
 
  private:
-  void Remap(Instruction& instruction) {
-    for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-      instruction.ReplaceOperand(i, mapped_.at(instruction.operand(i)));
-    }
-    for (Instruction*& predecessor : instruction.mutable_control_predecessors()) {
-      predecessor = mapped_.at(predecessor);
-    }
-  }
-
   // Adds `instruction`, or what the rules replace it with, and returns the value standing for it.
   Instruction* Place(std::unique_ptr<Instruction> instruction) {
     if (instruction->opcode() == Opcode::kGetTupleElement &&
@@ -239,7 +224,6 @@ class IndexFolder {
   }
 
   Computation& computation_;
-  std::map<const Instruction*, Instruction*> mapped_;  // original -> the value standing for it
   int64_t rewritten_ = 0;
 };
 
