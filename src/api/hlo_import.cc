@@ -13,12 +13,10 @@ Result<ImportedHlo> ImportHloText(const std::string& text, const std::string& pa
   // The verifier's message starts with FILE:LINE:COLUMN of the offending instruction.
   ALPA_RETURN_IF_ERROR(ir::VerifyModule(*imported.module));
   imported.flattening = ir::FlattenControlFlow(*imported.module->entry());
-  for (const std::string& loop : imported.flattening.loops_kept) {
-    const size_t colon = loop.find(": ");
+  for (const ir::KeptLoop& loop : imported.flattening.loops_kept) {
     imported.notes.push_back(
-        fmt::format("{}: %{} stays a loop and runs replicated on every "
-                    "device: {}",
-                    path, loop.substr(0, colon), loop.substr(colon + 2)));
+        fmt::format("{}: %{} stays a loop and runs replicated on every device: {}", path, loop.name,
+                    loop.reason));
   }
   if (imported.flattening.calls_inlined > 0 || imported.flattening.loops_unrolled > 0) {
     const Status verified = ir::VerifyModule(*imported.module);

@@ -183,8 +183,10 @@ Result<models::ZooModel> ImportHloLossText(const std::string& text, const std::s
   ALPA_ASSIGN_OR_RETURN(ImportedHlo imported, ImportHloText(text, path));
   if (!imported.flattening.loops_kept.empty()) {
     // Autodiff differentiates straight-line code: every loop of a loss must unroll.
-    return InvalidArgument("{}: the loss keeps a loop, which autodiff cannot differentiate: {}",
-                           path, imported.flattening.loops_kept.front());
+    const ir::KeptLoop& loop = imported.flattening.loops_kept.front();
+    return InvalidArgument(
+        "{}: the loss keeps the loop %{}, which autodiff cannot differentiate: {}", path, loop.name,
+        loop.reason);
   }
   std::unique_ptr<ir::Module> module = std::move(imported.module);
   Result<pipeline::LayerMarkingStats> alpa_layers =

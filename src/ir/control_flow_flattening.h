@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ir/computation.h"
+#include "ir/loop_unrolling.h"
 
 namespace alpa::ir {
 
@@ -27,7 +28,7 @@ struct ControlFlowFlattening {
   int64_t loops_unrolled = 0;
   int64_t iterations = 0;
   int64_t indices_folded = 0;
-  std::vector<std::string> loops_kept;  // "NAME: why" (loop_unrolling.h)
+  std::vector<KeptLoop> loops_kept;
 };
 
 // At most this many instructions after unrolling: a loop whose iterations would pass it stays.

@@ -127,22 +127,23 @@ LoopUnrolling UnrollCountedLoops(Computation& computation, int64_t max_instructi
     const std::optional<int64_t> trip_count = CountedLoopTripCount(*loop);
     if (!trip_count.has_value()) {
       result.loops_kept.push_back(
-          fmt::format("{}: its trip count is not proven (a loop is unrolled when it counts "
-                      "from a constant by a constant step to a constant bound)",
-                      loop->name()));
+          {loop->name(),
+           "its trip count is not proven (a loop is unrolled when it counts from a constant by "
+           "a constant step to a constant bound)"});
       continue;
     }
     const int64_t added = *trip_count * loop->while_body()->instruction_count();
     if (instructions + added > max_instructions) {
-      result.loops_kept.push_back(fmt::format(
-          "{}: {} iterations of {} instructions would pass the limit of {}", loop->name(),
-          *trip_count, loop->while_body()->instruction_count(), max_instructions));
+      result.loops_kept.push_back(
+          {loop->name(),
+           fmt::format("{} iterations of {} instructions would pass the limit of {}", *trip_count,
+                       loop->while_body()->instruction_count(), max_instructions)});
       continue;
     }
     instructions += added;
     Instruction* value = loop->operand(0);
     for (int64_t i = 0; i < *trip_count; ++i) {
-      auto call = std::make_unique<Instruction>(fmt::format("{}.{}", loop->name(), i),
+      auto call = std::make_unique<Instruction>(fmt::format("{}.iter{}", loop->name(), i),
                                                 Opcode::kCall, loop->shape());
       call->AppendOperand(value);
       call->AppendCalledComputation(loop->while_body());

@@ -34,18 +34,23 @@ namespace alpa::ir {
 // The trip count of `loop` (a while) when it is a counted loop as above; nullopt otherwise.
 std::optional<int64_t> CountedLoopTripCount(const Instruction& loop);
 
+// A loop left as it was, and why (no proven trip count, or too large to unroll).
+struct KeptLoop {
+  std::string name;
+  std::string reason;
+};
+
 struct LoopUnrolling {
   int64_t loops_unrolled = 0;
   int64_t iterations = 0;  // calls of loop bodies added
-  // The loops left as they were, each "NAME: why" (no proven trip count, or too large).
-  std::vector<std::string> loops_kept;
+  std::vector<KeptLoop> loops_kept;
 };
 
 // Replaces every counted loop of `computation` by its iterations: calls of its body named
-// "<loop>.<i>", the first on the loop's operand (a loop of 0 iterations is its operand), unless
-// the copies would take the computation past `max_instructions` (counting each body's own
-// instructions once per iteration). Loops inside the bodies are unrolled by the next call, once
-// the iterations are inlined.
+// "<loop>.iter<i>" (a suffix XLA's names never have), the first on the loop's operand (a loop of 0
+// iterations is its operand), unless the copies would take the computation past `max_instructions`
+// (counting each body's own instructions once per iteration). Loops inside the bodies are unrolled
+// by the next call, once the iterations are inlined.
 LoopUnrolling UnrollCountedLoops(Computation& computation, int64_t max_instructions);
 
 }  // namespace alpa::ir

@@ -98,7 +98,9 @@ TEST_F(AlpaCliTest, ALoopWithoutAProvenTripCountStaysAndSaysSo) {
                                        "its trip count is not proven"));
   // A loss must be straight-line code for autodiff: the loop is named, not differentiated.
   ExpectBadInput(RunAlpa({"inspect", path, "--weights", "0"}),
-                 path + ": the loss keeps a loop, which autodiff cannot differentiate: loop:");
+                 path +
+                     ": the loss keeps the loop %loop, which autodiff cannot differentiate: "
+                     "its trip count is not proven");
 }
 
 }  // namespace
