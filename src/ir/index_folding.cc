@@ -66,17 +66,18 @@ std::optional<int64_t> FoldScalar(const Instruction& instruction) {
   }
   std::optional<int64_t> result;
   switch (instruction.opcode()) {
+    // In unsigned arithmetic, which wraps as the machine's does (signed overflow is undefined).
     case Opcode::kAdd:
-      result = v[0] + v[1];
+      result = static_cast<int64_t>(static_cast<uint64_t>(v[0]) + static_cast<uint64_t>(v[1]));
       break;
     case Opcode::kSubtract:
-      result = v[0] - v[1];
+      result = static_cast<int64_t>(static_cast<uint64_t>(v[0]) - static_cast<uint64_t>(v[1]));
       break;
     case Opcode::kMultiply:
-      result = v[0] * v[1];
+      result = static_cast<int64_t>(static_cast<uint64_t>(v[0]) * static_cast<uint64_t>(v[1]));
       break;
     case Opcode::kNegate:
-      result = -v[0];
+      result = static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(v[0]));
       break;
     case Opcode::kMaximum:
       result = std::max(v[0], v[1]);
