@@ -18,7 +18,7 @@ ControlFlowFlattening FlattenControlFlow(Computation& entry, int64_t max_instruc
     result.loops_unrolled += unrolled.loops_unrolled;
     result.iterations += unrolled.iterations;
     result.calls_inlined += InlineCalls(entry);
-    result.indices_folded += FoldUnrolledIndices(entry);
+    FoldUnrolledIndices(entry);
   }
   return result;
 }

@@ -27,7 +27,6 @@ struct ControlFlowFlattening {
   int64_t calls_inlined = 0;
   int64_t loops_unrolled = 0;
   int64_t iterations = 0;
-  int64_t indices_folded = 0;
   std::vector<KeptLoop> loops_kept;
 };
 

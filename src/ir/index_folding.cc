@@ -123,12 +123,11 @@ class IndexFolder {
  public:
   explicit IndexFolder(Computation& computation) : computation_(computation) {}
 
-  int64_t Run() {
+  void Run() {
     RebuildInPostOrder(computation_, [this](std::unique_ptr<Instruction> instruction) {
       return Place(std::move(instruction));
     });
     computation_.RemoveDeadInstructions();
-    return rewritten_;
   }
 
  private:
@@ -136,11 +135,9 @@ class IndexFolder {
   Instruction* Place(std::unique_ptr<Instruction> instruction) {
     if (instruction->opcode() == Opcode::kGetTupleElement &&
         instruction->operand(0)->opcode() == Opcode::kTuple) {
-      ++rewritten_;
       return instruction->operand(0)->operand(instruction->attributes().tuple_index);
     }
     if (const std::optional<int64_t> value = FoldScalar(*instruction)) {
-      ++rewritten_;
       auto constant = std::make_unique<Instruction>(instruction->name(), Opcode::kConstant,
                                                     instruction->shape());
       constant->mutable_attributes().literal = Literal::FromInts(instruction->shape(), {*value});
@@ -150,10 +147,7 @@ class IndexFolder {
     if (instruction->opcode() == Opcode::kDynamicSlice) {
       const std::optional<std::vector<int64_t>> starts = ConstantStarts(
           *instruction, 1, instruction->operand(0)->shape().dims(), instruction->shape().dims());
-      if (starts.has_value()) {
-        ++rewritten_;
-        return PlaceWindow(*instruction, *starts);
-      }
+      if (starts.has_value()) return PlaceWindow(*instruction, *starts);
     }
     if (instruction->opcode() == Opcode::kSlice) {
       std::vector<int64_t> starts;
@@ -162,12 +156,13 @@ class IndexFolder {
         starts.push_back(dim.start);
         unit_strides = unit_strides && dim.stride == 1;
       }
-      if (unit_strides && instruction->operand(0)->opcode() == Opcode::kDynamicUpdateSlice) {
-        Instruction* placed = PlaceWindow(*instruction, starts);
-        if (placed->opcode() != Opcode::kSlice || placed->operand(0) != instruction->operand(0)) {
-          ++rewritten_;
+      if (unit_strides) {
+        const Window window =
+            ReadThroughUpdates(instruction->operand(0), starts, instruction->shape().dims());
+        if (window.update != nullptr) return window.update;
+        if (window.array != instruction->operand(0)) {
+          return PlaceSlice(*instruction, window.array, starts);
         }
-        return placed;
       }
     }
     return computation_.AddInstruction(std::move(instruction));
@@ -225,11 +220,10 @@ class IndexFolder {
   }
 
   Computation& computation_;
-  int64_t rewritten_ = 0;
 };
 
 }  // namespace
 
-int64_t FoldUnrolledIndices(Computation& computation) { return IndexFolder(computation).Run(); }
+void FoldUnrolledIndices(Computation& computation) { IndexFolder(computation).Run(); }
 
 }  // namespace alpa::ir

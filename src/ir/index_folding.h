@@ -26,9 +26,8 @@
 namespace alpa::ir {
 
 // Applies the rules above to `computation` in one pass over its post order (each rule sees its
-// operands already folded) and removes what is left dead. Returns how many instructions it
-// rewrote.
-int64_t FoldUnrolledIndices(Computation& computation);
+// operands already folded) and removes what is left dead.
+void FoldUnrolledIndices(Computation& computation);
 
 }  // namespace alpa::ir
 
