@@ -13,6 +13,7 @@
 #include "sharding/hlo_sharding.h"
 #include "solver/request.h"
 #include "support/fingerprint.h"
+#include "support/json_text.h"
 #include "support/table.h"
 #include "support/units.h"
 
@@ -104,8 +105,8 @@ nlohmann::ordered_json SingleStagePlanJson(const SingleStageReport& report,
   for (size_t v = 0; v < solution.graph.nodes.size(); ++v) {
     const std::string& name = solution.graph.nodes[v].instruction->name();
     const sharding::Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
-    shardings[name] = sharding::ToHloShardingText(chosen.output, shape);
-    strategies[name] = chosen.name;
+    AppendNewKey(shardings, name, sharding::ToHloShardingText(chosen.output, shape));
+    AppendNewKey(strategies, name, chosen.name);
   }
   json["shardings"] = std::move(shardings);
   json["strategies"] = std::move(strategies);

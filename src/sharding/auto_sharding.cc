@@ -52,6 +52,7 @@ Result<solver::Answer> SolveForPlan(const solver::Request& request,
   heuristic_options.effort = kPlannerHeuristicEffort;
   heuristic_options.patience = kPlannerHeuristicPatience;
   heuristic_options.stop_when_stalled = true;
+  heuristic_options.relative_gap = kPlannerRelativeGap;
   if (options.kind == solver::SolverKind::kHeuristic) {
     return solver::Solve(request, heuristic_options);
   }
@@ -59,6 +60,7 @@ Result<solver::Answer> SolveForPlan(const solver::Request& request,
   ALPA_ASSIGN_OR_RETURN(solver::Answer answer, solver::Solve(request, heuristic_options));
   const double left = options.time_limit_s - SecondsSince(begin);
   if (answer.status == solver::SolveStatus::kOptimal || left <= 0 ||
+      solver::WithinGap(answer.cost, answer.lower_bound, kPlannerRelativeGap) ||
       solver::CountMilpColumns(request) > kPlannerMilpColumnLimit) {
     return answer;
   }

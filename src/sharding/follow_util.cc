@@ -69,23 +69,27 @@ void SetDataMovementCosts(Strategy& strategy, const ir::Instruction& instruction
 
 void CheckStrategySpecs(const Strategy& strategy, const ir::Instruction& instruction,
                         const std::vector<int64_t>& mesh_shape) {
-  auto check = [&](const LeafSpecs& specs, const ir::Shape& shape, std::string_view what) {
+  // `operand` -1 is the result. Called for every strategy of every instruction: the message is
+  // formatted only when a check fails.
+  auto check = [&](const LeafSpecs& specs, const ir::Shape& shape, int64_t operand) {
+    auto what = [operand] {
+      return operand < 0 ? std::string("result") : fmt::format("operand {}", operand);
+    };
     const std::vector<const ir::Shape*> leaves = ShapeLeaves(shape);
     ALPA_CHECK(leaves.size() == specs.size(), "%{} strategy '{}': {} specs for {} leaves of {}",
-               instruction.name(), strategy.name, specs.size(), leaves.size(), what);
+               instruction.name(), strategy.name, specs.size(), leaves.size(), what());
     for (size_t i = 0; i < leaves.size(); ++i) {
       const Status status = CheckSpec(specs[i], mesh_shape, leaves[i]->dims());
-      ALPA_CHECK(status.ok(), "%{} strategy '{}', {}: {}", instruction.name(), strategy.name, what,
-                 status.message());
+      ALPA_CHECK(status.ok(), "%{} strategy '{}', {}: {}", instruction.name(), strategy.name,
+                 what(), status.message());
     }
   };
-  check(strategy.output, instruction.shape(), "result");
+  check(strategy.output, instruction.shape(), -1);
   ALPA_CHECK(strategy.operands.size() == static_cast<size_t>(instruction.operand_count()),
              "%{} strategy '{}': {} operand layouts for {} operands", instruction.name(),
              strategy.name, strategy.operands.size(), instruction.operand_count());
   for (int64_t k = 0; k < instruction.operand_count(); ++k) {
-    check(strategy.operands[static_cast<size_t>(k)], instruction.operand(k)->shape(),
-          fmt::format("operand {}", k));
+    check(strategy.operands[static_cast<size_t>(k)], instruction.operand(k)->shape(), k);
   }
 }
 

@@ -3,11 +3,47 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #include "solver/heuristic_reduce.h"
 
 namespace alpa::solver {
+namespace {
+
+// Edge matrices stored once per distinct content. A model's repeated layers give the same
+// matrices over and over (a 1.4B GPT step on a [2, 8] mesh: 181 distinct among 8,123 edges, 69 MB
+// of cells in all), and every TRW-S pass and local-search move reads them all: shared, they stay
+// in cache instead of streaming from memory.
+class MatrixStore {
+ public:
+  explicit MatrixStore(std::vector<int64_t>& matrices) : matrices_(matrices) {}
+
+  // The offset of `cells` in the matrices, appended unless an equal matrix is there already.
+  int64_t Intern(const std::vector<int64_t>& cells) {
+    uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a over the cells' values
+    for (int64_t c : cells) hash = (hash ^ static_cast<uint64_t>(c)) * 0x100000001b3ULL;
+    std::vector<int64_t>& offsets = offsets_by_hash_[hash];
+    for (int64_t offset : offsets) {
+      if (Equal(offset, cells)) return offset;
+    }
+    const int64_t offset = static_cast<int64_t>(matrices_.size());
+    matrices_.insert(matrices_.end(), cells.begin(), cells.end());
+    offsets.push_back(offset);
+    return offset;
+  }
+
+ private:
+  bool Equal(int64_t offset, const std::vector<int64_t>& cells) const {
+    return offset + static_cast<int64_t>(cells.size()) <= static_cast<int64_t>(matrices_.size()) &&
+           std::equal(cells.begin(), cells.end(), matrices_.begin() + offset);
+  }
+
+  std::vector<int64_t>& matrices_;
+  std::unordered_map<uint64_t, std::vector<int64_t>> offsets_by_hash_;
+};
+
+}  // namespace
 
 HeuristicProblem BuildHeuristicProblem(const Request& request) {
   const ReducedGraph g = ReduceRequest(request);
@@ -84,7 +120,7 @@ HeuristicProblem BuildHeuristicProblem(const Request& request) {
     if (p.has_limit && least > p.limit) p.infeasible = true;
   }
 
-  // Adjacency with each edge's matrix stored once per orientation.
+  // Adjacency with each edge's matrix in both orientations (MatrixStore shares equal ones).
   std::vector<int64_t> degree(p.num_nodes, 0);
   for (const ReducedEdge& edge : g.edges) {
     if (!edge.alive) continue;
@@ -97,21 +133,23 @@ HeuristicProblem BuildHeuristicProblem(const Request& request) {
   p.adj_matrix.resize(p.adj_begin[p.num_nodes]);
   p.adj_reverse.resize(p.adj_begin[p.num_nodes]);
   std::vector<int64_t> fill(p.adj_begin.begin(), p.adj_begin.end() - 1);
+  MatrixStore store(p.matrices);
+  std::vector<int64_t> cells;
   for (const ReducedEdge& edge : g.edges) {
     if (!edge.alive) continue;
     const int32_t a = index[edge.a], b = index[edge.b];
     const int32_t ka = p.num_strategies(a), kb = p.num_strategies(b);
     // For a: entry [t (b's strategy) * ka + s (a's)], the transpose of the stored matrix.
-    const int64_t for_a = static_cast<int64_t>(p.matrices.size());
-    p.matrices.resize(p.matrices.size() + edge.cost.size());
+    cells.resize(edge.cost.size());
     for (int32_t s = 0; s < ka; ++s) {
       for (int32_t t = 0; t < kb; ++t) {
-        p.matrices[for_a + int64_t{t} * ka + s] = clamp(edge.cost[int64_t{s} * kb + t]);
+        cells[int64_t{t} * ka + s] = clamp(edge.cost[int64_t{s} * kb + t]);
       }
     }
+    const int64_t for_a = store.Intern(cells);
     // For b: entry [s (a's) * kb + t (b's)], as stored.
-    const int64_t for_b = static_cast<int64_t>(p.matrices.size());
-    for (int64_t c : edge.cost) p.matrices.push_back(clamp(c));
+    std::transform(edge.cost.begin(), edge.cost.end(), cells.begin(), clamp);
+    const int64_t for_b = store.Intern(cells);
     p.adj_node[fill[a]] = b;
     p.adj_matrix[fill[a]] = for_a;
     p.adj_reverse[fill[a]] = fill[b];

@@ -35,7 +35,7 @@ struct HeuristicProblem {
   std::vector<int32_t> adj_node;
   std::vector<int64_t> adj_matrix;
   std::vector<int64_t> adj_reverse;  // the entry of w for the same edge
-  std::vector<int64_t> matrices;
+  std::vector<int64_t> matrices;     // equal matrices stored once: entries may share an offset
 
   // Memory over compressed time points 0 .. num_times-1: items CSR by node; item i occupies
   // [item_lo[i], item_hi[i]) with usage[item_usage[i] + s] when its node takes s.

@@ -170,8 +170,8 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
   // better solution (by default 4x the iterations it took to its last improvement, at least 200).
   int64_t episode = 0, last_improvement = 0, noisy_until = 0;
   for (int64_t iteration = 0;; ++iteration) {
-    if (choiceless || (found && best_cost <= lower_bound) || out_of_time() ||
-        (options.effort && iteration >= *options.effort)) {
+    if (choiceless || (found && WithinGap(best_cost, lower_bound, options.relative_gap)) ||
+        out_of_time() || (options.effort && iteration >= *options.effort)) {
       break;
     }
     if (iteration - last_improvement >

@@ -33,7 +33,7 @@
 //    relaxed problem's node costs shaken for three iterations (up to 30% of each node's spread),
 //    theta back to 1.
 // 5. Stop at options.time_limit_s, after options.effort iterations, when the best cost meets the
-//    bound (proven optimal), or at a stall when asked to.
+//    bound (proven optimal) or is within options.relative_gap of it, or at a stall when asked to.
 //
 // One unit of options.effort is one iteration of step 3. The answer is kOptimal when the reduced
 // problem has no choice left or the best cost meets the bound (the cheap one, every node and edge

@@ -24,6 +24,15 @@
 
 namespace alpa::solver {
 
+// The message of one edge from h[s] = gamma_i * b_i(s) - m_ji(s), over the matrix oriented for
+// j (row s: i's strategy, over j's kj strategies):
+//   to[t] = min_s (h[s] + matrix[s * kj + t]),  then shifted to min 0.
+// In plain C++, and four of j's strategies at a time with AVX2 (on a CPU that has it); Trws
+// takes the AVX2 one where it can. Both give the same bits (a test holds them to it).
+void TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
+void TrwsMessageAvx2(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
+bool CpuHasAvx2();
+
 class Trws {
  public:
   explicit Trws(const HeuristicProblem& problem);
@@ -47,15 +56,20 @@ class Trws {
 
  private:
   int32_t k(int32_t v) const { return problem_.num_strategies(v); }
-  // One pass; `forward` decodes into labelling_.
-  void Pass(const std::vector<int64_t>& penalty, bool forward);
+  // One pass with theta_v = theta_; `forward` decodes into labelling_.
+  void Pass(bool forward);
 
   const HeuristicProblem& problem_;
+  // problem_.matrices converted to double once: every message reads them, and converting int64
+  // to double in the inner loop is scalar on CPUs without AVX-512 (and kept the loop from
+  // vectorising anywhere).
+  std::vector<double> matrices_;
   std::vector<int64_t> message_offset_;  // per adjacency entry a of v: m_{w->v}, k(v) values
   std::vector<double> messages_;
   std::vector<double> gamma_;
   std::vector<int32_t> labelling_;
-  std::vector<double> belief_, out_;
+  std::vector<double> theta_;  // unary + penalty of Run's call, per local strategy
+  std::vector<double> belief_, out_, h_;
 };
 
 }  // namespace alpa::solver

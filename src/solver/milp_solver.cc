@@ -80,13 +80,15 @@ std::optional<Answer> Verified(const Request& request, const std::vector<int64_t
   return answer;
 }
 
-// Runs CBC on the model until `seconds` have passed, from `start` (column values, may be empty)
-// of cost `start_cost`. Fills `answer` with CBC's best verified solution (when it has one), its
-// bound and whether it proved optimality or infeasibility.
+// Runs CBC on the model until `seconds` have passed (or it is within options.relative_gap), from
+// `start` (column values, may be empty) of cost `start_cost`. Fills `answer` with CBC's best
+// verified solution (when it has one), its bound and whether it proved optimality or infeasibility.
 void RunCbc(const Request& request, const MilpModel& model, const std::vector<double>& start,
-            std::optional<TotalCost> start_cost, double seconds, bool log, Answer& answer) {
+            std::optional<TotalCost> start_cost, const SolveOptions& options, double seconds,
+            Answer& answer) {
   CbcModelPtr cbc = LoadIntoCbc(model);
-  Cbc_setLogLevel(cbc.get(), log ? 1 : 0);
+  Cbc_setLogLevel(cbc.get(), options.milp_log ? 1 : 0);
+  if (options.relative_gap > 0) Cbc_setAllowableFractionGap(cbc.get(), options.relative_gap);
   Cbc_setParameter(cbc.get(), "timeMode", "elapsed");
   Cbc_setMaximumSeconds(cbc.get(), seconds);
   if (!start.empty()) {
@@ -153,7 +155,7 @@ Result<Answer> SolveMilp(const Request& request, const SolveOptions& options) {
     const std::vector<double> values =
         start.has_value() ? ModelValues(model, start->choice) : std::vector<double>();
     RunCbc(request, model, values, start.has_value() ? std::optional(start->cost) : std::nullopt,
-           left, options.milp_log, answer);
+           options, left, answer);
   }
   answer.solver = "cbc";
   answer.seconds = SecondsSince(begin);

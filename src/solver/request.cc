@@ -1,6 +1,7 @@
 #include "solver/request.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace alpa::solver {
 
@@ -32,6 +33,15 @@ std::string_view SolveStatusName(SolveStatus status) {
       return "no_solution";
   }
   return "unknown";
+}
+
+bool WithinGap(TotalCost cost, std::optional<TotalCost> bound, double relative_gap) {
+  if (!bound.has_value()) return false;
+  if (cost <= *bound) return true;
+  // In doubles: the gap of a cost near 2^63 would overflow in integers; a gap this coarse
+  // needs no more than double precision.
+  return static_cast<double>(cost) - static_cast<double>(*bound) <=
+         relative_gap * std::abs(static_cast<double>(cost));
 }
 
 namespace {

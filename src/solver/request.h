@@ -101,6 +101,10 @@ struct Answer {
   }
 };
 
+// Whether a solution of `cost` is proven within `relative_gap` of the optimum by `bound`:
+// cost - bound <= relative_gap * |cost| (with 0, only a bound that meets the cost proves it).
+bool WithinGap(TotalCost cost, std::optional<TotalCost> bound, double relative_gap);
+
 }  // namespace alpa::solver
 
 #endif  // ALPA_SOLVER_REQUEST_H_

@@ -44,6 +44,9 @@ struct SolveOptions {
   // goes on, so that it uses the whole budget; with this set it stops instead (the planner, and
   // kAuto's heuristic share when CBC follows).
   bool stop_when_stalled = false;
+  // Stop once the best solution is proven within this fraction of the optimum (WithinGap,
+  // request.h; CBC's allowable fraction gap). 0: only a proof of optimality stops a search early.
+  double relative_gap = 0;
   // Called whenever a better feasible solution is found: seconds since the start and its cost
   // (a terminal shows the best cost over time). May be empty.
   std::function<void(double seconds, TotalCost cost)> on_improvement;

@@ -2,8 +2,17 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace alpa {
+
+void AppendNewKey(Json& object, std::string key, Json value) {
+  // ordered_map is a vector of (key, value) pairs underneath; append to it directly.
+  using Entries = std::vector<Json::object_t::value_type>;
+  static_cast<Entries&>(object.get_ref<Json::object_t&>())
+      .emplace_back(std::move(key), std::move(value));
+}
 
 Result<Json> ParseJsonText(std::string_view text, const std::string& source) {
   try {

@@ -28,6 +28,12 @@ std::string JsonPath(const std::string& path, std::string_view key);
 Status CheckJsonObject(const Json& object, const std::string& path,
                        std::initializer_list<std::string_view> allowed, std::string_view whole);
 
+// Appends `key`: `value` to `object` without looking for `key` first, which the caller
+// guarantees is not there (instruction names of one computation). An ordered object's operator[]
+// searches its keys one by one, so filling one with n keys that way takes n^2 / 2 comparisons:
+// seconds for the 20,000 instructions of a 1.4B GPT step.
+void AppendNewKey(Json& object, std::string key, Json value);
+
 // The value of `key` in `object`; missing: an error naming the path and the key.
 Result<const Json*> JsonField(const Json& object, const std::string& path, const std::string& key);
 Result<double> JsonNumber(const Json& object, const std::string& path, const std::string& key);

@@ -212,6 +212,31 @@ TEST(SolveHeuristic, TheLagrangianBoundProvesMostSmallOptima) {
   EXPECT_LT(cheap, proven) << "the cheap bound alone proves " << cheap;
 }
 
+TEST(SolveHeuristic, StopsOnceTheAnswerIsWithinTheRelativeGap) {
+  // Costs are non-negative, so any solution is within 100% of the cheap bound: with that gap the
+  // search stops at its first solution, where the full search goes on improving.
+  int stopped_sooner = 0;
+  for (uint64_t seed = 40; seed < 50; ++seed) {
+    const Request request = testing::RandomRequest(seed, 150, 5, 0.05);
+    int full_improvements = 0, loose_improvements = 0;
+    SolveOptions full = EffortOptions(100);
+    full.on_improvement = [&](double, TotalCost) { ++full_improvements; };
+    SolveOptions loose = EffortOptions(100);
+    loose.relative_gap = 1.0;
+    loose.on_improvement = [&](double, TotalCost) { ++loose_improvements; };
+    Result<Answer> full_answer = SolveHeuristic(request, full);
+    Result<Answer> loose_answer = SolveHeuristic(request, loose);
+    ASSERT_TRUE(full_answer.ok());
+    ASSERT_TRUE(loose_answer.ok());
+    if (!full_answer->has_solution()) continue;
+    ASSERT_TRUE(loose_answer->has_solution()) << "seed " << seed;
+    EXPECT_TRUE(WithinGap(loose_answer->cost, loose_answer->lower_bound, 1.0)) << "seed " << seed;
+    EXPECT_LE(full_answer->cost, loose_answer->cost) << "seed " << seed;
+    stopped_sooner += full_improvements > loose_improvements;
+  }
+  EXPECT_GT(stopped_sooner, 0);
+}
+
 TEST(SolveHeuristic, AStallRestartsTheSearchUnlessAskedToStop) {
   // Up to the first stall both runs are the same iterations; after it the restarting run goes on
   // to its effort, so it is never worse, and on some problem better.

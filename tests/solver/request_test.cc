@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
 
 namespace alpa::solver {
 namespace {
@@ -24,6 +25,19 @@ TEST(TotalCostString, ExactDecimals) {
             "170141183460469231731687303715884105727");
   EXPECT_EQ(TotalCostString(std::numeric_limits<TotalCost>::min()),
             "-170141183460469231731687303715884105728");
+}
+
+TEST(WithinGap, ComparesTheGapWithTheFractionOfTheCost) {
+  EXPECT_TRUE(WithinGap(1000, 1000, 0));
+  EXPECT_TRUE(WithinGap(1000, 1200, 0));  // a bound above the cost proves it optimal
+  EXPECT_FALSE(WithinGap(1000, 999, 0));
+  EXPECT_TRUE(WithinGap(1000, 999, 1e-3));
+  EXPECT_FALSE(WithinGap(1000, 998, 1e-3));
+  EXPECT_FALSE(WithinGap(1000, std::nullopt, 0.5));  // no bound proves nothing
+  // Near 2^63 the difference is taken in doubles, without overflow.
+  const TotalCost huge = TotalCost{1} << 100;
+  EXPECT_TRUE(WithinGap(huge, huge - (huge >> 12), 1e-3));
+  EXPECT_FALSE(WithinGap(huge, -huge, 1e-3));
 }
 
 TEST(SolveStatusName, Names) {

@@ -9,6 +9,16 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
+TEST(JsonTextTest, AppendNewKeyKeepsTheOrderAndTheValues) {
+  Json object = Json::object();
+  AppendNewKey(object, "b", 1);
+  AppendNewKey(object, "a", {{"x", "y"}});
+  object["c"] = true;  // the object stays an ordinary one afterwards
+  EXPECT_EQ(object.dump(), R"({"b":1,"a":{"x":"y"},"c":true})");
+  EXPECT_EQ(object["a"]["x"], "y");
+  EXPECT_EQ(object.size(), 3u);
+}
+
 TEST(JsonTextTest, SyntaxErrorsNameTheLineAndColumn) {
   Result<Json> bad = ParseJsonText("{\n \"a\": [1,]\n}", "f.json");
   ASSERT_FALSE(bad.ok());

@@ -124,6 +124,7 @@ TEST_F(AlpaCliTest, SolveBadInput) {
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--time-limit", "soon"}), "--time-limit");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--seed", "-1"}), "--seed");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--effort", "-5"}), "--effort");
+  ExpectBadInput(RunAlpa({"solve", Tiny(), "--relative-gap", "2"}), "--relative-gap");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "-o", (dir_ / "no" / "dir" / "s.json").string()}), "-o");
   ExpectBadInput(RunAlpa({"solve"}), "PROBLEM");
 }

@@ -232,6 +232,12 @@ CLI::App* AddSolveCommand(CLI::App& app, SolveCommandOptions& options) {
                    "A deterministic bound on the heuristic's work: the same effort and seed give "
                    "the same solution on any machine (default: until the time limit)")
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--relative-gap", options.relative_gap,
+                   "Stop once the answer is proven within this fraction of the optimum "
+                   "(cost - lower bound <= F x cost), e.g. 0.001 (default 0: only a proof of "
+                   "optimality stops the search before its limits)")
+      ->check(CLI::Range(0.0, 1.0));
   CLI::Option* json = command->add_flag("--json", options.json, "Print the result as JSON");
   command->add_flag("--cbc-log", options.cbc_log, "Print CBC's own log (on stdout)")
       ->excludes(json);
@@ -267,6 +273,7 @@ int RunSolve(const SolveCommandOptions& options) {
   solve.time_limit_s = std::max(options.time_limit_s - load_s, kLeastSearchSeconds);
   solve.seed = options.seed;
   solve.effort = options.effort;
+  solve.relative_gap = options.relative_gap;
   solve.milp_log = options.cbc_log;
   std::vector<Improvement> improvements;
   const bool terminal = isatty(STDERR_FILENO);

@@ -1,8 +1,9 @@
 // `alpa solve PROBLEM.json[.gz] [--time-limit S] [--solver auto|cbc|heuristic] [--seed N]
-// [--effort N] [--json] [-o solution.json] [--cbc-log]`: solves an auto-sharding problem in the
-// IOPDDL contest's format (src/solver/iopddl_json.h) with src/solver/solve.h, verifies the answer
-// with the independent checker (src/solver/checker.h) and prints the cost, the status, the lower
-// bound and gap when a solver proved one, the time and the peak memory against the limit.
+// [--effort N] [--relative-gap F] [--json] [-o solution.json] [--cbc-log]`: solves an auto-sharding
+// problem in the IOPDDL contest's format (src/solver/iopddl_json.h) with src/solver/solve.h,
+// verifies the answer with the independent checker (src/solver/checker.h) and prints the cost, the
+// status, the lower bound and gap when a solver proved one, the time and the peak memory against
+// the limit.
 //
 // --json prints one object:
 //   {"problem", "nodes", "edges", "solver", "found_by", "status", "feasible", "cost",
@@ -33,6 +34,7 @@ struct SolveCommandOptions {
   std::string solver = "auto";
   uint64_t seed = 0;
   std::optional<int64_t> effort;
+  double relative_gap = 0;
   bool json = false;
   std::string output;
   bool cbc_log = false;

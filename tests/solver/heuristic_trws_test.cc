@@ -1,0 +1,76 @@
+// The TRW-S message kernels (the AVX2 one gives the plain one's bits, ties and every tail length
+// included) and the reduced problem's shared edge matrices.
+#include "solver/heuristic_trws.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "solver/heuristic_problem.h"
+
+namespace alpa::solver {
+namespace {
+
+TEST(TrwsMessage, IsTheMinPlusProductShiftedToZero) {
+  // h = (1, 10), matrix rows (0, 5, 2) and (0, 0, 0): min over s = (1, 6, 3) -> (1, 6, 3) - 1.
+  const std::vector<double> h = {1, 10};
+  const std::vector<double> matrix = {0, 5, 2, 0, 0, 0};
+  std::vector<double> to(3);
+  TrwsMessage(h.data(), 2, matrix.data(), 3, to.data());
+  EXPECT_EQ(to, (std::vector<double>{0, 5, 2}));
+}
+
+TEST(TrwsMessage, TheAvx2KernelGivesThePlainKernelsBits) {
+  if (!CpuHasAvx2()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937_64 random(7);
+  // Integers in a small range make ties (and exact zeros after the shift) common; the halves
+  // and huge values exercise rounding.
+  std::uniform_int_distribution<int> small(-3, 3);
+  std::uniform_real_distribution<double> wide(-1e15, 1e15);
+  for (int32_t ki = 1; ki <= 9; ++ki) {
+    for (int32_t kj = 1; kj <= 19; ++kj) {
+      for (int trial = 0; trial < 4; ++trial) {
+        std::vector<double> h(static_cast<size_t>(ki)), matrix(static_cast<size_t>(ki * kj));
+        for (double& x : h) x = trial % 2 == 0 ? small(random) : wide(random) + 0.5;
+        for (double& x : matrix) x = trial % 2 == 0 ? small(random) : wide(random);
+        std::vector<double> plain(static_cast<size_t>(kj)), vector(static_cast<size_t>(kj));
+        TrwsMessage(h.data(), ki, matrix.data(), kj, plain.data());
+        TrwsMessageAvx2(h.data(), ki, matrix.data(), kj, vector.data());
+        EXPECT_EQ(std::memcmp(plain.data(), vector.data(), plain.size() * sizeof(double)), 0)
+            << "ki " << ki << ", kj " << kj << ", trial " << trial;
+      }
+    }
+  }
+}
+
+TEST(BuildHeuristicProblem, StoresEqualEdgeMatricesOnce) {
+  // A ring of six nodes, three strategies each, every edge with the same matrix (no strategy of
+  // a node decides its neighbour's, so nothing is contracted): one copy per orientation.
+  Request request;
+  for (int v = 0; v < 6; ++v) request.nodes.push_back({{0, 1}, {3, 1, 2}, {1, 1, 1}});
+  for (int v = 0; v < 6; ++v)
+    request.edges.push_back({v, (v + 1) % 6, {0, 4, 1, 2, 0, 3, 5, 1, 0}});
+  const HeuristicProblem problem = BuildHeuristicProblem(request);
+  ASSERT_EQ(problem.num_nodes, 6);
+  EXPECT_EQ(problem.matrices.size(), 2u * 9u);
+  // Each entry still reads its own orientation: entry a of v holds cost(v takes s, w takes t)
+  // at t * 3 + s.
+  for (int32_t v = 0; v < problem.num_nodes; ++v) {
+    for (int64_t a = problem.adj_begin[v]; a < problem.adj_begin[v + 1]; ++a) {
+      const int32_t w = problem.adj_node[a];
+      const bool v_first = (v + 1) % 6 == w;  // the edge is (v, w) as given, else (w, v)
+      for (int s = 0; s < 3; ++s) {
+        for (int t = 0; t < 3; ++t) {
+          const std::vector<int64_t>& cost = request.edges[0].costs;
+          const int64_t expected = v_first ? cost[s * 3 + t] : cost[t * 3 + s];
+          EXPECT_EQ(problem.matrices[problem.adj_matrix[a] + t * 3 + s], expected);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace alpa::solver
