@@ -1,9 +1,10 @@
 #include "kernels/half_conversion.h"
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <immintrin.h>
 #endif
+
+#include "support/cpu_features.h"
 
 namespace alpa::kernels::internal {
 namespace {
@@ -17,24 +18,6 @@ void NarrowWithEigen(const float* in, Eigen::half* out, int64_t count) {
 }
 
 #if defined(__x86_64__)
-// CPUID leaf 1 names F16C, AVX and OSXSAVE in ECX; the OS must also save the YMM registers
-// (XCR0 bits 1 and 2). Read directly rather than through __builtin_cpu_supports("f16c"), which
-// clang 14 (the fuzz build's compiler) does not know.
-bool DetectF16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  const unsigned needed = bit_F16C | bit_AVX | bit_OSXSAVE;
-  if ((ecx & needed) != needed) return false;
-  unsigned xcr0_low = 0, xcr0_high = 0;
-  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-  return (xcr0_low & 0x6) == 0x6;
-}
-
-bool HasF16c() {
-  static const bool has = DetectF16c();
-  return has;
-}
-
 __attribute__((target("avx,f16c"))) void WidenWithF16c(const Eigen::half* in, float* out,
                                                        int64_t count) {
   int64_t i = 0;
@@ -60,14 +43,14 @@ __attribute__((target("avx,f16c"))) void NarrowWithF16c(const float* in, Eigen::
 
 void WidenF16ToF32(const Eigen::half* in, float* out, int64_t count) {
 #if defined(__x86_64__)
-  if (HasF16c()) return WidenWithF16c(in, out, count);
+  if (CpuHasF16c()) return WidenWithF16c(in, out, count);
 #endif
   WidenWithEigen(in, out, count);
 }
 
 void NarrowF32ToF16(const float* in, Eigen::half* out, int64_t count) {
 #if defined(__x86_64__)
-  if (HasF16c()) return NarrowWithF16c(in, out, count);
+  if (CpuHasF16c()) return NarrowWithF16c(in, out, count);
 #endif
   NarrowWithEigen(in, out, count);
 }

@@ -59,8 +59,7 @@ Result<solver::Answer> SolveForPlan(const solver::Request& request,
   const Clock::time_point begin = Clock::now();
   ALPA_ASSIGN_OR_RETURN(solver::Answer answer, solver::Solve(request, heuristic_options));
   const double left = options.time_limit_s - SecondsSince(begin);
-  if (answer.status == solver::SolveStatus::kOptimal || left <= 0 ||
-      solver::WithinGap(answer.cost, answer.lower_bound, kPlannerRelativeGap) ||
+  if (answer.ProvenWithin(kPlannerRelativeGap) || left <= 0 ||
       solver::CountMilpColumns(request) > kPlannerMilpColumnLimit) {
     return answer;
   }

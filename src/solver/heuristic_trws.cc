@@ -1,10 +1,14 @@
 #include "solver/heuristic_trws.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "support/cpu_features.h"
 
 namespace alpa::solver {
 
@@ -18,6 +22,7 @@ void TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, 
   for (int32_t t = 0; t < kj; ++t) to[t] -= least;
 }
 
+#if defined(__x86_64__)
 // Adding, taking minima and subtracting are exact IEEE operations, done here in the same order
 // for every element as in TrwsMessage, so the bits are its bits (no NaN enters: h and the
 // matrix are finite).
@@ -41,16 +46,16 @@ __attribute__((target("avx2"))) void TrwsMessageAvx2(const double* h, int32_t ki
   const double least = *std::min_element(to, to + kj);
   for (int32_t t = 0; t < kj; ++t) to[t] -= least;
 }
-
-bool CpuHasAvx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
-}
+#endif
 
 namespace {
 
 using MessageFunction = void (*)(const double*, int32_t, const double*, int32_t, double*);
+#if defined(__x86_64__)
 const MessageFunction kMessage = CpuHasAvx2() ? TrwsMessageAvx2 : TrwsMessage;
+#else
+const MessageFunction kMessage = TrwsMessage;
+#endif
 
 }  // namespace
 

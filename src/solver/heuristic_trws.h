@@ -27,11 +27,13 @@ namespace alpa::solver {
 // The message of one edge from h[s] = gamma_i * b_i(s) - m_ji(s), over the matrix oriented for
 // j (row s: i's strategy, over j's kj strategies):
 //   to[t] = min_s (h[s] + matrix[s * kj + t]),  then shifted to min 0.
-// In plain C++, and four of j's strategies at a time with AVX2 (on a CPU that has it); Trws
-// takes the AVX2 one where it can. Both give the same bits (a test holds them to it).
+// In plain C++, and on x86-64 four of j's strategies at a time with AVX2 (only where
+// CpuHasAvx2(), support/cpu_features.h); Trws takes the AVX2 one where it can. Both give the same
+// bits (a test holds them to it).
 void TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
+#if defined(__x86_64__)
 void TrwsMessageAvx2(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
-bool CpuHasAvx2();
+#endif
 
 class Trws {
  public:

@@ -44,6 +44,10 @@ bool WithinGap(TotalCost cost, std::optional<TotalCost> bound, double relative_g
          relative_gap * std::abs(static_cast<double>(cost));
 }
 
+bool Answer::ProvenWithin(double relative_gap) const {
+  return has_solution() && WithinGap(cost, lower_bound, relative_gap);
+}
+
 namespace {
 
 Status ValidateNode(const Node& node, size_t v) {

@@ -99,6 +99,9 @@ struct Answer {
   bool has_solution() const {
     return status == SolveStatus::kOptimal || status == SolveStatus::kFeasible;
   }
+  // A solution proven within `relative_gap` of the optimum by its lower bound (WithinGap below);
+  // every kOptimal answer is, its bound being its cost.
+  bool ProvenWithin(double relative_gap) const;
 };
 
 // Whether a solution of `cost` is proven within `relative_gap` of the optimum by `bound`:

@@ -71,10 +71,7 @@ Result<Answer> SolveAuto(const Request& request, const SolveOptions& options) {
   ALPA_ASSIGN_OR_RETURN(Answer heuristic, SolveHeuristic(request, heuristic_options));
   ALPA_ASSIGN_OR_RETURN(Answer answer, Verify(request, std::move(heuristic)));
   const double left = options.time_limit_s - SecondsSince(begin);
-  if (!with_milp || left <= 0 || answer.status == SolveStatus::kOptimal ||
-      (answer.has_solution() && WithinGap(answer.cost, answer.lower_bound, options.relative_gap))) {
-    return answer;
-  }
+  if (!with_milp || left <= 0 || answer.ProvenWithin(options.relative_gap)) return answer;
 
   SolveOptions milp_options = heuristic_options;
   milp_options.time_limit_s = left;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "solver/heuristic_problem.h"
+#include "support/cpu_features.h"
 
 namespace alpa::solver {
 namespace {
@@ -22,6 +23,7 @@ TEST(TrwsMessage, IsTheMinPlusProductShiftedToZero) {
   EXPECT_EQ(to, (std::vector<double>{0, 5, 2}));
 }
 
+#if defined(__x86_64__)
 TEST(TrwsMessage, TheAvx2KernelGivesThePlainKernelsBits) {
   if (!CpuHasAvx2()) GTEST_SKIP() << "this CPU has no AVX2";
   std::mt19937_64 random(7);
@@ -44,6 +46,7 @@ TEST(TrwsMessage, TheAvx2KernelGivesThePlainKernelsBits) {
     }
   }
 }
+#endif
 
 TEST(BuildHeuristicProblem, StoresEqualEdgeMatricesOnce) {
   // A ring of six nodes, three strategies each, every edge with the same matrix (no strategy of

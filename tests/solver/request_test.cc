@@ -38,6 +38,14 @@ TEST(WithinGap, ComparesTheGapWithTheFractionOfTheCost) {
   const TotalCost huge = TotalCost{1} << 100;
   EXPECT_TRUE(WithinGap(huge, huge - (huge >> 12), 1e-3));
   EXPECT_FALSE(WithinGap(huge, -huge, 1e-3));
+  // An answer is proven within a gap only with a solution.
+  Answer answer;
+  answer.cost = 1000;
+  answer.lower_bound = 999;
+  EXPECT_FALSE(answer.ProvenWithin(1e-3));
+  answer.status = SolveStatus::kFeasible;
+  EXPECT_TRUE(answer.ProvenWithin(1e-3));
+  EXPECT_FALSE(answer.ProvenWithin(0));
 }
 
 TEST(SolveStatusName, Names) {
