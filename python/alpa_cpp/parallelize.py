@@ -31,6 +31,7 @@ from alpa_cpp import _core
 from alpa_cpp._core import Cluster
 from alpa_cpp.debug_info import write_debug_files
 from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
+from alpa_cpp.host_arrays import from_host, host_value, leaf_shape_and_dtype
 from alpa_cpp.methods import Method, PipeshardParallel, ShardParallel
 from alpa_cpp.pipeshard import PipeshardExecutable
 from alpa_cpp.plan import Plan
@@ -38,33 +39,10 @@ from alpa_cpp.plan import Plan
 DEFAULT_CLUSTER = "local:4"
 
 
-def _host_value(leaf: Any, dtype: np.dtype) -> np.ndarray:
-    """`leaf` as a C-contiguous NumPy array of `dtype`; bfloat16 as its uint16 bits."""
-    value = np.asarray(leaf, dtype=dtype, order="C")
-    if dtype.name == "bfloat16":
-        value = value.view(np.uint16)
-    return value
-
-
-def _from_host(value: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A result as the step's output dtype (bfloat16 comes across as uint16 bits)."""
-    if value.dtype != dtype:
-        value = value.view(dtype)
-    value.flags.writeable = False
-    return value
-
-
 def _signature(leaves: Sequence[Any], treedef) -> tuple:
     """What a plan depends on: the pytree structure and every leaf's shape and dtype."""
-    def shape_and_dtype(leaf):
-        # As JAX lowers it: without x64, int64 and Python ints are int32, floats float32.
-        if hasattr(leaf, "shape") and hasattr(leaf, "dtype"):  # no fetch of a DistributedArray
-            shape, dtype = leaf.shape, leaf.dtype
-        else:
-            shape, dtype = np.shape(leaf), np.result_type(leaf)
-        return tuple(shape), str(jax.dtypes.canonicalize_dtype(dtype))
-
-    return treedef, tuple(shape_and_dtype(x) for x in leaves)
+    return treedef, tuple((shape, str(dtype))
+                          for shape, dtype in map(leaf_shape_and_dtype, leaves))
 
 
 class Executable:
@@ -102,7 +80,7 @@ class Executable:
 
     def __call__(self, leaves: Sequence[Any]):
         state = self._carried_state(leaves)
-        fresh = [_host_value(leaves[p], self._in_dtypes[p]) for p in self.core.fresh_parameters]
+        fresh = [host_value(leaves[p], self._in_dtypes[p]) for p in self.core.fresh_parameters]
         try:
             results = self.core.step(state, fresh, trace=self.record_trace)
         except Exception:
@@ -120,7 +98,7 @@ class Executable:
             outputs[leaf] = DistributedArray(self, self._generation, index, info.shape,
                                              info.dtype, shardings[parameter])
         for value, leaf in zip(results, self.core.fresh_leaves):
-            outputs[leaf] = _from_host(value, np.dtype(self._out_info[leaf].dtype))
+            outputs[leaf] = from_host(value, np.dtype(self._out_info[leaf].dtype))
         return jax.tree_util.tree_unflatten(self._out_tree, outputs)
 
     def _carried_state(self, leaves: Sequence[Any]) -> _core.DeviceValues:
@@ -131,7 +109,7 @@ class Executable:
                 isinstance(x, DistributedArray) and x.is_from(self, self._generation)
                 and x.index == i for i, x in enumerate(carried)):
             return self._state
-        values = [_host_value(x, self._in_dtypes[p])
+        values = [host_value(x, self._in_dtypes[p])
                   for x, p in zip(carried, self.core.carried_parameters)]
         return self.core.place(values)
 
@@ -145,7 +123,7 @@ class Executable:
         if self._fetched[0] != generation:
             whole = self.core.fetch(self._state)
             dtypes = [np.dtype(self._out_info[leaf].dtype) for leaf in self.core.carried_leaves]
-            self._fetched = (generation, [_from_host(v, d) for v, d in zip(whole, dtypes)])
+            self._fetched = (generation, [from_host(v, d) for v, d in zip(whole, dtypes)])
         return self._fetched[1]
 
     # --- what Alpa's executable answers ------------------------------------------------------
@@ -285,7 +263,8 @@ def parallelize(fn: Optional[Callable] = None, *, method: Method = ShardParallel
     """Parallelizes a train step, as `alpa.parallelize` did.
 
     method: ShardParallel (default), DataParallel, Zero2Parallel, Zero3Parallel, or
-        PipeshardParallel (planned, not run yet: get_executable(...).plan).
+        PipeshardParallel (a pipeline: the loss differentiated with alpa_cpp.grad cut into
+        stages, the step's own optimizer run on each stage's weights).
     cluster: where it runs: "local:N" (N in-process devices, the default local:4) or a
         Cluster. Planning for another cluster ("p3.16xlarge:2x8") works with get_executable.
     donate_argnums: the arguments the step updates and returns (its state); "auto" (Alpa's

@@ -88,6 +88,8 @@ class RecordedLoss:
 class _Recorder(threading.local):
     def __init__(self):
         self.losses: Optional[list[RecordedLoss]] = None
+        # (loss, flat gradients) that grad and value_and_grad return instead of differentiating.
+        self.injected: Optional[tuple[Any, list]] = None
 
 
 _recorder = _Recorder()
@@ -101,6 +103,38 @@ def recording_losses():
         yield _recorder.losses
     finally:
         _recorder.losses = saved
+
+
+@contextlib.contextmanager
+def injecting_gradients(loss: Any, gradients: list):
+    """While active, alpa_cpp.grad / value_and_grad return `gradients` (the flat leaves of the
+    differentiated arguments' gradients, arguments in ascending order) and `loss` without
+    differentiating: tracing the step then gives its code after the gradient alone, the
+    optimizer a pipeline runs on its stages."""
+    saved, _recorder.injected = _recorder.injected, (loss, gradients)
+    try:
+        yield
+    finally:
+        _recorder.injected = saved
+
+
+def _injected(argnums: Union[int, Sequence[int]], has_aux: bool, args: tuple):
+    """The injected (loss, gradients) shaped as jax.value_and_grad returns them."""
+    if has_aux:
+        raise ValueError(
+            "PipeshardParallel runs a step's optimizer apart from its loss, so the loss's "
+            "auxiliary outputs (has_aux=True) are not available to the rest of the step; "
+            "return the loss alone from the function alpa_cpp differentiates")
+    loss, flat = _recorder.injected
+    positions = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    trees, start = {}, 0
+    for position in sorted(positions):
+        treedef = jax.tree_util.tree_structure(args[position])
+        trees[position] = jax.tree_util.tree_unflatten(
+            treedef, flat[start:start + treedef.num_leaves])
+        start += treedef.num_leaves
+    grads = trees[argnums] if isinstance(argnums, int) else tuple(trees[p] for p in positions)
+    return loss, grads
 
 
 def _record(fun: Callable, argnums: Union[int, Sequence[int]], args: tuple) -> None:
@@ -117,6 +151,8 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_au
     differentiated = jax.value_and_grad(fun, argnums=argnums, has_aux=has_aux, **kwargs)
 
     def wrapped(*args):
+        if _recorder.injected is not None:
+            return _injected(argnums, has_aux, args)
         _record(fun, argnums, args)
         return differentiated(*args)
 
@@ -129,6 +165,8 @@ def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = 
     differentiated = jax.grad(fun, argnums=argnums, has_aux=has_aux, **kwargs)
 
     def wrapped(*args):
+        if _recorder.injected is not None:
+            return _injected(argnums, has_aux, args)[1]
         _record(fun, argnums, args)
         return differentiated(*args)
 

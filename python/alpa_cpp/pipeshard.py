@@ -7,22 +7,31 @@ own with its layer markers and plans it as `alpa plan LOSS.hlo --weights 0-K --m
 differentiated arguments' leaves (the weights) and then what else it reads: the step's batch
 first, then any other traced value it closes over.
 
-Running a pipelined plan from Python is not built yet: the C++ pipeline runtime trains a loss
-with its own optimizers, while a JAX step carries its optimizer (optax) in its own code.
+Running: the step's code after its gradient (its optax update) is lowered on its own as the
+stages' optimizer (update_program.py) on the first call, and the plan compiled with it runs on
+in-process devices, one per device of the cluster: each call runs the batch's micro-batches
+through the stages in the plan's schedule and returns the step's outputs, its new state as
+DistributedArrays that stay on the stages' devices and its loss (the mean of the micro-batches').
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import Any, Sequence, Union
+import re
+from typing import Any, Optional, Sequence, Union
 
 import jax
+import numpy as np
 
 from alpa_cpp import _core
 from alpa_cpp.debug_info import write_debug_files
+from alpa_cpp.distributed_array import DistributedArray, DonatedArrayError
+from alpa_cpp.host_arrays import from_host, host_value, leaf_shape_and_dtype
 from alpa_cpp.methods import AutoLayerOption, PipeshardParallel
 from alpa_cpp.pipeline import boundary_count, marked_loss, recording_losses
 from alpa_cpp.plan import Plan
+from alpa_cpp.update_program import LoweredUpdate, lower_update
 
 
 def _micro_batch(leaf: Any, num_micro_batches: int, where: str) -> jax.ShapeDtypeStruct:
@@ -36,10 +45,13 @@ def _micro_batch(leaf: Any, num_micro_batches: int, where: str) -> jax.ShapeDtyp
 
 
 def _trace_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int]):
-    """The one loss `fn` differentiates with alpa_cpp.grad, and the step's batch tracers."""
+    """The one loss `fn` differentiates with alpa_cpp.grad, the step's leaves (tracers) and
+    its batch's."""
+    step_tracers: list = []
     batch_tracers: list = []
 
     def step(*args):
+        step_tracers.extend(jax.tree_util.tree_leaves(args))
         for i in batch_argnums:
             batch_tracers.extend(jax.tree_util.tree_leaves(args[i]))
         return fn(*args)
@@ -55,14 +67,24 @@ def _trace_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int]):
         raise ValueError(
             f"PipeshardParallel: {fn.__name__} takes {len(losses)} gradients with alpa_cpp.grad; "
             "a pipeline cuts one loss into stages")
-    return losses[0], batch_tracers
+    return losses[0], step_tracers, batch_tracers
+
+
+@dataclasses.dataclass
+class LoweredLoss:
+    text: str  # HLO, with its layer markers
+    # The step's leaf each parameter of the loss is, None where it is none (a value computed in
+    # the step): the weights, which lead the parameters, then the inputs.
+    weight_leaves: list[Optional[int]]
+    input_leaves: list[Optional[int]]
+    aval: Any  # the loss value's
 
 
 def lower_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int],
-               auto_layers: bool) -> tuple[str, int]:
-    """The step's loss as HLO text with its layer markers, and how many weights lead its
-    parameters. Without `auto_layers` the loss must mark its layers."""
-    recorded, batch_tracers = _trace_loss(fn, abstract_args, batch_argnums)
+               auto_layers: bool) -> LoweredLoss:
+    """The step's loss with its layer markers. Without `auto_layers` the loss must mark its
+    layers."""
+    recorded, step_tracers, batch_tracers = _trace_loss(fn, abstract_args, batch_argnums)
     closed = recorded.jaxpr
     jaxpr = closed.jaxpr
     if boundary_count(jaxpr) == 0 and not auto_layers:
@@ -75,23 +97,29 @@ def lower_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int],
     def batch_position(value) -> int:
         return next((i for i, b in enumerate(batch_tracers) if value is b), len(batch_tracers))
 
+    def step_leaf(value) -> Optional[int]:
+        return next((i for i, x in enumerate(step_tracers) if value is x), None)
+
     weight_vars: list = []
-    inputs: list = []  # (batch position, order, var)
+    weight_leaves: list = []
+    inputs: list = []  # (batch position, order, var, step leaf)
     invars = iter(jaxpr.invars)
     for position, arg in enumerate(recorded.args):
         for leaf in jax.tree_util.tree_leaves(arg):
             var = next(invars)
             if position in recorded.argnums:
                 weight_vars.append(var)
+                weight_leaves.append(step_leaf(leaf))
             else:
-                inputs.append((batch_position(leaf), len(inputs), var))
+                inputs.append((batch_position(leaf), len(inputs), var, step_leaf(leaf)))
     consts = {}
     for var, value in zip(jaxpr.constvars, closed.consts):
         if isinstance(value, jax.core.Tracer):  # a value of the step: an input of the loss
-            inputs.append((batch_position(value), len(inputs), var))
+            inputs.append((batch_position(value), len(inputs), var, step_leaf(value)))
         else:
             consts[var] = value
-    input_vars = [var for _, _, var in sorted(inputs, key=lambda entry: entry[:2])]
+    inputs.sort(key=lambda entry: entry[:2])
+    input_vars = [entry[2] for entry in inputs]
     if not weight_vars:
         raise ValueError("PipeshardParallel: the loss's differentiated arguments hold no arrays")
     if not input_vars:
@@ -104,12 +132,15 @@ def lower_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int],
     loss = marked_loss(jaxpr, consts, weight_vars, input_vars)
     lowered = jax.jit(loss, keep_unused=True).lower([abstract(v) for v in weight_vars],
                                                     [abstract(v) for v in input_vars])
-    return lowered.as_text(dialect="hlo"), len(weight_vars)
+    return LoweredLoss(lowered.as_text(dialect="hlo"), weight_leaves,
+                       [entry[3] for entry in inputs], jaxpr.outvars[0].aval)
 
 
 class PipeshardExecutable:
     """A PipeshardParallel plan of a step: `plan` (stages, meshes, schedule), `explain()`,
-    `get_last_dp_result()`, the loss it planned (`get_hlo_text()`), `dump_debug_info(folder)`."""
+    `get_last_dp_result()`, the loss it planned (`get_hlo_text()`), `dump_debug_info(folder)`;
+    called with the step's arguments, it runs the step (the first call compiles the stages with
+    the step's optimizer)."""
 
     def __init__(self, fn, abstract_args: tuple, batch_argnums: Sequence[int],
                  method: PipeshardParallel, cluster: _core.Cluster):
@@ -125,24 +156,121 @@ class PipeshardExecutable:
                                                 f"{i}{jax.tree_util.keystr(path)}"),
                 abstract_args[i])
         layers = method.layer_option
-        self.loss_text, num_weights = lower_loss(fn, tuple(micro), batch_argnums,
-                                                 auto_layers=isinstance(layers, AutoLayerOption))
+        self._loss = lower_loss(fn, tuple(micro), batch_argnums,
+                                auto_layers=isinstance(layers, AutoLayerOption))
+        self.loss_text = self._loss.text
         self.name = fn.__name__
-        document, text, timeline = _core.plan_pipeline(
-            self.loss_text, self.name, f"0-{num_weights - 1}", cluster,
+        self._fn = fn
+        self._abstract_args = abstract_args
+        self._batch_argnums = tuple(batch_argnums)
+        self._planned = _core.plan_pipeline(
+            self.loss_text, self.name, f"0-{len(self._loss.weight_leaves) - 1}", cluster,
             num_micro_batches=method.num_micro_batches, schedule=method.pipeline_schedule,
             auto_layers=layers.layer_num if isinstance(layers, AutoLayerOption) else None,
             remat=isinstance(layers, AutoLayerOption) and layers.remat_layer,
             optimizer=method.optimizer, memory_budget_bytes=method.memory_budget_bytes,
             logical_space=method.logical_space, submesh_space=method.submesh_space)
-        self.plan = Plan(document, text, timeline)
+        self.plan = Plan(self._planned.document, self._planned.text,
+                         self._planned.timeline_svg)
+        self._update: Optional[LoweredUpdate] = None
+        self._core: Optional[_core.PipelineExecutable] = None
+        self._carried_leaves: list[int] = []  # the step's leaf of each carried value, in order
+        self._placed = False  # whether the devices hold the carried values
+        self._generation = 0  # counts the steps and placements: which values the devices hold
+        self._fetched: tuple[int, list[np.ndarray]] = (-1, [])
+
+    # --- running -------------------------------------------------------------------------------
+
+    def compile(self) -> None:
+        """Lowers the step's optimizer and builds every stage's programs with it (the first call
+        does this)."""
+        if self._core is not None:
+            return
+        missing = [k for k, leaf in enumerate(self._loss.input_leaves) if leaf is None]
+        if missing:
+            raise ValueError(
+                f"PipeshardParallel: the loss of {self.name} reads {len(missing)} value(s) "
+                "computed in the step outside it (not leaves of its arguments); to run it, "
+                "compute them inside the loss function or pass them in the batch")
+        self._update = lower_update(self._fn, self._abstract_args, self._batch_argnums,
+                                    self._loss.weight_leaves, self._loss.aval)
+        try:
+            self._core = self._planned.compile(self._update.text)
+        except ValueError as error:
+            raise ValueError(f"PipeshardParallel: {error}{self._legend(str(error))}") from None
+        states = self._update.state_leaves
+        self._carried_leaves = list(self._loss.weight_leaves)
+        for owned in self._core.weight_states:
+            self._carried_leaves.extend(states[j] for j in owned)
+        self._carried_leaves.extend(states[j] for j in self._core.shared_states)
+        self._leaf_types = [leaf_shape_and_dtype(leaf)
+                            for leaf in jax.tree_util.tree_leaves(self._abstract_args)]
+
+    def _legend(self, message: str) -> str:
+        """What the weights and states a C++ message numbers are in the step's arguments."""
+        paths = [jax.tree_util.keystr(path) for path, _ in
+                 jax.tree_util.tree_flatten_with_path(self._abstract_args)[0]]
+        named = {f"weight {i}": paths[leaf] for i, leaf in enumerate(self._loss.weight_leaves)}
+        named.update({f"state {j}": paths[leaf]
+                      for j, leaf in enumerate(self._update.state_leaves)})
+        said: dict[str, None] = {}  # in the order the message says them
+        for kind, first, second in re.findall(r"\b(weight|state)s? (\d+)(?: and (\d+))?",
+                                              message):
+            said.update(dict.fromkeys(f"{kind} {n}" for n in (first, second) if n))
+        lines = [f"  {key} is the argument leaf {named[key]}" for key in said if key in named]
+        return "\n" + "\n".join(lines) if lines else ""
 
     def __call__(self, leaves):
-        raise NotImplementedError(
-            "PipeshardParallel plans from Python (get_executable(...).plan, explain()) but does "
-            "not run yet: the C++ pipeline runtime trains with its own optimizers, and this "
-            "step's optimizer is JAX code. Run the step with ShardParallel, DataParallel or "
-            "Zero3Parallel meanwhile")
+        self.compile()
+        carried = [leaves[i] for i in self._carried_leaves]
+        if not (self._placed and all(
+                isinstance(x, DistributedArray) and x.is_from(self, self._generation)
+                and x.index == k for k, x in enumerate(carried))):
+            values = [host_value(x, self._leaf_types[i][1]) for x, i in zip(carried, self._carried_leaves)]
+            self._placed = False
+            self._generation += 1
+            self._core.place(values)
+            self._placed = True
+        batch = [host_value(leaves[i], self._leaf_types[i][1]) for i in self._loss.input_leaves]
+        try:
+            loss = self._core.step(batch)
+        except Exception:
+            self._placed = False  # the devices' values are lost with the step
+            raise
+        self._generation += 1
+        out_info = self._update.out_tree
+        outputs: list[Any] = [None] * out_info.num_leaves
+        placement = self._core.carried_placement
+        for k, leaf in enumerate(self._carried_leaves):
+            stage, layout = placement[k]
+            outputs[self._update.next_leaf[leaf]] = DistributedArray(
+                self, self._generation, k, self._leaf_types[leaf][0], self._leaf_types[leaf][1],
+                f"stage {stage} {layout}")
+        for o in self._update.loss_outputs:
+            outputs[o] = np.asarray(loss, dtype=self._loss.aval.dtype)
+        return jax.tree_util.tree_unflatten(out_info, outputs)
+
+    def fetch_carried(self, generation: int) -> list[np.ndarray]:
+        """Every carried value of step `generation`, whole (fetched once a step)."""
+        if generation != self._generation or not self._placed:
+            raise DonatedArrayError(
+                "this DistributedArray was donated to a later step of its function, which "
+                "replaced its values on the devices (or they were lost when a step failed); use "
+                "the values that step returned")
+        if self._fetched[0] != generation:
+            whole = self._core.fetch()
+            self._fetched = (generation, [from_host(v, self._leaf_types[leaf][1])
+                                          for v, leaf in zip(whole, self._carried_leaves)])
+        return self._fetched[1]
+
+    def memory_report(self) -> dict:
+        """Peak bytes: each stage's predicted by the planner (its update priced with the
+        method's `optimizer`, not the step's own), and each device's measured in the last step
+        (empty before the first)."""
+        return {"predicted_peak_bytes_per_stage": [s["peak_memory_bytes"]
+                                                   for s in self.plan.stages],
+                "measured_peak_bytes_per_device":
+                [] if self._core is None else self._core.peak_memory_bytes}
 
     def explain(self) -> str:
         return self.plan.explain()
@@ -168,14 +296,22 @@ class PipeshardExecutable:
         }
 
     def get_hlo_text(self, stage: str = "loss") -> str:
-        """The loss the plan cuts into stages, with its layer markers, as HLO text."""
-        if stage != "loss":
-            raise ValueError(f"get_hlo_text: a PipeshardParallel executable has the 'loss' "
-                             f"stage only, not '{stage}'")
-        return self.loss_text
+        """As HLO text: "loss", the loss the plan cuts into stages with its layer markers, or
+        "update", the step's optimizer the stages run (compiling the plan if it is not yet)."""
+        if stage == "loss":
+            return self.loss_text
+        if stage == "update":
+            self.compile()
+            return self._update.text
+        raise ValueError(f"get_hlo_text: a PipeshardParallel executable has the 'loss' and "
+                         f"'update' stages, not '{stage}'")
 
     def dump_debug_info(self, folder: Union[str, os.PathLike]) -> list[str]:
-        """Writes the loss (HLO), the plan document and its HTML report into `folder`."""
-        return write_debug_files(folder, {f"{self.name}.loss.hlo": self.loss_text,
-                                          f"{self.name}.plan.json": self.plan.to_json() + "\n",
-                                          f"{self.name}.plan.html": self.plan.report_html()})
+        """Writes the loss (HLO), the step's optimizer (HLO, once compiled), the plan document
+        and its HTML report into `folder`."""
+        files = {f"{self.name}.loss.hlo": self.loss_text}
+        if self._update is not None:
+            files[f"{self.name}.update.hlo"] = self._update.text
+        files[f"{self.name}.plan.json"] = self.plan.to_json() + "\n"
+        files[f"{self.name}.plan.html"] = self.plan.report_html()
+        return write_debug_files(folder, files)

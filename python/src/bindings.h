@@ -31,6 +31,8 @@ void BindModules(nanobind::module_& module);      // module_bindings.cc: Module,
 void BindExecutables(nanobind::module_& module);  // executable_bindings.cc: Executable
 // plan_bindings.cc: plan_pipeline, explain_plan, render_plan_report
 void BindPlans(nanobind::module_& module);
+// pipeline_bindings.cc: PlannedPipeline.compile, PipelineExecutable
+void BindPipelines(nanobind::module_& module);
 
 }  // namespace alpa::python
 

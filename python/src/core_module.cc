@@ -43,4 +43,5 @@ NB_MODULE(_core, module) {
   alpa::python::BindModules(module);
   alpa::python::BindExecutables(module);
   alpa::python::BindPlans(module);
+  alpa::python::BindPipelines(module);
 }

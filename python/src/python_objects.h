@@ -8,6 +8,9 @@
 #include <string>
 
 #include "api/parallel_executable.h"
+#include "api/pipeline_planning.h"
+#include "api/pipeshard_executable.h"
+#include "autodiff/update_program.h"
 #include "cluster/cluster_spec.h"
 #include "ir/module.h"
 
@@ -29,6 +32,21 @@ struct ExecutableHandle {
   // Its plan document (api/single_stage_document.h) and the plan as `alpa plan` prints it.
   std::string plan_document;
   std::string plan_text;
+};
+
+// A pipelined plan of a loss (PipeshardParallel), with the model it cuts and the cluster it is
+// for: what its executables run.
+struct PlannedPipelineHandle {
+  std::shared_ptr<const api::PlannedPipeline> planned;
+  ClusterHandle cluster;
+};
+
+// A pipelined plan compiled with the step's own optimizer (autodiff/update_program.h); it reads
+// the planned model's loss, which lives as long as it does.
+struct PipelineExecutableHandle {
+  std::shared_ptr<const api::PlannedPipeline> planned;
+  std::shared_ptr<const autodiff::UpdateProgram> update;
+  std::optional<api::PipeshardExecutable> executable;  // always set once made
 };
 
 // Values a step carries to the next, kept on the executable's devices between calls.

@@ -1,5 +1,6 @@
 """alpa_cpp.parallelize on Flax/optax train steps: ten steps on 4 in-process devices give JAX's
-own losses and parameters (JAX on one CPU device), under each single-stage method."""
+own losses and parameters (JAX on one CPU device), under each single-stage method and, for the
+GPT, a pipeline."""
 
 import functools
 
@@ -74,7 +75,10 @@ def test_mlp_trains_as_jax_does(method):
     assert int(got_state.step) == STEPS
 
 
-@pytest.mark.parametrize("method", METHODS, ids=lambda m: type(m).__name__)
+# The example GPT marks its layers; a pipeline of its 4 layers over the 4 devices runs its optax
+# Adam on the stages (2 micro-batches a step).
+@pytest.mark.parametrize("method", METHODS + [alpa_cpp.PipeshardParallel(num_micro_batches=2)],
+                         ids=lambda m: type(m).__name__)
 def test_gpt_trains_as_jax_does(method):
     state, batches = models.gpt_state_and_batches(STEPS)
     want_state, want_losses = train_with_jax(models.lm_train_step, state, batches)

@@ -8,6 +8,7 @@ import subprocess
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 import pytest
 from flax.training import train_state
@@ -143,13 +144,65 @@ def test_auto_layers_cut_a_loss_without_markers():
     assert plan["num_layers"] == 2
 
 
-def test_running_a_pipelined_plan_says_it_is_not_built_yet():
+def pipelined_wide_step(optimizer="sgd"):
+    return alpa_cpp.parallelize(
+        wide_train_step, cluster="local:4",
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=2, optimizer=optimizer,
+                                          layer_option=alpa_cpp.AutoLayerOption(layer_num=2)))
+
+
+def test_a_pipelined_step_trains_as_jax_does_and_keeps_its_state_on_the_devices(tmp_path):
+    state, batch = wide_state_and_batch()
+    batch = {"x": jax.random.normal(jax.random.PRNGKey(1), (64, 32)),
+             "y": jax.random.normal(jax.random.PRNGKey(2), (64, 8))}
+    want = state
+    for _ in range(3):
+        want = jax.jit(wide_train_step)(want, batch)
+    step = pipelined_wide_step()
+    got = state
+    for _ in range(3):
+        got = step(got, batch)
+    leaves = jax.tree_util.tree_leaves(got.params)
+    assert all(isinstance(leaf, alpa_cpp.DistributedArray) and leaf.sharding.startswith("stage ")
+               for leaf in leaves)
+    assert int(got.step) == 3
+    for w, g in zip(jax.tree_util.tree_leaves(want.params), leaves):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-6)
+    executable = step.get_executable(got, batch)
+    memory = executable.memory_report()
+    assert len(memory["measured_peak_bytes_per_device"]) == 4
+    assert len(memory["predicted_peak_bytes_per_stage"]) == len(executable.plan.stages)
+    # The step's optimizer as the stages run it: apply(W..., G..., S...), dumped with the plan.
+    assert executable.get_hlo_text("update").startswith("HloModule")
+    paths = executable.dump_debug_info(tmp_path)
+    assert "wide_train_step.update.hlo" in [os.path.basename(p) for p in paths]
+
+
+def test_an_optimizer_that_couples_the_stages_is_refused_naming_what_couples():
+    model = Wide()
+    x = jnp.ones((64, 32))
+    state = train_state.TrainState.create(
+        apply_fn=model.apply, params=model.init(jax.random.PRNGKey(0), x),
+        tx=optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(0.1)))
+    with pytest.raises(ValueError, match="clip_by_global_norm"):
+        pipelined_wide_step()(state, {"x": x, "y": jnp.ones((64, 8))})
+
+
+def test_a_step_returning_more_than_its_state_and_loss_says_what_to_return():
+    def step_with_metric(state, batch):
+        def loss_fn(params):
+            return jnp.mean((state.apply_fn(params, batch["x"]) - batch["y"]) ** 2)
+
+        loss, grads = alpa_cpp.value_and_grad(loss_fn)(state.params)
+        norm = optax.tree.norm(grads)
+        return state.apply_gradients(grads=grads), loss, norm
+
     state, batch = wide_state_and_batch()
     step = alpa_cpp.parallelize(
-        wide_train_step, cluster="local:4",
+        step_with_metric, cluster="local:4",
         method=alpa_cpp.PipeshardParallel(num_micro_batches=2, optimizer="sgd",
                                           layer_option=alpa_cpp.AutoLayerOption(layer_num=2)))
-    with pytest.raises(NotImplementedError, match="ShardParallel"):
+    with pytest.raises(ValueError, match="neither its new state nor the loss"):
         step(state, batch)
 
 

@@ -75,6 +75,7 @@ Result<PlannedPipeline> PlanPipeline(models::ZooModel model, const cluster::Clus
   planned.document = plan::PipeshardPlanJson(report, planned.table, cluster, planned.plan);
   planned.text = plan::PipeshardPlanText(report, planned.table, planned.plan);
   planned.timeline_svg = pipeline::ToSvgGantt(planned.plan.simulation, report.model_name);
+  planned.model = std::move(model);
   return planned;
 }
 

@@ -37,6 +37,9 @@ struct PipelinePlanRequest {
 };
 
 struct PlannedPipeline {
+  // The model planned, its loss marked with the layers the plan cuts (automatic layers included):
+  // what ParallelizePipeshard runs the plan on.
+  models::ZooModel model;
   plan::LayerCostTable table;
   plan::PipeshardPlan plan;
   nlohmann::ordered_json document;  // plan/pipeshard_document.h

@@ -10,7 +10,6 @@
 #include <set>
 
 #include "api/pipeline_lowering.h"
-#include "autodiff/optimizer.h"
 #include "spmd/literal_split.h"
 
 namespace alpa::api {
@@ -79,6 +78,12 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
                            plan.num_micro_batches, micro_batches);
   }
   ALPA_RETURN_IF_ERROR(CheckStageDevices(plan, cluster::TotalDevices(cluster)));
+  const autodiff::UpdateProgram* update = step.training.update.get();
+  if (update != nullptr && step.training.update_weights.empty() &&
+      update->num_weights != static_cast<int64_t>(step.weights.size())) {
+    return InvalidArgument("the update program updates {} weights; the model has {}",
+                           update->num_weights, step.weights.size());
+  }
 
   PipeshardExecutable exe;
   exe.step_ = step;
@@ -93,11 +98,7 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
       exe.schedule_,
       pipeline::MakeSchedule(plan.schedule, static_cast<int>(groups),
                              static_cast<int>(micro_batches), static_cast<int>(plan.num_chunks)));
-  for (int64_t w : step.weights) {
-    const ir::Shape& shape = step.loss->entry()->parameters()[static_cast<size_t>(w)]->shape();
-    exe.state_counts_.push_back(static_cast<int64_t>(
-        autodiff::OptimizerState(step.training.optimizer, shape.dims()).size()));
-  }
+  exe.state_counts_ = autodiff::StateCounts(*step.loss, step.weights, step.training);
   ALPA_RETURN_IF_ERROR(LowerPipeline(exe));
   for (const runtime::PipelineDevice& device : exe.devices_) {
     exe.slots_.emplace_back(static_cast<size_t>(device.slot_count));
@@ -106,16 +107,21 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
 }
 
 int64_t PipeshardExecutable::CarriedCount() const {
-  int64_t count = static_cast<int64_t>(step_.weights.size()) + 1;
-  for (int64_t states : state_counts_) count += states;
+  int64_t count = static_cast<int64_t>(step_.weights.size()) + state_counts_.shared;
+  for (int64_t states : state_counts_.per_weight) count += states;
   return count;
 }
 
-// The model step carries (W..., the states of W_0, of W_1, ..., t); a stage's step likewise for
-// its own weights.
+// The model step carries (W..., the states of W_0, of W_1, ..., the shared states: t); a stage's
+// step likewise for its own weights, and every shared state.
 int64_t PipeshardExecutable::CarriedIndex(const StageProgram& stage, size_t p) const {
   const spmd::StageParameter role = stage.roles.parameters[p];
-  if (role == spmd::StageParameter::kStepCount) return CarriedCount() - 1;
+  if (role == spmd::StageParameter::kSharedState) {
+    const auto first = std::find(stage.roles.parameters.begin(), stage.roles.parameters.end(),
+                                 spmd::StageParameter::kSharedState);
+    const int64_t j = static_cast<int64_t>(p) - (first - stage.roles.parameters.begin());
+    return CarriedCount() - state_counts_.shared + j;
+  }
   const int64_t stage_weights = static_cast<int64_t>(stage.model_weights.size());
   int64_t i = static_cast<int64_t>(p);  // the stage's weight
   int64_t state = -1;                   // and which of its states, for an optimizer state
@@ -130,8 +136,23 @@ int64_t PipeshardExecutable::CarriedIndex(const StageProgram& stage, size_t p) c
       std::find(step_.weights.begin(), step_.weights.end(), model_weight) - step_.weights.begin();
   if (state < 0) return k;
   int64_t index = static_cast<int64_t>(step_.weights.size()) + state;
-  for (int64_t w = 0; w < k; ++w) index += state_counts_[static_cast<size_t>(w)];
+  for (int64_t w = 0; w < k; ++w) index += state_counts_.per_weight[static_cast<size_t>(w)];
   return index;
+}
+
+std::vector<std::pair<int64_t, sharding::ShardingSpec>> PipeshardExecutable::CarriedPlacement()
+    const {
+  std::vector<std::pair<int64_t, sharding::ShardingSpec>> placement(
+      static_cast<size_t>(CarriedCount()), {-1, sharding::ShardingSpec()});
+  for (size_t s = stages_->size(); s-- > 0;) {  // the first stage's placement written last
+    const StageProgram& stage = (*stages_)[s];
+    for (size_t p = 0; p < stage.roles.parameters.size(); ++p) {
+      if (!spmd::IsStateParameter(stage.roles.parameters[p])) continue;
+      placement[static_cast<size_t>(CarriedIndex(stage, p))] = {static_cast<int64_t>(s),
+                                                                stage.parameter_specs[p]};
+    }
+  }
+  return placement;
 }
 
 Status PipeshardExecutable::BindProcess(runtime::Communicator& world, runtime::Mailbox& mailbox) {

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "api/pipeshard_stages.h"
@@ -95,6 +96,8 @@ class PipeshardExecutable {
   // Of those, the bytes from one stage's devices to another's (bytes_between_meshes): what
   // crosses the link between sub-meshes.
   int64_t between_meshes_bytes() const { return between_meshes_bytes_; }
+  // For each carried value: the first stage that holds it, and its layout on that stage's mesh.
+  std::vector<std::pair<int64_t, sharding::ShardingSpec>> CarriedPlacement() const;
   // Each device's profile of the last step (peak memory, busy time, events when traced).
   const std::vector<runtime::PipelineProfile>& last_run() const { return last_run_; }
   // Every device's static list (for tests and --trace).
@@ -139,7 +142,7 @@ class PipeshardExecutable {
   std::vector<std::vector<StageSlots>> slots_of_;
   std::vector<std::vector<ir::Literal>> slots_;        // by device
   std::vector<std::vector<ir::Literal>> host_inputs_;  // by device: this step's batch tiles
-  std::vector<int64_t> state_counts_;                  // optimizer states per model weight
+  autodiff::StepStateCounts state_counts_;             // of the model's step
   std::shared_ptr<runtime::DeviceThreads> threads_;    // in-process: started by the first step
   runtime::Communicator* world_ = nullptr;             // under MPI (BindProcess), else null
   runtime::Mailbox* mailbox_ = nullptr;

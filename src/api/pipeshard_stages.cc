@@ -8,7 +8,6 @@
 #include <set>
 #include <string>
 
-#include "autodiff/optimizer.h"
 #include "ir/value_tag.h"
 #include "spmd/partitioner.h"
 
@@ -48,8 +47,8 @@ spmd::StageParameter RoleOf(autodiff::StepParameter kind, const pipeline::StageL
       return spmd::StageParameter::kWeight;
     case autodiff::StepParameter::kOptimizerState:
       return spmd::StageParameter::kOptimizerState;
-    case autodiff::StepParameter::kStepCount:
-      return spmd::StageParameter::kStepCount;
+    case autodiff::StepParameter::kSharedState:
+      return spmd::StageParameter::kSharedState;
     case autodiff::StepParameter::kBatch:
       break;
   }
@@ -60,6 +59,24 @@ spmd::StageParameter RoleOf(autodiff::StepParameter kind, const pipeline::StageL
   return loss.received[static_cast<size_t>(loss_parameter)].empty()
              ? spmd::StageParameter::kBatch
              : spmd::StageParameter::kReceived;
+}
+
+// The stage's training: the model's, with the user's update program (if any) told which of its
+// weights the stage's are.
+autodiff::TrainStepOptions StageTraining(const pipeline::StageLoss& stage,
+                                         const std::vector<int64_t>& model_weights,
+                                         autodiff::TrainStepOptions training) {
+  if (training.update == nullptr) return training;
+  std::vector<int64_t> program_weights;
+  for (int64_t w : stage.weights) {
+    const int64_t k = std::find(model_weights.begin(), model_weights.end(),
+                                stage.model_parameter[static_cast<size_t>(w)]) -
+                      model_weights.begin();
+    program_weights.push_back(
+        training.update_weights.empty() ? k : training.update_weights[static_cast<size_t>(k)]);
+  }
+  training.update_weights = std::move(program_weights);
+  return training;
 }
 
 // Each weight's gradient: the gradient-tagged value nearest its next value (with a loss scale
@@ -97,7 +114,8 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   ALPA_ASSIGN_OR_RETURN(stage.loss,
                         pipeline::SliceStageLoss(loss, weights, layers, planned.choice.first_layer,
                                                  planned.choice.last_layer));
-  ALPA_ASSIGN_OR_RETURN(plan::StageStep step, plan::BuildStageStep(stage.loss, training));
+  const autodiff::TrainStepOptions stage_training = StageTraining(stage.loss, weights, training);
+  ALPA_ASSIGN_OR_RETURN(plan::StageStep step, plan::BuildStageStep(stage.loss, stage_training));
   ALPA_RETURN_IF_ERROR(AppendSentValues(*step.step, static_cast<int64_t>(stage.loss.sent.size())));
   stage.mesh_shape = config.logical_shape;
   stage.devices = planned.devices;
@@ -113,7 +131,7 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   // Roles: the step's parameters (autodiff/train_step.h's layout) and its result leaves
   // (loss, W'..., state'..., t + 1, input gradients..., then the sent values appended above).
   const std::vector<autodiff::StepParameter> layout =
-      autodiff::StepParameterLayout(*stage.loss.module, stage.loss.weights, training);
+      autodiff::StepParameterLayout(*stage.loss.module, stage.loss.weights, stage_training);
   stage.loss_parameter.assign(layout.size(), -1);  // the optimizer state and t stay -1
   for (size_t p = 0; p < step.step_parameter.size(); ++p) {
     stage.loss_parameter[static_cast<size_t>(step.step_parameter[p])] = static_cast<int64_t>(p);
@@ -156,11 +174,9 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   ALPA_ASSIGN_OR_RETURN(stage.split, spmd::SplitStageProgram(*stage.program, stage.roles));
   for (int64_t w : stage.loss.weights) {
     stage.model_weights.push_back(stage.loss.model_parameter[static_cast<size_t>(w)]);
-    const ir::Shape& shape =
-        stage.loss.module->entry()->parameters()[static_cast<size_t>(w)]->shape();
-    stage.states_per_weight.push_back(
-        static_cast<int64_t>(autodiff::OptimizerState(training.optimizer, shape.dims()).size()));
   }
+  stage.states_per_weight =
+      autodiff::StateCounts(*stage.loss.module, stage.loss.weights, stage_training).per_weight;
   ALPA_RETURN_IF_ERROR(FindGradients(entry, stage));
   stage.collectives = spmd::CountCollectives(*stage.program->entry());
   stage.step = std::move(step.step);

@@ -16,17 +16,11 @@ using ir::Instruction;
 
 namespace {
 
-// The copy of `callee` in the new module: only scalar reducers `(a, b) -> op(a, b)` are copied
-// (by ModuleBuilder::ScalarReducer), which is what reductions and the model zoo use.
+// The copy of `callee` in the new module: only scalar reducers are copied, which is what
+// reductions and the model zoo use.
 Result<ir::Computation*> CopyCallee(const ir::Computation& callee, const Instruction& caller,
                                     ir::ModuleBuilder& mb) {
-  const Instruction* root = callee.root();
-  const bool scalar_reducer = callee.parameter_count() == 2 && root != nullptr &&
-                              ir::IsElementwiseBinary(root->opcode()) &&
-                              root->operand(0)->opcode() == ir::Opcode::kParameter &&
-                              root->operand(1)->opcode() == ir::Opcode::kParameter;
-  ir::Computation* copy =
-      scalar_reducer ? mb.ScalarReducer(root->opcode(), root->shape().dtype()) : nullptr;
+  ir::Computation* copy = mb.CopyScalarReducer(callee);
   if (copy == nullptr) {
     return Unimplemented(
         "%{} ({}) calls %{}, which is not a scalar reducer; autodiff copies only "

@@ -1,7 +1,10 @@
 #include "autodiff/train_step.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <set>
+#include <string>
 
 #include "autodiff/grad.h"
 #include "autodiff/vjp.h"
@@ -108,6 +111,44 @@ void TagLossAndGradients(const std::vector<Instruction*>& values) {
   }
 }
 
+// The update program's weight of the loss's weight i.
+int64_t ProgramWeight(const TrainStepOptions& options, size_t i) {
+  return options.update_weights.empty() ? static_cast<int64_t>(i) : options.update_weights[i];
+}
+
+// The program's weights (checked against the loss's) and each one's state arrays as the step
+// carries them: the shapes of OptimizerState or of the update program.
+Result<std::vector<std::vector<ir::Shape>>> WeightStates(
+    const std::vector<Instruction*>& parameters, const std::vector<int64_t>& weights,
+    const TrainStepOptions& options, ir::DType master) {
+  const UpdateProgram* update = options.update.get();
+  if (update != nullptr && !options.update_weights.empty() &&
+      options.update_weights.size() != weights.size()) {
+    return InvalidArgument("{} update-program weights for {} weights",
+                           options.update_weights.size(), weights.size());
+  }
+  std::vector<std::vector<ir::Shape>> states;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const ir::Shape& weight = parameters[static_cast<size_t>(weights[i])]->shape();
+    std::vector<ir::Shape>& shapes = states.emplace_back();
+    if (update == nullptr) {
+      for (const StateArray& array : OptimizerState(options.optimizer, weight.dims())) {
+        shapes.push_back(ir::Shape::Array(master, array.dims));
+      }
+      continue;
+    }
+    const int64_t u = ProgramWeight(options, i);
+    if (u < 0 || u >= update->num_weights || !(update->weight_shape(u) == weight)) {
+      return InvalidArgument("weight {} ({}) is not the update program's weight {}", i,
+                             weight.ToString(false), u);
+    }
+    for (int64_t j : update->weight_states[static_cast<size_t>(u)]) {
+      shapes.push_back(update->state_shape(j));
+    }
+  }
+  return states;
+}
+
 }  // namespace
 
 ir::DType MasterWeightType(ir::DType weight_type) {
@@ -115,18 +156,34 @@ ir::DType MasterWeightType(ir::DType weight_type) {
   return half ? ir::DType::kF32 : weight_type;
 }
 
+StepStateCounts StateCounts(const ir::Module& loss, const std::vector<int64_t>& weights,
+                            const TrainStepOptions& options) {
+  const std::vector<Instruction*> parameters = loss.entry()->parameters();
+  StepStateCounts counts;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const std::vector<int64_t>& dims = parameters[static_cast<size_t>(weights[i])]->shape().dims();
+    counts.per_weight.push_back(
+        options.update == nullptr
+            ? static_cast<int64_t>(OptimizerState(options.optimizer, dims).size())
+            : static_cast<int64_t>(
+                  options.update->weight_states[static_cast<size_t>(ProgramWeight(options, i))]
+                      .size()));
+  }
+  counts.shared =
+      options.update == nullptr ? 1 : static_cast<int64_t>(options.update->shared_states.size());
+  return counts;
+}
+
 std::vector<StepParameter> StepParameterLayout(const ir::Module& loss,
                                                const std::vector<int64_t>& weights,
                                                const TrainStepOptions& options) {
   const std::vector<Instruction*> parameters = loss.entry()->parameters();
+  const StepStateCounts counts = StateCounts(loss, weights, options);
   std::vector<StepParameter> layout(weights.size(), StepParameter::kWeight);
-  for (int64_t w : weights) {
-    const size_t arrays =
-        OptimizerState(options.optimizer, parameters[static_cast<size_t>(w)]->shape().dims())
-            .size();
-    layout.insert(layout.end(), arrays, StepParameter::kOptimizerState);
+  for (int64_t states : counts.per_weight) {
+    layout.insert(layout.end(), static_cast<size_t>(states), StepParameter::kOptimizerState);
   }
-  layout.push_back(StepParameter::kStepCount);
+  layout.insert(layout.end(), static_cast<size_t>(counts.shared), StepParameter::kSharedState);
   layout.insert(layout.end(), parameters.size() - weights.size(), StepParameter::kBatch);
   return layout;
 }
@@ -148,11 +205,16 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   if (!(options.loss_scale > 0)) {
     return InvalidArgument("loss_scale is {}; it must be positive", options.loss_scale);
   }
+  const UpdateProgram* update = options.update.get();
+  if (update != nullptr && options.loss_scale != 1.0) {
+    return InvalidArgument("a loss scale with the user's optimizer: its step scales its own loss");
+  }
   const int64_t num_micro_batches = options.num_micro_batches;
-  const OptimizerConfig& optimizer = options.optimizer;
   ALPA_ASSIGN_OR_RETURN(const ir::DType compute, CheckWeights(*entry, weights));
-  const ir::DType master = MasterWeightType(compute);
+  const ir::DType master = update == nullptr ? MasterWeightType(compute) : compute;
   const std::vector<Instruction*> parameters = entry->parameters();
+  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<ir::Shape>> state_shapes,
+                        WeightStates(parameters, weights, options, master));
   const std::set<int64_t> is_weight(weights.begin(), weights.end());
   ALPA_RETURN_IF_ERROR(CheckMicroBatches(parameters, is_weight, num_micro_batches));
   ALPA_RETURN_IF_ERROR(
@@ -162,8 +224,8 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
 
   ir::ModuleBuilder mb(loss.name() + ".train_step");
   ir::ComputationBuilder b = mb.NewComputation("train_step");
-  // Parameters in the documented order: (master) weights, their state, the step count, the
-  // batch. `arguments` are the loss's parameters: weights in the compute type.
+  // Parameters in the documented order: (master) weights, their state, the shared state (t),
+  // the batch. `arguments` are the loss's parameters: weights in the compute type.
   int64_t number = 0;
   std::vector<Instruction*> arguments(parameters.size(), nullptr);
   std::vector<Instruction*> master_weights;
@@ -175,13 +237,25 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   }
   std::vector<std::vector<Instruction*>> state(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
-    const Instruction* weight = parameters[weights[i]];
-    for (const StateArray& array : OptimizerState(optimizer, weight->shape().dims())) {
-      state[i].push_back(b.Parameter(number++, ir::Shape::Array(master, array.dims),
-                                     weight->name() + "." + array.name));
+    const std::string& weight = parameters[weights[i]]->name();
+    const std::vector<StateArray> arrays =
+        update == nullptr
+            ? OptimizerState(options.optimizer, parameters[weights[i]]->shape().dims())
+            : std::vector<StateArray>();
+    for (size_t k = 0; k < state_shapes[i].size(); ++k) {
+      state[i].push_back(b.Parameter(
+          number++, state_shapes[i][k],
+          weight + "." + (arrays.empty() ? "state" + std::to_string(k) : arrays[k].name)));
     }
   }
-  Instruction* step = b.Parameter(number++, ir::Shape::Scalar(master), "step");
+  std::vector<Instruction*> shared;
+  if (update == nullptr) {
+    shared.push_back(b.Parameter(number++, ir::Shape::Scalar(master), "step"));
+  } else {
+    for (int64_t j : update->shared_states) {
+      shared.push_back(b.Parameter(number++, update->state_shape(j), fmt::format("shared{}", j)));
+    }
+  }
   for (size_t p = 0; p < parameters.size(); ++p) {
     if (is_weight.count(static_cast<int64_t>(p)) > 0) continue;
     const ir::Shape& shape = parameters[p]->shape();
@@ -224,18 +298,33 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
     if (divisor != 1.0) sum = b.Divide(sum, Full(b, sum, divisor));
   }
   TagLossAndGradients(loss_and_gradients);
-  Instruction* next_step = b.Add(step, b.ConstantScalar(master, 1));
-  std::vector<Instruction*> new_weights, new_state;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    ParameterUpdate update = EmitParameterUpdate(optimizer, master_weights[i],
-                                                 loss_and_gradients[i + 1], state[i], next_step, b);
-    new_weights.push_back(update.parameter);
-    new_state.insert(new_state.end(), update.state.begin(), update.state.end());
-  }
   std::vector<Instruction*> results = {loss_and_gradients[0]};
-  results.insert(results.end(), new_weights.begin(), new_weights.end());
-  results.insert(results.end(), new_state.begin(), new_state.end());
-  results.push_back(next_step);
+  if (update == nullptr) {
+    Instruction* next_step = b.Add(shared[0], b.ConstantScalar(master, 1));
+    std::vector<Instruction*> new_state;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      ParameterUpdate next = EmitParameterUpdate(options.optimizer, master_weights[i],
+                                                 loss_and_gradients[i + 1], state[i], next_step, b);
+      results.push_back(next.parameter);
+      new_state.insert(new_state.end(), next.state.begin(), next.state.end());
+    }
+    results.insert(results.end(), new_state.begin(), new_state.end());
+    results.push_back(next_step);
+  } else {
+    std::vector<int64_t> program_weights;
+    for (size_t i = 0; i < weights.size(); ++i)
+      program_weights.push_back(ProgramWeight(options, i));
+    ALPA_ASSIGN_OR_RETURN(
+        EmittedUpdate next,
+        EmitProgramUpdate(*update, program_weights, master_weights,
+                          {loss_and_gradients.begin() + 1, loss_and_gradients.end()}, state, shared,
+                          b));
+    results.insert(results.end(), next.weights.begin(), next.weights.end());
+    for (const std::vector<Instruction*>& states : next.states) {
+      results.insert(results.end(), states.begin(), states.end());
+    }
+    results.insert(results.end(), next.shared.begin(), next.shared.end());
+  }
   for (Instruction* gradient : input_cotangents) {
     Instruction* result = options.loss_scale == 1.0
                               ? gradient

@@ -27,6 +27,13 @@
 //
 // Rematerialisation (remat): the backward pass recomputes each layer's activations from the
 // values that enter the layer instead of keeping the forward pass's (grad.h, GradOptions).
+//
+// The user's optimizer (update_program.h, a JAX step's optax update) in place of ours: the
+// step's state is then each weight's states as the program splits them, in the order of W, and
+// the program's shared states in place of t,
+//   step(W..., state..., shared..., B...) -> (loss, W'..., state'..., shared'...)
+// with the weights, gradients and update in the loss's own type (JAX's step does its own mixed
+// precision) and no loss scale.
 #ifndef ALPA_AUTODIFF_TRAIN_STEP_H_
 #define ALPA_AUTODIFF_TRAIN_STEP_H_
 
@@ -34,6 +41,7 @@
 #include <vector>
 
 #include "autodiff/optimizer.h"
+#include "autodiff/update_program.h"
 #include "ir/module.h"
 #include "support/status.h"
 
@@ -44,21 +52,34 @@ struct TrainStepOptions {
   int64_t num_micro_batches = 1;
   bool remat = false;
   double loss_scale = 1.0;
+  // The user's optimizer in place of `optimizer`, and for each weight the program's weight it is
+  // (empty: weight i is the program's i-th).
+  std::shared_ptr<const UpdateProgram> update = nullptr;
+  std::vector<int64_t> update_weights = {};
 };
+
+// The state the step carries besides its weights: each weight's arrays (OptimizerState's, or
+// the update program's) and the states all weights share (t, or the program's shared ones).
+struct StepStateCounts {
+  std::vector<int64_t> per_weight;
+  int64_t shared = 0;
+};
+StepStateCounts StateCounts(const ir::Module& loss, const std::vector<int64_t>& weights,
+                            const TrainStepOptions& options);
 
 // The type of the step's weights and optimizer state for weights of `weight_type` in the loss:
 // f32 for f16 and bf16 (the master copy), the type itself otherwise.
 ir::DType MasterWeightType(ir::DType weight_type);
 
 // What each entry parameter of a step is, in parameter order (the layout above), for `loss` trained
-// in `weights` (each weight's state: OptimizerState of its shape).
-enum class StepParameter { kWeight, kOptimizerState, kStepCount, kBatch };
+// in `weights` (each weight's state: StateCounts). kSharedState is t for our optimizers.
+enum class StepParameter { kWeight, kOptimizerState, kSharedState, kBatch };
 std::vector<StepParameter> StepParameterLayout(const ir::Module& loss,
                                                const std::vector<int64_t>& weights,
                                                const TrainStepOptions& options);
 
 // For each parameter of `layout`, the element of the step's result tuple the next step reads in
-// its place: 1 + its index for weights, optimizer state and the step count (the result is
+// its place: 1 + its index for weights, optimizer state and the shared state (the result is
 // (loss, W'..., state'..., t + 1)), -1 for the batch.
 std::vector<int64_t> StepNextValueElements(const std::vector<StepParameter>& layout);
 

@@ -383,6 +383,15 @@ std::string ModuleBuilder::UniqueName(const std::string& base) {
 
 bool ModuleBuilder::ClaimName(const std::string& name) { return used_names_.insert(name).second; }
 
+Computation* ModuleBuilder::CopyScalarReducer(const Computation& callee) {
+  const Instruction* root = callee.root();
+  const bool scalar_reducer = callee.parameter_count() == 2 && root != nullptr &&
+                              IsElementwiseBinary(root->opcode()) &&
+                              root->operand(0)->opcode() == Opcode::kParameter &&
+                              root->operand(1)->opcode() == Opcode::kParameter;
+  return scalar_reducer ? ScalarReducer(root->opcode(), root->shape().dtype()) : nullptr;
+}
+
 Computation* ModuleBuilder::ScalarReducer(Opcode opcode, DType dtype) {
   auto it = reducers_.find({opcode, dtype});
   if (it != reducers_.end()) return it->second;

@@ -175,6 +175,10 @@ class ModuleBuilder {
   // A scalar reducer `(T, T) -> T` applying `opcode` (add, multiply, maximum, minimum, and, or),
   // created once per (opcode, dtype) and named e.g. "add.f32".
   Computation* ScalarReducer(Opcode opcode, DType dtype);
+  // This module's copy of `callee`, another module's computation, when it is a scalar reducer
+  // `(a, b) -> op(a, b)` (what reductions call in the HLO JAX and the zoo write); nullptr for any
+  // other computation, which the caller reports.
+  Computation* CopyScalarReducer(const Computation& callee);
 
   // Sets the entry, verifies the module (VerifyModule) and returns it. The builder is empty
   // afterwards.

@@ -37,12 +37,7 @@ std::vector<bool> ConstantLike(const std::vector<Instruction*>& order,
 // A copy of a called scalar reducer (add, maximum, ...) in the stage module.
 Result<ir::Computation*> CopyReducer(const ir::Computation& callee, const Instruction& caller,
                                      ir::ModuleBuilder& mb) {
-  const Instruction* root = callee.root();
-  if (callee.parameter_count() == 2 && root != nullptr && ir::IsElementwiseBinary(root->opcode()) &&
-      root->operand(0)->opcode() == ir::Opcode::kParameter &&
-      root->operand(1)->opcode() == ir::Opcode::kParameter) {
-    return mb.ScalarReducer(root->opcode(), root->shape().dtype());
-  }
+  if (ir::Computation* copy = mb.CopyScalarReducer(callee)) return copy;
   return Unimplemented("%{} calls %{}, which is not a scalar reducer; stages copy only those",
                        caller.name(), callee.name());
 }

@@ -305,7 +305,7 @@ cost::ParameterRole RoleOfStepParameter(autodiff::StepParameter kind) {
       return cost::ParameterRole::kOptimizerState;
     case autodiff::StepParameter::kBatch:
       return cost::ParameterRole::kBatch;
-    case autodiff::StepParameter::kStepCount:
+    case autodiff::StepParameter::kSharedState:
       break;
   }
   return cost::ParameterRole::kOther;

@@ -39,7 +39,7 @@ namespace alpa::spmd {
 enum class StageParameter {
   kWeight,          // state kept on the devices from step to step
   kOptimizerState,  // likewise
-  kStepCount,       // likewise
+  kSharedState,     // likewise: t, or a state of the user's optimizer that reads no weight
   kReceived,        // per micro-batch: a value an earlier stage sent
   kCotangent,       // per micro-batch: the cotangent of a sent value, from a later stage
   kBatch,           // per micro-batch: the model's batch parameters (tokens, labels)
@@ -48,7 +48,7 @@ enum class StageParameter {
 // Weights, optimizer state and t: what a stage keeps on its devices from step to step.
 inline bool IsStateParameter(StageParameter role) {
   return role == StageParameter::kWeight || role == StageParameter::kOptimizerState ||
-         role == StageParameter::kStepCount;
+         role == StageParameter::kSharedState;
 }
 
 // The roles of the partitioned train step's parameters and result leaves.

@@ -2,7 +2,8 @@
 // sub-meshes of local:4 and local:8, run under each schedule and micro-batch count for 3
 // training steps, give the reference interpreter's losses, weights and optimizer state on one
 // device within f32 rounding; each device's measured peak is set beside its stage's predicted
-// one, and the bytes between stages beside the planned and the priced transfers.
+// one, and the bytes between stages beside the planned and the priced transfers. The step's own
+// optimizer, given as a program, trains as ours does.
 #include "api/pipeshard_executable.h"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/update_program.h"
 #include "cluster/presets.h"
 #include "cluster/submesh.h"
 #include "interp/evaluator.h"
@@ -298,6 +300,104 @@ TEST(ParallelizePipeshardTest, APlanThatDoesNotTileTheClusterIsNamed) {
   other.num_micro_batches = 4;
   EXPECT_NE(error_of(*plan, other).find("the plan is for 2 micro-batches, the train step has 4"),
             std::string::npos);
+}
+
+// The SGD with momentum BuildModel trains with, written as a user's framework writes its
+// optimizer (autodiff/update_program.h): apply(W..., G..., v..., count) -> (W'..., v'...,
+// count + 1), its states in the order our step carries them (each weight's velocity, then t).
+std::shared_ptr<const autodiff::UpdateProgram> MomentumProgram(
+    const models::Model& zoo, const autodiff::OptimizerConfig& sgd) {
+  ir::ModuleBuilder mb("apply");
+  ir::ComputationBuilder b = mb.NewComputation("apply");
+  const std::vector<ir::Instruction*> loss = zoo.loss->entry()->parameters();
+  const int64_t n = static_cast<int64_t>(zoo.weights.size());
+  std::vector<ir::Instruction*> w, g, v, results;
+  for (int64_t k = 0; k < 3 * n; ++k) {
+    const ir::Shape& shape =
+        loss[static_cast<size_t>(zoo.weights[static_cast<size_t>(k % n)])]->shape();
+    (k < n ? w : k < 2 * n ? g : v).push_back(b.Parameter(k, shape));
+  }
+  ir::Instruction* count = b.Parameter(3 * n, ir::Shape::Scalar(w[0]->shape().dtype()));
+  auto scaled = [&](double factor, ir::Instruction* x) {
+    return b.Multiply(
+        b.Broadcast(b.ConstantScalar(x->shape().dtype(), factor), x->shape().dims(), {}), x);
+  };
+  std::vector<ir::Instruction*> next_v;
+  for (int64_t i = 0; i < n; ++i) {
+    next_v.push_back(
+        b.Add(scaled(sgd.momentum, v[static_cast<size_t>(i)]), g[static_cast<size_t>(i)]));
+    results.push_back(
+        b.Subtract(w[static_cast<size_t>(i)], scaled(sgd.learning_rate, next_v.back())));
+  }
+  results.insert(results.end(), next_v.begin(), next_v.end());
+  results.push_back(b.Add(count, b.ConstantScalar(count->shape().dtype(), 1)));
+  Result<ir::Computation*> entry = b.Build(b.Tuple(results));
+  EXPECT_TRUE(entry.ok()) << entry.status().message();
+  Result<autodiff::UpdateProgram> program =
+      autodiff::SplitUpdateProgram(std::move(mb.Build(*entry)).value(), n);
+  EXPECT_TRUE(program.ok()) << program.status().message();
+  return std::make_shared<const autodiff::UpdateProgram>(std::move(program).value());
+}
+
+// The step's own optimizer, run by every stage on its weights (and the tied embedding's copies),
+// trains as ours does: the same losses and carried values on two stages of two devices.
+TEST(ParallelizePipeshardTest, TheStepsOwnOptimizerTrainsAsOursDoes) {
+  const Cell cell{
+      "gpt-tiny", "local:4", pipeline::ScheduleKind::k1F1B, 2, {{2, {2}, true}, {2, {2}, true}},
+      1,          "gpt"};
+  Model model = BuildModel(cell.model, cell.micro_batches);
+  const models::Model& zoo = model.zoo.model;
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
+  ASSERT_TRUE(cluster.ok());
+  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
+      *zoo.loss, zoo.weights, model.training, *cluster,
+      plan::EnumerateMeshConfigs(*cluster,
+                                 cluster::EnumerateSubmeshes(*cluster, cluster::SubmeshSpace::kAll),
+                                 model.rows, plan::LogicalSpace::kAll),
+      model.rows, {});
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  Result<plan::PipeshardPlan> plan = plan::EvaluateStages(*table, *cluster, StagesOf(cell, *table),
+                                                          cell.schedule, cell.micro_batches);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  // The program's learning rate is twice the one its step's optimizer names, which it replaces:
+  // ours trains with the doubled rate.
+  autodiff::TrainStepOptions ours_training = model.training;
+  ours_training.optimizer.learning_rate *= 2;
+  autodiff::TrainStepOptions theirs = model.training;
+  theirs.update = MomentumProgram(zoo, ours_training.optimizer);
+  Result<PipeshardExecutable> ours_exe = ParallelizePipeshard(
+      {zoo.loss.get(), zoo.weights, ours_training}, *cluster, *plan, table->configs);
+  Result<PipeshardExecutable> their_exe =
+      ParallelizePipeshard({zoo.loss.get(), zoo.weights, theirs}, *cluster, *plan, table->configs);
+  ASSERT_TRUE(ours_exe.ok()) << ours_exe.status().message();
+  ASSERT_TRUE(their_exe.ok()) << their_exe.status().message();
+  EXPECT_EQ(autodiff::StepParameterLayout(*zoo.loss, zoo.weights, theirs),
+            autodiff::StepParameterLayout(*zoo.loss, zoo.weights, ours_training));
+
+  Result<std::unique_ptr<ir::Module>> reference =
+      autodiff::BuildTrainStep(*zoo.loss, zoo.weights, model.training);
+  ASSERT_TRUE(reference.ok());
+  const std::vector<ir::Instruction*> inputs = (*reference)->entry()->parameters();
+  std::vector<ir::Literal> carried = models::InitialWeights(zoo, 3);
+  while (carried.size() < 2 * zoo.weights.size() + 1) {
+    carried.push_back(ir::Literal::CreateZeros(inputs[carried.size()]->shape()));
+  }
+  ASSERT_TRUE(ours_exe->Place(carried).ok());
+  ASSERT_TRUE(their_exe->Place(carried).ok());
+  for (uint64_t index = 0; index < 3; ++index) {
+    std::vector<ir::Literal> batch = zoo.batch(model.rows * cell.micro_batches, 100 + index);
+    Result<double> ours = ours_exe->Step(batch);
+    Result<double> their = their_exe->Step(batch);
+    ASSERT_TRUE(ours.ok() && their.ok()) << their.status().message();
+    EXPECT_LE(std::abs(*their - *ours), 1e-6 * std::abs(*ours)) << "step " << index + 1;
+  }
+  Result<std::vector<ir::Literal>> ours = ours_exe->Fetch();
+  Result<std::vector<ir::Literal>> their = their_exe->Fetch();
+  ASSERT_TRUE(ours.ok() && their.ok());
+  ASSERT_EQ(their->size(), ours->size());
+  for (size_t i = 0; i < ours->size(); ++i) {
+    EXPECT_LE(RelativeDifference((*their)[i], (*ours)[i]), 1e-6) << "carried value " << i;
+  }
 }
 
 }  // namespace

@@ -169,7 +169,7 @@ TEST(TrainStepTest, NextValuesFollowTheParameterLayout) {
   options.optimizer.kind = OptimizerKind::kAdam;
   const std::vector<StepParameter> layout = StepParameterLayout(*Regression(), {0, 1}, options);
   ASSERT_EQ(layout.size(), 9u);
-  EXPECT_EQ(layout[6], StepParameter::kStepCount);
+  EXPECT_EQ(layout[6], StepParameter::kSharedState);
   EXPECT_EQ(StepNextValueElements(layout), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, -1, -1}));
 }
 

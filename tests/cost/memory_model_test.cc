@@ -135,7 +135,7 @@ ParameterRole RoleOf(autodiff::StepParameter kind) {
       return ParameterRole::kOptimizerState;
     case autodiff::StepParameter::kBatch:
       return ParameterRole::kBatch;
-    case autodiff::StepParameter::kStepCount:
+    case autodiff::StepParameter::kSharedState:
       break;
   }
   return ParameterRole::kOther;
