@@ -1,5 +1,6 @@
-"""Train a small Flax GPT with alpa_cpp.parallelize on 4 in-process devices, then plan the same
-step for 16 V100s without running it, on one mesh and as a pipeline.
+"""Train a small Flax GPT with alpa_cpp.parallelize on 4 in-process devices, with ZeRO-3 and as a
+pipeline, then plan the same step for 16 V100s without running it, on one mesh and as a
+pipeline.
 
     .venv/bin/python examples/jax/gpt.py
 """
@@ -75,14 +76,23 @@ def main():
     model = GPT()
     ids = jax.random.randint(jax.random.PRNGKey(0), (16, model.seq + 1), 0, model.vocab)
     batch = {"ids": ids[:, :-1], "labels": ids[:, 1:]}
-    state = train_state.TrainState.create(apply_fn=model.apply,
+    start = train_state.TrainState.create(apply_fn=model.apply,
                                           params=model.init(jax.random.PRNGKey(1), batch["ids"]),
                                           tx=optax.adamw(1e-3))
 
-    step = alpa_cpp.parallelize(train_step, method=alpa_cpp.Zero3Parallel(), cluster="local:4")
+    # ZeRO-3 on 4 in-process devices, and PipeshardParallel on them: the planner chooses the
+    # stages (cut at the boundaries, or one stage where that is fastest, as for this small model
+    # on 4 CPU devices: its plan is printed below), 4 micro-batches a step, the step's AdamW run
+    # by each stage on its weights.
+    sharded = alpa_cpp.parallelize(train_step, method=alpa_cpp.Zero3Parallel(), cluster="local:4")
+    pipelined = alpa_cpp.parallelize(
+        train_step, method=alpa_cpp.PipeshardParallel(num_micro_batches=4), cluster="local:4")
+    state, pipelined_state = start, start
     for i in range(10):
-        state, loss = step(state, batch)
-        print(f"step {i}  loss {float(loss):.4f}")
+        state, loss = sharded(state, batch)
+        pipelined_state, pipelined_loss = pipelined(pipelined_state, batch)
+        print(f"step {i}  loss {float(loss):.4f} (ZeRO-3), {float(pipelined_loss):.4f} (pipeline)")
+    print(pipelined.get_executable(pipelined_state, batch).plan.text)
 
     # Planning only: the same step for 2 hosts of 8 V100s, from shapes alone.
     abstract = jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),

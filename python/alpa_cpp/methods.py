@@ -90,8 +90,8 @@ class PipeshardParallel:
     layer_option: None (the loss's mark_pipeline_boundary() markers) or AutoLayerOption.
     pipeline_schedule: "1f1b", "gpipe", "interleaved-1f1b", or "auto" (1F1B and GPipe, the faster
         kept).
-    optimizer: the optimizer the update is priced with ("sgd", "adam", "adamw", "adafactor"):
-        the step's own optax code is not read.
+    optimizer: the optimizer planning prices the update with ("sgd", "adam", "adamw",
+        "adafactor"); running runs the step's own optax update, which planning does not read.
     memory_budget_bytes: each device's memory to plan in; None takes the cluster's.
     logical_space, submesh_space: the stage meshes searched, as `alpa plan`'s flags.
     """
