@@ -129,10 +129,11 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
                         sharding::AutoShard(entry, cluster, mesh, sharding_options));
 
   // Roles: the step's parameters (autodiff/train_step.h's layout) and its result leaves
-  // (loss, W'..., state'..., t + 1, input gradients..., then the sent values appended above).
+  // (loss, W'..., state'..., shared'... (t + 1), input gradients..., then the sent values
+  // appended above).
   const std::vector<autodiff::StepParameter> layout =
       autodiff::StepParameterLayout(*stage.loss.module, stage.loss.weights, stage_training);
-  stage.loss_parameter.assign(layout.size(), -1);  // the optimizer state and t stay -1
+  stage.loss_parameter.assign(layout.size(), -1);  // the optimizer and shared states stay -1
   for (size_t p = 0; p < step.step_parameter.size(); ++p) {
     stage.loss_parameter[static_cast<size_t>(step.step_parameter[p])] = static_cast<int64_t>(p);
   }

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "autodiff/grad.h"
 #include "autodiff/vjp.h"
@@ -116,9 +117,15 @@ int64_t ProgramWeight(const TrainStepOptions& options, size_t i) {
   return options.update_weights.empty() ? static_cast<int64_t>(i) : options.update_weights[i];
 }
 
-// The program's weights (checked against the loss's) and each one's state arrays as the step
-// carries them: the shapes of OptimizerState or of the update program.
-Result<std::vector<std::vector<ir::Shape>>> WeightStates(
+// One array of a weight's state as the step carries it.
+struct CarriedState {
+  std::string name;  // after the weight's
+  ir::Shape shape;
+};
+
+// Each weight's state arrays as the step carries them: OptimizerState's in the master type, or
+// the update program's (its weights checked against the loss's).
+Result<std::vector<std::vector<CarriedState>>> WeightStates(
     const std::vector<Instruction*>& parameters, const std::vector<int64_t>& weights,
     const TrainStepOptions& options, ir::DType master) {
   const UpdateProgram* update = options.update.get();
@@ -127,13 +134,13 @@ Result<std::vector<std::vector<ir::Shape>>> WeightStates(
     return InvalidArgument("{} update-program weights for {} weights",
                            options.update_weights.size(), weights.size());
   }
-  std::vector<std::vector<ir::Shape>> states;
+  std::vector<std::vector<CarriedState>> states;
   for (size_t i = 0; i < weights.size(); ++i) {
     const ir::Shape& weight = parameters[static_cast<size_t>(weights[i])]->shape();
-    std::vector<ir::Shape>& shapes = states.emplace_back();
+    std::vector<CarriedState>& arrays = states.emplace_back();
     if (update == nullptr) {
       for (const StateArray& array : OptimizerState(options.optimizer, weight.dims())) {
-        shapes.push_back(ir::Shape::Array(master, array.dims));
+        arrays.push_back({array.name, ir::Shape::Array(master, array.dims)});
       }
       continue;
     }
@@ -143,10 +150,47 @@ Result<std::vector<std::vector<ir::Shape>>> WeightStates(
                              weight.ToString(false), u);
     }
     for (int64_t j : update->weight_states[static_cast<size_t>(u)]) {
-      shapes.push_back(update->state_shape(j));
+      arrays.push_back({fmt::format("state{}", j), update->state_shape(j)});
     }
   }
   return states;
+}
+
+// The next values (W'..., state'..., shared'...) from the weights, their gradients, their states
+// and the shared states (our optimizer's t, or the update program's).
+Result<std::vector<Instruction*>> EmitUpdates(const TrainStepOptions& options,
+                                              const std::vector<Instruction*>& weights,
+                                              const std::vector<Instruction*>& gradients,
+                                              const std::vector<std::vector<Instruction*>>& states,
+                                              const std::vector<Instruction*>& shared,
+                                              ir::ComputationBuilder& b) {
+  std::vector<Instruction*> next_weights, next_states, next_shared;
+  if (options.update == nullptr) {
+    Instruction* next_step = b.Add(shared[0], b.ConstantScalar(shared[0]->shape().dtype(), 1));
+    for (size_t i = 0; i < weights.size(); ++i) {
+      ParameterUpdate next =
+          EmitParameterUpdate(options.optimizer, weights[i], gradients[i], states[i], next_step, b);
+      next_weights.push_back(next.parameter);
+      next_states.insert(next_states.end(), next.state.begin(), next.state.end());
+    }
+    next_shared.push_back(next_step);
+  } else {
+    std::vector<int64_t> program_weights;
+    for (size_t i = 0; i < weights.size(); ++i) {
+      program_weights.push_back(ProgramWeight(options, i));
+    }
+    ALPA_ASSIGN_OR_RETURN(
+        EmittedUpdate next,
+        EmitProgramUpdate(*options.update, program_weights, weights, gradients, states, shared, b));
+    next_weights = std::move(next.weights);
+    for (const std::vector<Instruction*>& own : next.states) {
+      next_states.insert(next_states.end(), own.begin(), own.end());
+    }
+    next_shared = std::move(next.shared);
+  }
+  next_weights.insert(next_weights.end(), next_states.begin(), next_states.end());
+  next_weights.insert(next_weights.end(), next_shared.begin(), next_shared.end());
+  return next_weights;
 }
 
 }  // namespace
@@ -213,7 +257,7 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   ALPA_ASSIGN_OR_RETURN(const ir::DType compute, CheckWeights(*entry, weights));
   const ir::DType master = update == nullptr ? MasterWeightType(compute) : compute;
   const std::vector<Instruction*> parameters = entry->parameters();
-  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<ir::Shape>> state_shapes,
+  ALPA_ASSIGN_OR_RETURN(const std::vector<std::vector<CarriedState>> carried_states,
                         WeightStates(parameters, weights, options, master));
   const std::set<int64_t> is_weight(weights.begin(), weights.end());
   ALPA_RETURN_IF_ERROR(CheckMicroBatches(parameters, is_weight, num_micro_batches));
@@ -237,15 +281,9 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   }
   std::vector<std::vector<Instruction*>> state(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
-    const std::string& weight = parameters[weights[i]]->name();
-    const std::vector<StateArray> arrays =
-        update == nullptr
-            ? OptimizerState(options.optimizer, parameters[weights[i]]->shape().dims())
-            : std::vector<StateArray>();
-    for (size_t k = 0; k < state_shapes[i].size(); ++k) {
-      state[i].push_back(b.Parameter(
-          number++, state_shapes[i][k],
-          weight + "." + (arrays.empty() ? "state" + std::to_string(k) : arrays[k].name)));
+    for (const CarriedState& array : carried_states[i]) {
+      state[i].push_back(
+          b.Parameter(number++, array.shape, parameters[weights[i]]->name() + "." + array.name));
     }
   }
   std::vector<Instruction*> shared;
@@ -299,32 +337,11 @@ Result<std::unique_ptr<ir::Module>> BuildTrainStep(const ir::Module& loss,
   }
   TagLossAndGradients(loss_and_gradients);
   std::vector<Instruction*> results = {loss_and_gradients[0]};
-  if (update == nullptr) {
-    Instruction* next_step = b.Add(shared[0], b.ConstantScalar(master, 1));
-    std::vector<Instruction*> new_state;
-    for (size_t i = 0; i < weights.size(); ++i) {
-      ParameterUpdate next = EmitParameterUpdate(options.optimizer, master_weights[i],
-                                                 loss_and_gradients[i + 1], state[i], next_step, b);
-      results.push_back(next.parameter);
-      new_state.insert(new_state.end(), next.state.begin(), next.state.end());
-    }
-    results.insert(results.end(), new_state.begin(), new_state.end());
-    results.push_back(next_step);
-  } else {
-    std::vector<int64_t> program_weights;
-    for (size_t i = 0; i < weights.size(); ++i)
-      program_weights.push_back(ProgramWeight(options, i));
-    ALPA_ASSIGN_OR_RETURN(
-        EmittedUpdate next,
-        EmitProgramUpdate(*update, program_weights, master_weights,
-                          {loss_and_gradients.begin() + 1, loss_and_gradients.end()}, state, shared,
-                          b));
-    results.insert(results.end(), next.weights.begin(), next.weights.end());
-    for (const std::vector<Instruction*>& states : next.states) {
-      results.insert(results.end(), states.begin(), states.end());
-    }
-    results.insert(results.end(), next.shared.begin(), next.shared.end());
-  }
+  ALPA_ASSIGN_OR_RETURN(
+      std::vector<Instruction*> next_values,
+      EmitUpdates(options, master_weights,
+                  {loss_and_gradients.begin() + 1, loss_and_gradients.end()}, state, shared, b));
+  results.insert(results.end(), next_values.begin(), next_values.end());
   for (Instruction* gradient : input_cotangents) {
     Instruction* result = options.loss_scale == 1.0
                               ? gradient

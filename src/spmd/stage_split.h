@@ -16,7 +16,7 @@
 //   F = the ancestors of the sent values and the loss that depend on no cotangent
 //   B = the ancestors of the input gradients and of the weights' gradients (the instructions
 //       tagged ir::ValueTag::kGradient), but F
-//   U = the ancestors of the next values (W', state', t + 1), but F and B
+//   U = the ancestors of the next values (W', state', shared'), but F and B
 // Values that depend on no parameter (constants, iotas, broadcasts of them) are recomputed in
 // every program that reads them rather than handed over, and so are the forward pass's
 // broadcasts the backward pass reads (from their operands, which are handed over). F hands B the F
@@ -45,7 +45,8 @@ enum class StageParameter {
   kBatch,           // per micro-batch: the model's batch parameters (tokens, labels)
 };
 
-// Weights, optimizer state and t: what a stage keeps on its devices from step to step.
+// Weights, optimizer state and shared state (t): what a stage keeps on its devices from step to
+// step.
 inline bool IsStateParameter(StageParameter role) {
   return role == StageParameter::kWeight || role == StageParameter::kOptimizerState ||
          role == StageParameter::kSharedState;
@@ -56,7 +57,7 @@ struct StageRoles {
   std::vector<StageParameter> parameters;  // by parameter number
   // Result leaves (the root's elements) by role, each in order.
   int64_t loss_leaf = -1;                  // -1: the stage computes no model loss
-  std::vector<int64_t> next_value_leaves;  // W'..., state'..., t + 1
+  std::vector<int64_t> next_value_leaves;  // W'..., state'..., shared'... (t + 1)
   std::vector<int64_t> input_gradient_leaves;
   std::vector<int64_t> sent_leaves;
 };
