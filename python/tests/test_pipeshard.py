@@ -178,6 +178,42 @@ def test_a_pipelined_step_trains_as_jax_does_and_keeps_its_state_on_the_devices(
     assert "wide_train_step.update.hlo" in [os.path.basename(p) for p in paths]
 
 
+def test_donated_state_is_gone_and_host_state_is_placed_again():
+    state, batch = wide_state_and_batch()
+    step = pipelined_wide_step()
+    first = step(state, batch)
+    second = step(first, batch)
+    with pytest.raises(alpa_cpp.DonatedArrayError):
+        np.asarray(jax.tree_util.tree_leaves(first.params)[0])
+    assert int(second.step) == 2
+    # Host values (here the first state again) are placed anew, replacing the devices' values:
+    # the same step from the start.
+    again = step(state, batch)
+    for a, b in zip(jax.tree_util.tree_leaves(jax.jit(wide_train_step)(state, batch).params),
+                    jax.tree_util.tree_leaves(again.params)):
+        np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=1e-6)
+    assert int(again.step) == 1
+
+
+def test_a_loss_with_auxiliary_outputs_plans_but_does_not_run():
+    def step_with_aux(state, batch):
+        def loss_fn(params):
+            error = state.apply_fn(params, batch["x"]) - batch["y"]
+            return jnp.mean(error ** 2), jnp.max(error)
+
+        grads, _ = alpa_cpp.grad(loss_fn, has_aux=True)(state.params)
+        return state.apply_gradients(grads=grads)
+
+    state, batch = wide_state_and_batch()
+    step = alpa_cpp.parallelize(
+        step_with_aux, cluster="local:4",
+        method=alpa_cpp.PipeshardParallel(num_micro_batches=2, optimizer="sgd",
+                                          layer_option=alpa_cpp.AutoLayerOption(layer_num=2)))
+    assert step.get_executable(*abstract((state, batch))).plan.document["num_layers"] == 2
+    with pytest.raises(ValueError, match="has_aux"):
+        step(state, batch)
+
+
 def test_an_optimizer_that_couples_the_stages_is_refused_naming_what_couples():
     model = Wide()
     x = jnp.ones((64, 32))
