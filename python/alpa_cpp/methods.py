@@ -90,8 +90,9 @@ class PipeshardParallel:
     layer_option: None (the loss's mark_pipeline_boundary() markers) or AutoLayerOption.
     pipeline_schedule: "1f1b", "gpipe", "interleaved-1f1b", or "auto" (1F1B and GPipe, the faster
         kept).
-    optimizer: the optimizer planning prices the update with ("sgd", "adam", "adamw",
-        "adafactor"); running runs the step's own optax update, which planning does not read.
+    optimizer: the optimizer the update is priced with ("sgd", "adam", "adamw", "adafactor")
+        when the step's own (its optax update, which the plan prices and the stages run
+        otherwise) cannot run in a pipeline; such a step plans but does not run.
     memory_budget_bytes: each device's memory to plan in; None takes the cluster's.
     logical_space, submesh_space: the stage meshes searched, as `alpa plan`'s flags.
     """

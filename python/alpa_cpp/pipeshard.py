@@ -2,16 +2,17 @@
 
 Planning traces the step once with its batch at the micro-batch size (batch / num_micro_batches
 along dimension 0), keeps the loss `alpa_cpp.grad` was given (pipeline.py), lowers it on its
-own with its layer markers and plans it as `alpa plan LOSS.hlo --weights 0-K --method pipeshard
---micro-batches M` does: the same loss text gives the same plan. The loss's parameters are the
+own with its layer markers. The step's code after its gradient (its optax update) is lowered
+on its own too, as the stages' optimizer (update_program.py). The loss is planned with that
+optimizer as `alpa plan LOSS.hlo --weights 0-K --update-program UPDATE.hlo --method pipeshard
+--micro-batches M` does: the same texts give the same plan. The loss's parameters are the
 differentiated arguments' leaves (the weights) and then what else it reads: the step's batch
 first, then any other traced value it closes over.
 
-Running: the step's code after its gradient (its optax update) is lowered on its own as the
-stages' optimizer (update_program.py) on the first call, and the plan compiled with it runs on
-in-process devices, one per device of the cluster: each call runs the batch's micro-batches
-through the stages in the plan's schedule and returns the step's outputs, its new state as
-DistributedArrays that stay on the stages' devices and its loss (the mean of the micro-batches').
+The first call compiles the plan and runs it on in-process devices, one per device of the
+cluster: each call runs the batch's micro-batches through the stages in the plan's schedule and
+returns the step's outputs, its new state as DistributedArrays that stay on the stages' devices
+and its loss (the mean of the micro-batches').
 """
 
 from __future__ import annotations
@@ -163,16 +164,23 @@ class PipeshardExecutable:
         self._fn = fn
         self._abstract_args = abstract_args
         self._batch_argnums = tuple(batch_argnums)
+        # The step's own optimizer, which the plan prices and the stages run. A step whose
+        # optimizer a pipeline cannot run is planned with `method.optimizer` instead, and says
+        # why when it is called.
+        self._update: Optional[LoweredUpdate] = None
+        self._update_error: Optional[str] = None
+        self._lower_update()
         self._planned = _core.plan_pipeline(
             self.loss_text, self.name, f"0-{len(self._loss.weight_leaves) - 1}", cluster,
             num_micro_batches=method.num_micro_batches, schedule=method.pipeline_schedule,
             auto_layers=layers.layer_num if isinstance(layers, AutoLayerOption) else None,
             remat=isinstance(layers, AutoLayerOption) and layers.remat_layer,
-            optimizer=method.optimizer, memory_budget_bytes=method.memory_budget_bytes,
+            optimizer=method.optimizer,
+            update_text=None if self._update is None else self._update.text,
+            memory_budget_bytes=method.memory_budget_bytes,
             logical_space=method.logical_space, submesh_space=method.submesh_space)
         self.plan = Plan(self._planned.document, self._planned.text,
                          self._planned.timeline_svg)
-        self._update: Optional[LoweredUpdate] = None
         self._core: Optional[_core.PipelineExecutable] = None
         self._carried_leaves: list[int] = []  # the step's leaf of each carried value, in order
         self._placed = False  # whether the devices hold the carried values
@@ -181,23 +189,36 @@ class PipeshardExecutable:
 
     # --- running -------------------------------------------------------------------------------
 
+    def _lower_update(self) -> None:
+        """The step's code after its gradient as the stages' optimizer (update_program.py),
+        split by weight; or why a pipeline cannot run it."""
+        try:
+            update = lower_update(self._fn, self._abstract_args, self._batch_argnums,
+                                  self._loss.weight_leaves, self._loss.aval)
+        except ValueError as error:
+            self._update_error = str(error)
+            return
+        try:
+            _core.split_update_program(update.text, len(self._loss.weight_leaves))
+        except ValueError as error:
+            self._update_error = (f"PipeshardParallel: {error}"
+                                  f"{self._legend(str(error), update.state_leaves)}")
+            return
+        self._update = update
+
     def compile(self) -> None:
-        """Lowers the step's optimizer and builds every stage's programs with it (the first call
-        does this)."""
+        """Builds every stage's programs with the step's optimizer (the first call does this)."""
         if self._core is not None:
             return
+        if self._update_error is not None:
+            raise ValueError(self._update_error)
         missing = [k for k, leaf in enumerate(self._loss.input_leaves) if leaf is None]
         if missing:
             raise ValueError(
                 f"PipeshardParallel: the loss of {self.name} reads {len(missing)} value(s) "
                 "computed in the step outside it (not leaves of its arguments); to run it, "
                 "compute them inside the loss function or pass them in the batch")
-        self._update = lower_update(self._fn, self._abstract_args, self._batch_argnums,
-                                    self._loss.weight_leaves, self._loss.aval)
-        try:
-            self._core = self._planned.compile(self._update.text)
-        except ValueError as error:
-            raise ValueError(f"PipeshardParallel: {error}{self._legend(str(error))}") from None
+        self._core = self._planned.compile()
         states = self._update.state_leaves
         self._carried_leaves = list(self._loss.weight_leaves)
         for owned in self._core.weight_states:
@@ -206,13 +227,12 @@ class PipeshardExecutable:
         self._leaf_types = [leaf_shape_and_dtype(leaf)
                             for leaf in jax.tree_util.tree_leaves(self._abstract_args)]
 
-    def _legend(self, message: str) -> str:
+    def _legend(self, message: str, state_leaves: Sequence[int]) -> str:
         """What the weights and states a C++ message numbers are in the step's arguments."""
         paths = [jax.tree_util.keystr(path) for path, _ in
                  jax.tree_util.tree_flatten_with_path(self._abstract_args)[0]]
         named = {f"weight {i}": paths[leaf] for i, leaf in enumerate(self._loss.weight_leaves)}
-        named.update({f"state {j}": paths[leaf]
-                      for j, leaf in enumerate(self._update.state_leaves)})
+        named.update({f"state {j}": paths[leaf] for j, leaf in enumerate(state_leaves)})
         said: dict[str, None] = {}  # in the order the message says them
         for kind, first, second in re.findall(r"\b(weight|state)s? (\d+)(?: and (\d+))?",
                                               message):
@@ -264,9 +284,8 @@ class PipeshardExecutable:
         return self._fetched[1]
 
     def memory_report(self) -> dict:
-        """Peak bytes: each stage's predicted by the planner (its update priced with the
-        method's `optimizer`, not the step's own), and each device's measured in the last step
-        (empty before the first)."""
+        """Peak bytes: each stage's predicted by the planner, and each device's measured in the
+        last step (empty before the first)."""
         return {"predicted_peak_bytes_per_stage": [s["peak_memory_bytes"]
                                                    for s in self.plan.stages],
                 "measured_peak_bytes_per_device":
@@ -297,18 +316,19 @@ class PipeshardExecutable:
 
     def get_hlo_text(self, stage: str = "loss") -> str:
         """As HLO text: "loss", the loss the plan cuts into stages with its layer markers, or
-        "update", the step's optimizer the stages run (compiling the plan if it is not yet)."""
+        "update", the step's optimizer, which the plan prices and the stages run."""
         if stage == "loss":
             return self.loss_text
         if stage == "update":
-            self.compile()
+            if self._update is None:
+                raise ValueError(self._update_error)
             return self._update.text
         raise ValueError(f"get_hlo_text: a PipeshardParallel executable has the 'loss' and "
                          f"'update' stages, not '{stage}'")
 
     def dump_debug_info(self, folder: Union[str, os.PathLike]) -> list[str]:
-        """Writes the loss (HLO), the step's optimizer (HLO, once compiled), the plan document
-        and its HTML report into `folder`."""
+        """Writes the loss (HLO), the step's optimizer (HLO, when a pipeline can run it), the
+        plan document and its HTML report into `folder`."""
         files = {f"{self.name}.loss.hlo": self.loss_text}
         if self._update is not None:
             files[f"{self.name}.update.hlo"] = self._update.text

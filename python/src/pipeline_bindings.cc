@@ -1,10 +1,10 @@
 // PipeshardParallel from Python: alpa_cpp._core.plan_pipeline plans a loss lowered by JAX
-// (api/pipeline_planning.h) into a PlannedPipeline, and PlannedPipeline.compile builds its stages'
-// programs with the step's own optimizer (the optax update JAX lowered: update_program.h) into a
-// PipelineExecutable (api/pipeshard_executable.h) that runs on in-process devices. The values the
-// step carries stay on the stages' devices between steps; they cross as NumPy arrays only when
-// placed or fetched, in the executable's carried order: the weights, each weight's states, the
-// shared states.
+// (api/pipeline_planning.h) with the step's own optimizer (the optax update JAX lowered:
+// autodiff/update_program.h) into a PlannedPipeline, and PlannedPipeline.compile builds its
+// stages' programs into a PipelineExecutable (api/pipeshard_executable.h) that runs on in-process
+// devices. The values the step carries stay on the stages' devices between steps; they cross as
+// NumPy arrays only when placed or fetched, in the executable's carried order: the weights, each
+// weight's states, the shared states.
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "api/hlo_import.h"
 #include "api/imported_model.h"
 #include "autodiff/optimizer.h"
 #include "bindings.h"
@@ -54,14 +53,12 @@ Result<plan::PipelineSearchOptions> SearchOptions(const std::string& schedule,
   return search;
 }
 
-PlannedPipelineHandle PlanPipeline(const std::string& loss_text, const std::string& name,
-                                   const std::string& weights, const ClusterHandle& cluster,
-                                   int64_t num_micro_batches, const std::string& schedule,
-                                   std::optional<int64_t> auto_layers, bool remat,
-                                   const std::string& optimizer,
-                                   std::optional<int64_t> memory_budget_bytes,
-                                   const std::string& logical_space,
-                                   const std::string& submesh_space, double time_limit_s) {
+PlannedPipelineHandle PlanPipeline(
+    const std::string& loss_text, const std::string& name, const std::string& weights,
+    const ClusterHandle& cluster, int64_t num_micro_batches, const std::string& schedule,
+    std::optional<int64_t> auto_layers, bool remat, const std::string& optimizer,
+    const std::optional<std::string>& update_text, std::optional<int64_t> memory_budget_bytes,
+    const std::string& logical_space, const std::string& submesh_space, double time_limit_s) {
   if (num_micro_batches < 1) {
     Raise(InvalidArgument("num_micro_batches {}: it must be at least 1", num_micro_batches));
   }
@@ -78,6 +75,10 @@ PlannedPipelineHandle PlanPipeline(const std::string& loss_text, const std::stri
   Result<autodiff::OptimizerKind> kind = autodiff::ParseOptimizer(optimizer);
   if (!kind.ok()) Raise(kind.status().WithContext("PipeshardParallel(optimizer=...)"));
   model.training.optimizer.kind = *kind;
+  if (update_text) {
+    model.training.update = ValueOrRaise(api::ImportUpdateProgramText(
+        *update_text, "update program", static_cast<int64_t>(model.model.weights.size())));
+  }
   Result<api::PlannedPipeline> planned = [&] {
     nb::gil_scoped_release unlocked;  // planning takes seconds; other threads may run
     return api::PlanPipeline(std::move(model), cluster.spec, request);
@@ -85,17 +86,15 @@ PlannedPipelineHandle PlanPipeline(const std::string& loss_text, const std::stri
   return {std::make_shared<const api::PlannedPipeline>(ValueOrRaise(std::move(planned))), cluster};
 }
 
-PipelineExecutableHandle Compile(const PlannedPipelineHandle& planned,
-                                 const std::string& update_text) {
+PipelineExecutableHandle Compile(const PlannedPipelineHandle& planned) {
   const models::Model& model = planned.planned->model.model;
-  api::ImportedHlo imported = ValueOrRaise(api::ImportHloText(update_text, "update program"));
-  Result<autodiff::UpdateProgram> update = autodiff::SplitUpdateProgram(
-      std::move(imported.module), static_cast<int64_t>(model.weights.size()));
-  RaiseIfError(update.status());
-  PipelineExecutableHandle handle{
-      planned.planned, std::make_shared<const autodiff::UpdateProgram>(*update), std::nullopt};
-  autodiff::TrainStepOptions training = planned.planned->model.training;
-  training.update = handle.update;
+  const autodiff::TrainStepOptions& training = planned.planned->model.training;
+  if (training.update == nullptr) {
+    Raise(FailedPrecondition(
+        "the pipeline was planned without the step's optimizer (plan_pipeline's update_text), "
+        "so it has nothing to update the weights with"));
+  }
+  PipelineExecutableHandle handle{planned.planned, training.update, std::nullopt};
   Result<api::PipeshardExecutable> executable = [&] {
     nb::gil_scoped_release unlocked;
     return api::ParallelizePipeshard({model.loss.get(), model.weights, training},
@@ -163,10 +162,9 @@ void BindPipelines(nb::module_& module) {
           "timeline_svg",
           [](const PlannedPipelineHandle& self) { return self.planned->timeline_svg; },
           "The simulated step's Gantt chart.")
-      .def("compile", &Compile, nb::arg("update_text"),
-           "Builds every stage's programs with the step's optimizer: `update_text` is the HLO of "
-           "apply(W..., G..., S...) -> (W'..., S'...) over the loss's weights W, their "
-           "gradients G and the other state S the step carries.");
+      .def("compile", &Compile,
+           "Builds every stage's programs with the step's optimizer (plan_pipeline's "
+           "update_text) for in-process devices.");
 
   nb::class_<PipelineExecutableHandle>(module, "PipelineExecutable",
                                        "A pipelined plan compiled to run on in-process devices.")
@@ -239,10 +237,24 @@ void BindPipelines(nb::module_& module) {
              nb::arg("weights"), nb::arg("cluster"), nb::arg("num_micro_batches"),
              nb::arg("schedule") = "auto", nb::arg("auto_layers") = nb::none(),
              nb::arg("remat") = false, nb::arg("optimizer") = "adam",
-             nb::arg("memory_budget_bytes") = nb::none(), nb::arg("logical_space") = "single-node",
-             nb::arg("submesh_space") = "power-of-two", nb::arg("time_limit_s") = 30.0,
+             nb::arg("update_text") = nb::none(), nb::arg("memory_budget_bytes") = nb::none(),
+             nb::arg("logical_space") = "single-node", nb::arg("submesh_space") = "power-of-two",
+             nb::arg("time_limit_s") = 30.0,
              "Plans the HLO loss `loss_text` (its `weights` as `alpa plan --weights` takes them) "
-             "for a pipeline, as `alpa plan --method pipeshard` does.");
+             "for a pipeline, as `alpa plan --method pipeshard` does; with `update_text` (the HLO "
+             "of apply(W..., G..., S...) -> (W'..., S'...) over the weights W, their gradients G "
+             "and the other state S the step carries) the step's own optimizer in place of "
+             "`optimizer`, as `--update-program` gives it.");
+  module.def(
+      "split_update_program",
+      [](const std::string& text, int64_t num_weights) {
+        std::shared_ptr<const autodiff::UpdateProgram> program =
+            ValueOrRaise(api::ImportUpdateProgramText(text, "update program", num_weights));
+        return std::make_pair(program->weight_states, program->shared_states);
+      },
+      nb::arg("text"), nb::arg("num_weights"),
+      "(each weight's states, the shared states) of the update program `text`; ValueError when "
+      "a pipeline cannot run it (a value that reads two weights).");
 }
 
 }  // namespace alpa::python

@@ -1,5 +1,6 @@
 """PipeshardParallel from Python: the example GPT's loss, cut at its mark_pipeline_boundary()
-markers, planned for a pipeline; the plan is the one `alpa plan` makes for the same loss text."""
+markers, planned for a pipeline with the step's own optimizer; the plan is the one `alpa plan`
+makes for the same loss and update texts. Pipelined steps run as JAX's do."""
 
 import json
 import os
@@ -49,11 +50,14 @@ def test_the_loss_is_cut_at_the_markers_into_the_models_layers(gpt_plan):
 def test_the_plan_is_the_one_alpa_plan_makes_for_the_dumped_loss(gpt_plan, tmp_path):
     loss_path = tmp_path / "loss.hlo"
     loss_path.write_text(gpt_plan.get_hlo_text())
+    update_path = tmp_path / "update.hlo"  # the step's optax Adam, which the plan prices
+    update_path.write_text(gpt_plan.get_hlo_text("update"))
     weights = len(jax.tree_util.tree_leaves(models.gpt_state_and_batches(1)[0].params))
     completed = subprocess.run(
         [os.environ["ALPA_CLI"], "plan", str(loss_path), "--weights", f"0-{weights - 1}",
-         "--method", "pipeshard", "--micro-batches", str(MICRO_BATCHES), "--cluster", CLUSTER,
-         "--json"], capture_output=True, text=True, check=False)
+         "--update-program", str(update_path), "--method", "pipeshard", "--micro-batches",
+         str(MICRO_BATCHES), "--cluster", CLUSTER, "--json"],
+        capture_output=True, text=True, check=False)
     assert completed.returncode == 0, completed.stderr
     cli = json.loads(completed.stdout)
     ours = gpt_plan.plan.document
@@ -71,10 +75,12 @@ def test_the_plan_explains_itself_and_renders_its_report(gpt_plan, tmp_path):
     assert html.startswith("<!DOCTYPE html>") and "<svg" in html
     paths = gpt_plan.dump_debug_info(tmp_path)
     assert sorted(os.path.basename(p) for p in paths) == [
-        "train_step.loss.hlo", "train_step.plan.html", "train_step.plan.json"]
+        "train_step.loss.hlo", "train_step.plan.html", "train_step.plan.json",
+        "train_step.update.hlo"]
     saved = alpa_cpp.Plan.load(tmp_path / "train_step.plan.json")
     assert saved.document == gpt_plan.plan.document
-    explained = subprocess.run([os.environ["ALPA_CLI"], "explain", paths[1]],
+    explained = subprocess.run([os.environ["ALPA_CLI"], "explain",
+                                str(tmp_path / "train_step.plan.json")],
                                capture_output=True, text=True, check=False)
     assert explained.returncode == 0, explained.stderr
     assert explained.stdout == explanation

@@ -178,6 +178,21 @@ Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOpt
   return ImportHloLossText(text, path, options);
 }
 
+Result<std::shared_ptr<const autodiff::UpdateProgram>> ImportUpdateProgram(const std::string& path,
+                                                                           int64_t num_weights) {
+  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ImportUpdateProgramText(text, path, num_weights);
+}
+
+Result<std::shared_ptr<const autodiff::UpdateProgram>> ImportUpdateProgramText(
+    const std::string& text, const std::string& path, int64_t num_weights) {
+  ALPA_ASSIGN_OR_RETURN(ImportedHlo imported, ImportHloText(text, path));
+  Result<autodiff::UpdateProgram> program =
+      autodiff::SplitUpdateProgram(std::move(imported.module), num_weights);
+  if (!program.ok()) return program.status().WithContext(path);
+  return std::make_shared<const autodiff::UpdateProgram>(std::move(program).value());
+}
+
 Result<models::ZooModel> ImportHloLossText(const std::string& text, const std::string& path,
                                            const HloLossOptions& options) {
   ALPA_ASSIGN_OR_RETURN(ImportedHlo imported, ImportHloText(text, path));

@@ -10,9 +10,11 @@
 #define ALPA_API_IMPORTED_MODEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "autodiff/update_program.h"
 #include "models/forward_loss.h"
 #include "models/zoo.h"
 #include "support/status.h"
@@ -58,6 +60,15 @@ Result<models::ZooModel> ImportHloLoss(const std::string& path, const HloLossOpt
 // and is the model's name.
 Result<models::ZooModel> ImportHloLossText(const std::string& text, const std::string& path,
                                            const HloLossOptions& options);
+
+// The step's own optimizer from HLO (a JAX step's optax update, lowered as
+// apply(W..., G..., S...) -> (W'..., S'...): autodiff/update_program.h) for a loss of
+// `num_weights` weights, split by weight. Errors name `path`: the parser's, a program of another
+// form, a value that reads two weights.
+Result<std::shared_ptr<const autodiff::UpdateProgram>> ImportUpdateProgram(const std::string& path,
+                                                                           int64_t num_weights);
+Result<std::shared_ptr<const autodiff::UpdateProgram>> ImportUpdateProgramText(
+    const std::string& text, const std::string& path, int64_t num_weights);
 
 }  // namespace alpa::api
 

@@ -61,24 +61,6 @@ spmd::StageParameter RoleOf(autodiff::StepParameter kind, const pipeline::StageL
              : spmd::StageParameter::kReceived;
 }
 
-// The stage's training: the model's, with the user's update program (if any) told which of its
-// weights the stage's are.
-autodiff::TrainStepOptions StageTraining(const pipeline::StageLoss& stage,
-                                         const std::vector<int64_t>& model_weights,
-                                         autodiff::TrainStepOptions training) {
-  if (training.update == nullptr) return training;
-  std::vector<int64_t> program_weights;
-  for (int64_t w : stage.weights) {
-    const int64_t k = std::find(model_weights.begin(), model_weights.end(),
-                                stage.model_parameter[static_cast<size_t>(w)]) -
-                      model_weights.begin();
-    program_weights.push_back(
-        training.update_weights.empty() ? k : training.update_weights[static_cast<size_t>(k)]);
-  }
-  training.update_weights = std::move(program_weights);
-  return training;
-}
-
 // Each weight's gradient: the gradient-tagged value nearest its next value (with a loss scale
 // the divided one), and each gradient's layout as the partitioned program holds it.
 Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
@@ -114,8 +96,8 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   ALPA_ASSIGN_OR_RETURN(stage.loss,
                         pipeline::SliceStageLoss(loss, weights, layers, planned.choice.first_layer,
                                                  planned.choice.last_layer));
-  const autodiff::TrainStepOptions stage_training = StageTraining(stage.loss, weights, training);
-  ALPA_ASSIGN_OR_RETURN(plan::StageStep step, plan::BuildStageStep(stage.loss, stage_training));
+  ALPA_ASSIGN_OR_RETURN(plan::StageStep step, plan::BuildStageStep(stage.loss, weights, training));
+  const autodiff::TrainStepOptions& stage_training = step.training;
   ALPA_RETURN_IF_ERROR(AppendSentValues(*step.step, static_cast<int64_t>(stage.loss.sent.size())));
   stage.mesh_shape = config.logical_shape;
   stage.devices = planned.devices;

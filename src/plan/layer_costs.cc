@@ -238,9 +238,25 @@ Result<cluster::LogicalMesh> LogicalMeshOf(const cluster::ClusterSpec& spec,
 }
 
 Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
+                                 const std::vector<int64_t>& model_weights,
                                  autodiff::TrainStepOptions training) {
   training.num_micro_batches = 1;
+  if (training.update != nullptr) {
+    std::vector<int64_t> program_weights;
+    for (int64_t w : stage.weights) {
+      const auto k = static_cast<size_t>(std::find(model_weights.begin(), model_weights.end(),
+                                                   stage.model_parameter[static_cast<size_t>(w)]) -
+                                         model_weights.begin());
+      if (k == model_weights.size()) {
+        return Internal("the stage's weight {} is none of the model's", w);
+      }
+      program_weights.push_back(training.update_weights.empty() ? static_cast<int64_t>(k)
+                                                                : training.update_weights[k]);
+    }
+    training.update_weights = std::move(program_weights);
+  }
   StageStep layer;
+  layer.training = training;
   ALPA_ASSIGN_OR_RETURN(layer.step, autodiff::BuildTrainStep(*stage.module, stage.weights, training,
                                                              stage.activations));
   const std::vector<autodiff::StepParameter> layout =
@@ -403,7 +419,7 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   std::vector<std::vector<LayerCost>> distinct_costs(distinct.size());
   std::vector<double> distinct_flops(distinct.size());
   for (size_t d = 0; d < distinct.size(); ++d) {
-    ALPA_ASSIGN_OR_RETURN(StageStep layer, BuildStageStep(distinct[d], training));
+    ALPA_ASSIGN_OR_RETURN(StageStep layer, BuildStageStep(distinct[d], weights, training));
     distinct_flops[d] = layer.flops;
     std::vector<sharding::AutoShardingOptions> per_mesh;
     for (const MeshConfig& config : table.configs) {

@@ -79,8 +79,14 @@ struct StageStep {
   // By the stage loss's parameter: the step parameter it is (a weight: its master copy).
   std::vector<int64_t> step_parameter;
   double flops = 0;
+  // How it trains: the model's training on one micro-batch, with the user's update program (if
+  // any) told which of its weights the stage's are.
+  autodiff::TrainStepOptions training;
 };
+// `model_weights` are the model's weights (parameter numbers of its loss), which the stage's
+// model_parameter numbers name.
 Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
+                                 const std::vector<int64_t>& model_weights,
                                  autodiff::TrainStepOptions training);
 
 // The instruction of `step` that computes each of the `sent` values the stage sends on: the first

@@ -127,7 +127,7 @@ Result<StageFigures> PlanWholeStage(const ir::Module& loss, const std::vector<in
       pipeline::StageLoss stage,
       pipeline::SliceStageLoss(loss, weights, pipeline::LayersFromBoundaries(*loss.entry()), first,
                                last));
-  ALPA_ASSIGN_OR_RETURN(StageStep step, BuildStageStep(stage, training));
+  ALPA_ASSIGN_OR_RETURN(StageStep step, BuildStageStep(stage, weights, training));
   sharding::AutoShardingOptions stage_options = options;
   stage_options.memory_budget_bytes = std::numeric_limits<int64_t>::max() / 4;
   stage_options = StageShardingOptions(step, mesh_config, stage_options);

@@ -131,7 +131,7 @@ TEST(LayerCostsTest, InputGradientsAreBackwardWork) {
       *gpt->model.loss, gpt->model.weights, layers, layers.num_layers - 1, layers.num_layers - 1);
   ASSERT_TRUE(head.ok()) << head.status().ToString();
   ASSERT_FALSE(head->activations.empty());
-  Result<StageStep> step = BuildStageStep(*head, gpt->training);
+  Result<StageStep> step = BuildStageStep(*head, gpt->model.weights, gpt->training);
   ASSERT_TRUE(step.ok()) << step.status().ToString();
   const ir::Computation& entry = *step->step->entry();
   cost::MemoryModelOptions options;

@@ -68,6 +68,13 @@ TEST(AlpaCliZooErrors, BadFlagValuesListTheValidOnes) {
 
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--lr", "0"}), "--lr 0");
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--layers", "many"}), "--layers");
+
+  // The step's own optimizer replaces ours, from a file of HLO.
+  ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--update-program", "/no/such/update.hlo"}),
+                 "--update-program: /no/such/update.hlo");
+  ExpectBadInput(
+      RunAlpa({"inspect", "gpt-tiny", "--update-program", "update.hlo", "--optimizer", "sgd"}),
+      "give it without --optimizer and --lr");
 }
 
 TEST_F(AlpaCliTest, OverrideFlagsWithAnHloFile) {

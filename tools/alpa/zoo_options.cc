@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "api/batch_file.h"
@@ -179,6 +180,17 @@ Result<autodiff::TrainStepOptions> Training(const models::ZooModel& zoo, const Z
     }
     training.optimizer.learning_rate = *flags.learning_rate;
   }
+  if (flags.update_program) {
+    if (flags.optimizer || flags.learning_rate) {
+      return InvalidArgument(
+          "--update-program {} is the step's optimizer; give it without --optimizer and --lr",
+          *flags.update_program);
+    }
+    Result<std::shared_ptr<const autodiff::UpdateProgram>> update = api::ImportUpdateProgram(
+        *flags.update_program, static_cast<int64_t>(zoo.model.weights.size()));
+    if (!update.ok()) return update.status().WithContext("--update-program");
+    training.update = std::move(update).value();
+  }
   return training;
 }
 
@@ -240,7 +252,8 @@ std::vector<std::string> ZooFlags::GivenFlags() const {
       {auto_layers.has_value(), "--auto-layers"},
       {remat.has_value(), remat.value_or(false) ? "--remat" : "--no-remat"},
       {optimizer.has_value(), "--optimizer"},
-      {learning_rate.has_value(), "--lr"}};
+      {learning_rate.has_value(), "--lr"},
+      {update_program.has_value(), "--update-program"}};
   for (const auto& [is_given, flag] : all) {
     if (is_given) given.push_back(flag);
   }
@@ -282,6 +295,11 @@ void AddZooFlags(CLI::App& command, ZooFlags& flags, bool training) {
   group->add_option("--optimizer", flags.optimizer,
                     "sgd, adam, adamw or adafactor (default: the zoo's)");
   group->add_option("--lr", flags.learning_rate, "Learning rate (default: the zoo's)");
+  group->add_option("--update-program", flags.update_program,
+                    "The step's own optimizer in place of --optimizer: an HLO file of "
+                    "apply(W..., G..., S...) -> (W'..., S'...) over the weights, their gradients "
+                    "and its state (a JAX step's optax update, as the Python package's "
+                    "get_hlo_text(\"update\") gives it)");
 }
 
 Result<ZooStep> BuildZooStep(const std::string& name, const ZooFlags& flags) {
@@ -316,7 +334,9 @@ std::vector<ConfigValue> StepConfig(const ZooStep& step, const ZooFlags& flags) 
       {"micro_batch_size", step.batch / micro_batches},
       {"dtype", std::string(ir::DTypeName(step.dtype))},
       {"remat", step.training.remat},
-      {"optimizer", std::string(autodiff::OptimizerName(step.training.optimizer.kind))},
+      {"optimizer", step.training.update != nullptr
+                        ? std::string("update program")
+                        : std::string(autodiff::OptimizerName(step.training.optimizer.kind))},
       {"learning_rate", step.training.optimizer.learning_rate}};
   for (const auto& [key, value] : ShapeOverrides(flags)) config.push_back({key, value});
   return config;
@@ -330,8 +350,12 @@ std::string DescribeConfig(const ZooStep& step) {
   }
   text += fmt::format(", {}", ir::DTypeName(step.dtype));
   if (step.dtype != ir::DType::kF32) text += " (f32 master weights)";
-  text += fmt::format(", {} lr {}", autodiff::OptimizerName(step.training.optimizer.kind),
-                      FormatNumber(step.training.optimizer.learning_rate));
+  if (step.training.update != nullptr) {
+    text += ", the step's own update program";
+  } else {
+    text += fmt::format(", {} lr {}", autodiff::OptimizerName(step.training.optimizer.kind),
+                        FormatNumber(step.training.optimizer.learning_rate));
+  }
   text += step.training.remat ? ", remat" : ", no remat";
   return text;
 }

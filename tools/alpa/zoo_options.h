@@ -56,6 +56,8 @@ struct ZooFlags {
   std::optional<bool> remat;
   std::optional<std::string> optimizer;
   std::optional<double> learning_rate;
+  // The step's own optimizer (api::ImportUpdateProgram) in place of --optimizer: an HLO file.
+  std::optional<std::string> update_program;
 
   // "--layers", "--dtype", ... for every flag given, in the order above.
   std::vector<std::string> GivenFlags() const;
