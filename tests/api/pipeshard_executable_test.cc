@@ -262,43 +262,60 @@ std::vector<Cell> Matrix() {
 
 INSTANTIATE_TEST_SUITE_P(Matrix, PipeshardParityTest, ::testing::ValuesIn(Matrix()), CellName);
 
+// The cell's stages, as given, on its cluster, with the layer costs they were priced from.
+struct CellPlan {
+  cluster::ClusterSpec cluster;
+  plan::LayerCostTable table;
+  plan::PipeshardPlan plan;
+};
+
+Result<CellPlan> PlanCell(const Cell& cell, const Model& model) {
+  const models::Model& zoo = model.zoo.model;
+  CellPlan planned;
+  ALPA_ASSIGN_OR_RETURN(planned.cluster, cluster::ParseClusterArgument(cell.cluster));
+  ALPA_ASSIGN_OR_RETURN(
+      planned.table,
+      plan::ComputeLayerCosts(
+          *zoo.loss, zoo.weights, model.training, planned.cluster,
+          plan::EnumerateMeshConfigs(
+              planned.cluster,
+              cluster::EnumerateSubmeshes(planned.cluster, cluster::SubmeshSpace::kAll), model.rows,
+              plan::LogicalSpace::kAll),
+          model.rows, {}));
+  ALPA_ASSIGN_OR_RETURN(planned.plan, plan::EvaluateStages(planned.table, planned.cluster,
+                                                           StagesOf(cell, planned.table),
+                                                           cell.schedule, cell.micro_batches));
+  return planned;
+}
+
 // A plan whose stages overlap, leave devices out, or are for another micro-batch count is
 // refused by name before anything runs.
 TEST(ParallelizePipeshardTest, APlanThatDoesNotTileTheClusterIsNamed) {
-  const Cell cell{"mlp-tiny", "local:4", pipeline::ScheduleKind::k1F1B, 2,
-                  {{2, {2}, true}, {2, {2}, true}}, 1, "mlp"};
+  const Cell cell{
+      "mlp-tiny", "local:4", pipeline::ScheduleKind::k1F1B, 2, {{2, {2}, true}, {2, {2}, true}},
+      1,          "mlp"};
   Model model = BuildModel(cell.model, cell.micro_batches);
   const models::Model& zoo = model.zoo.model;
-  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
-  ASSERT_TRUE(cluster.ok());
-  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
-      *zoo.loss, zoo.weights, model.training, *cluster,
-      plan::EnumerateMeshConfigs(*cluster,
-                                 cluster::EnumerateSubmeshes(*cluster, cluster::SubmeshSpace::kAll),
-                                 model.rows, plan::LogicalSpace::kAll),
-      model.rows, {});
-  ASSERT_TRUE(table.ok()) << table.status().message();
-  Result<plan::PipeshardPlan> plan = plan::EvaluateStages(
-      *table, *cluster, StagesOf(cell, *table), cell.schedule, cell.micro_batches);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  Result<CellPlan> planned = PlanCell(cell, model);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  const auto& [cluster, table, plan] = *planned;
   auto error_of = [&](const plan::PipeshardPlan& bad, const autodiff::TrainStepOptions& training) {
     Result<PipeshardExecutable> exe =
-        ParallelizePipeshard({zoo.loss.get(), zoo.weights, training}, *cluster, bad,
-                             table->configs);
+        ParallelizePipeshard({zoo.loss.get(), zoo.weights, training}, cluster, bad, table.configs);
     EXPECT_FALSE(exe.ok());
     return exe.ok() ? std::string() : exe.status().message();
   };
-  plan::PipeshardPlan overlapping = *plan;
+  plan::PipeshardPlan overlapping = plan;
   overlapping.stages[1].devices = {1, 2};
   EXPECT_NE(error_of(overlapping, model.training).find("stages 0 and 1 overlap on device 1"),
             std::string::npos);
-  plan::PipeshardPlan missing = *plan;
+  plan::PipeshardPlan missing = plan;
   missing.stages[1].devices = {2, 2};
   EXPECT_NE(error_of(missing, model.training).find("use 3 of the cluster's 4 devices"),
             std::string::npos);
   autodiff::TrainStepOptions other = model.training;
   other.num_micro_batches = 4;
-  EXPECT_NE(error_of(*plan, other).find("the plan is for 2 micro-batches, the train step has 4"),
+  EXPECT_NE(error_of(plan, other).find("the plan is for 2 micro-batches, the train step has 4"),
             std::string::npos);
 }
 
@@ -347,18 +364,9 @@ TEST(ParallelizePipeshardTest, TheStepsOwnOptimizerTrainsAsOursDoes) {
       1,          "gpt"};
   Model model = BuildModel(cell.model, cell.micro_batches);
   const models::Model& zoo = model.zoo.model;
-  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
-  ASSERT_TRUE(cluster.ok());
-  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
-      *zoo.loss, zoo.weights, model.training, *cluster,
-      plan::EnumerateMeshConfigs(*cluster,
-                                 cluster::EnumerateSubmeshes(*cluster, cluster::SubmeshSpace::kAll),
-                                 model.rows, plan::LogicalSpace::kAll),
-      model.rows, {});
-  ASSERT_TRUE(table.ok()) << table.status().message();
-  Result<plan::PipeshardPlan> plan = plan::EvaluateStages(*table, *cluster, StagesOf(cell, *table),
-                                                          cell.schedule, cell.micro_batches);
-  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  Result<CellPlan> planned = PlanCell(cell, model);
+  ASSERT_TRUE(planned.ok()) << planned.status().message();
+  const auto& [cluster, table, plan] = *planned;
   // The program's learning rate is twice the one its step's optimizer names, which it replaces:
   // ours trains with the doubled rate.
   autodiff::TrainStepOptions ours_training = model.training;
@@ -366,9 +374,9 @@ TEST(ParallelizePipeshardTest, TheStepsOwnOptimizerTrainsAsOursDoes) {
   autodiff::TrainStepOptions theirs = model.training;
   theirs.update = MomentumProgram(zoo, ours_training.optimizer);
   Result<PipeshardExecutable> ours_exe = ParallelizePipeshard(
-      {zoo.loss.get(), zoo.weights, ours_training}, *cluster, *plan, table->configs);
+      {zoo.loss.get(), zoo.weights, ours_training}, cluster, plan, table.configs);
   Result<PipeshardExecutable> their_exe =
-      ParallelizePipeshard({zoo.loss.get(), zoo.weights, theirs}, *cluster, *plan, table->configs);
+      ParallelizePipeshard({zoo.loss.get(), zoo.weights, theirs}, cluster, plan, table.configs);
   ASSERT_TRUE(ours_exe.ok()) << ours_exe.status().message();
   ASSERT_TRUE(their_exe.ok()) << their_exe.status().message();
   EXPECT_EQ(autodiff::StepParameterLayout(*zoo.loss, zoo.weights, theirs),
