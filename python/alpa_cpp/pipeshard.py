@@ -1,4 +1,4 @@
-"""PipeshardParallel from Python: a train step's loss planned for a pipeline.
+"""PipeshardParallel from Python: a train step planned for a pipeline, and run.
 
 Planning traces the step once with its batch at the micro-batch size (batch / num_micro_batches
 along dimension 0), keeps the loss `alpa_cpp.grad` was given (pipeline.py), lowers it on its
@@ -164,6 +164,8 @@ class PipeshardExecutable:
         self._fn = fn
         self._abstract_args = abstract_args
         self._batch_argnums = tuple(batch_argnums)
+        self._leaf_types = [leaf_shape_and_dtype(leaf)  # (shape, dtype) of each step leaf
+                            for leaf in jax.tree_util.tree_leaves(abstract_args)]
         # The step's own optimizer, which the plan prices and the stages run. A step whose
         # optimizer a pipeline cannot run is planned with `method.optimizer` instead, and says
         # why when it is called.
@@ -187,8 +189,6 @@ class PipeshardExecutable:
         self._generation = 0  # counts the steps and placements: which values the devices hold
         self._fetched: tuple[int, list[np.ndarray]] = (-1, [])
 
-    # --- running -------------------------------------------------------------------------------
-
     def _lower_update(self) -> None:
         """The step's code after its gradient as the stages' optimizer (update_program.py),
         split by weight; or why a pipeline cannot run it."""
@@ -205,6 +205,21 @@ class PipeshardExecutable:
                                   f"{self._legend(str(error), update.state_leaves)}")
             return
         self._update = update
+
+    def _legend(self, message: str, state_leaves: Sequence[int]) -> str:
+        """What the weights and states a C++ message numbers are in the step's arguments."""
+        paths = [jax.tree_util.keystr(path) for path, _ in
+                 jax.tree_util.tree_flatten_with_path(self._abstract_args)[0]]
+        named = {f"weight {i}": paths[leaf] for i, leaf in enumerate(self._loss.weight_leaves)}
+        named.update({f"state {j}": paths[leaf] for j, leaf in enumerate(state_leaves)})
+        said: dict[str, None] = {}  # in the order the message says them
+        for kind, first, second in re.findall(r"\b(weight|state)s? (\d+)(?: and (\d+))?",
+                                              message):
+            said.update(dict.fromkeys(f"{kind} {n}" for n in (first, second) if n))
+        lines = [f"  {key} is the argument leaf {named[key]}" for key in said if key in named]
+        return "\n" + "\n".join(lines) if lines else ""
+
+    # --- running -------------------------------------------------------------------------------
 
     def compile(self) -> None:
         """Builds every stage's programs with the step's optimizer (the first call does this)."""
@@ -224,21 +239,6 @@ class PipeshardExecutable:
         for owned in self._core.weight_states:
             self._carried_leaves.extend(states[j] for j in owned)
         self._carried_leaves.extend(states[j] for j in self._core.shared_states)
-        self._leaf_types = [leaf_shape_and_dtype(leaf)
-                            for leaf in jax.tree_util.tree_leaves(self._abstract_args)]
-
-    def _legend(self, message: str, state_leaves: Sequence[int]) -> str:
-        """What the weights and states a C++ message numbers are in the step's arguments."""
-        paths = [jax.tree_util.keystr(path) for path, _ in
-                 jax.tree_util.tree_flatten_with_path(self._abstract_args)[0]]
-        named = {f"weight {i}": paths[leaf] for i, leaf in enumerate(self._loss.weight_leaves)}
-        named.update({f"state {j}": paths[leaf] for j, leaf in enumerate(state_leaves)})
-        said: dict[str, None] = {}  # in the order the message says them
-        for kind, first, second in re.findall(r"\b(weight|state)s? (\d+)(?: and (\d+))?",
-                                              message):
-            said.update(dict.fromkeys(f"{kind} {n}" for n in (first, second) if n))
-        lines = [f"  {key} is the argument leaf {named[key]}" for key in said if key in named]
-        return "\n" + "\n".join(lines) if lines else ""
 
     def __call__(self, leaves):
         self.compile()
@@ -246,7 +246,8 @@ class PipeshardExecutable:
         if not (self._placed and all(
                 isinstance(x, DistributedArray) and x.is_from(self, self._generation)
                 and x.index == k for k, x in enumerate(carried))):
-            values = [host_value(x, self._leaf_types[i][1]) for x, i in zip(carried, self._carried_leaves)]
+            values = [host_value(x, self._leaf_types[i][1])
+                      for x, i in zip(carried, self._carried_leaves)]
             self._placed = False
             self._generation += 1
             self._core.place(values)
