@@ -16,6 +16,12 @@ import numpy as np
 class DonatedArrayError(RuntimeError):
     """A DistributedArray read after a later step consumed it."""
 
+    def __init__(self):
+        super().__init__(
+            "this DistributedArray was donated to a later step of its function, which replaced "
+            "its values on the devices (or they were lost when a step failed); use the values "
+            "that step returned")
+
 
 class CarriedValues(Protocol):
     """What holds the values on the devices (the executable)."""

@@ -116,10 +116,7 @@ class Executable:
     def fetch_carried(self, generation: int) -> list[np.ndarray]:
         """Every carried value of step `generation`, whole (fetched once a step)."""
         if generation != self._generation or self._state is None:
-            raise DonatedArrayError(
-                "this DistributedArray was donated to a later step of its function, which "
-                "replaced its values on the devices (or they were lost when a step failed); use "
-                "the values that step returned")
+            raise DonatedArrayError()
         if self._fetched[0] != generation:
             whole = self.core.fetch(self._state)
             dtypes = [np.dtype(self._out_info[leaf].dtype) for leaf in self.core.carried_leaves]

@@ -274,10 +274,7 @@ class PipeshardExecutable:
     def fetch_carried(self, generation: int) -> list[np.ndarray]:
         """Every carried value of step `generation`, whole (fetched once a step)."""
         if generation != self._generation or not self._placed:
-            raise DonatedArrayError(
-                "this DistributedArray was donated to a later step of its function, which "
-                "replaced its values on the devices (or they were lost when a step failed); use "
-                "the values that step returned")
+            raise DonatedArrayError()
         if self._fetched[0] != generation:
             whole = self._core.fetch()
             self._fetched = (generation, [from_host(v, self._leaf_types[leaf][1])

@@ -94,7 +94,7 @@ PipelineExecutableHandle Compile(const PlannedPipelineHandle& planned) {
         "the pipeline was planned without the step's optimizer (plan_pipeline's update_text), "
         "so it has nothing to update the weights with"));
   }
-  PipelineExecutableHandle handle{planned.planned, training.update, std::nullopt};
+  PipelineExecutableHandle handle{planned.planned, std::nullopt};
   Result<api::PipeshardExecutable> executable = [&] {
     nb::gil_scoped_release unlocked;
     return api::ParallelizePipeshard({model.loss.get(), model.weights, training},
@@ -105,6 +105,11 @@ PipelineExecutableHandle Compile(const PlannedPipelineHandle& planned) {
   return handle;
 }
 
+// The step's optimizer the executable was compiled with (Compile checked there is one).
+const autodiff::UpdateProgram& UpdateOf(const PipelineExecutableHandle& self) {
+  return *self.planned->model.training.update;
+}
+
 // The shapes of the carried values, in order: the weights, each weight's states, the shared
 // states.
 std::vector<ir::Shape> CarriedShapes(const PipelineExecutableHandle& self) {
@@ -112,10 +117,11 @@ std::vector<ir::Shape> CarriedShapes(const PipelineExecutableHandle& self) {
   const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
   std::vector<ir::Shape> shapes;
   for (int64_t w : model.weights) shapes.push_back(parameters[static_cast<size_t>(w)]->shape());
-  for (const std::vector<int64_t>& states : self.update->weight_states) {
-    for (int64_t j : states) shapes.push_back(self.update->state_shape(j));
+  const autodiff::UpdateProgram& update = UpdateOf(self);
+  for (const std::vector<int64_t>& states : update.weight_states) {
+    for (int64_t j : states) shapes.push_back(update.state_shape(j));
   }
-  for (int64_t j : self.update->shared_states) shapes.push_back(self.update->state_shape(j));
+  for (int64_t j : update.shared_states) shapes.push_back(update.state_shape(j));
   return shapes;
 }
 
@@ -170,11 +176,11 @@ void BindPipelines(nb::module_& module) {
                                        "A pipelined plan compiled to run on in-process devices.")
       .def_prop_ro(
           "weight_states",
-          [](const PipelineExecutableHandle& self) { return self.update->weight_states; },
+          [](const PipelineExecutableHandle& self) { return UpdateOf(self).weight_states; },
           "For each weight, the states (indices of S) its update reads and writes.")
       .def_prop_ro(
           "shared_states",
-          [](const PipelineExecutableHandle& self) { return self.update->shared_states; },
+          [](const PipelineExecutableHandle& self) { return UpdateOf(self).shared_states; },
           "The states no weight owns (optax's count), a copy on every stage.")
       .def(
           "place",

@@ -10,7 +10,6 @@
 #include "api/parallel_executable.h"
 #include "api/pipeline_planning.h"
 #include "api/pipeshard_executable.h"
-#include "autodiff/update_program.h"
 #include "cluster/cluster_spec.h"
 #include "ir/module.h"
 
@@ -44,9 +43,8 @@ struct PlannedPipelineHandle {
 // A pipelined plan compiled with the step's own optimizer (autodiff/update_program.h); it reads
 // the planned model's loss, which lives as long as it does.
 struct PipelineExecutableHandle {
-  std::shared_ptr<const api::PlannedPipeline> planned;
-  std::shared_ptr<const autodiff::UpdateProgram> update;
-  std::optional<api::PipeshardExecutable> executable;  // always set once made
+  std::shared_ptr<const api::PlannedPipeline> planned;  // its model's training has the update
+  std::optional<api::PipeshardExecutable> executable;   // always set once made
 };
 
 // Values a step carries to the next, kept on the executable's devices between calls.
