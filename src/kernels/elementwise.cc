@@ -116,6 +116,15 @@ void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n) {
       case UnaryFn::kTanh:
         result = in.tanh();
         break;
+      case UnaryFn::kLogistic:
+        // exp(-v) as the kExp case computes it: Eigen's where -v is at least ln(FLT_MIN), the C
+        // library's beyond (v above 87.3, where the result rounds to 1, and NaN).
+        WithExactTail(
+            x, out, begin, end,
+            [](const ConstF& v) { return ((-v).max(kExpNormalFrom).exp() + 1.0f).inverse(); },
+            [](float v) { return !(-v >= kExpNormalFrom); },
+            [](float v) { return 1.0f / (1.0f + ExactExp(-v)); });
+        break;
       case UnaryFn::kSqrt:
         for (int64_t i = begin; i < end; ++i) out[i] = std::sqrt(x[i]);
         break;

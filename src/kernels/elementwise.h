@@ -20,12 +20,13 @@
 
 namespace alpa::kernels {
 
-enum class UnaryFn { kNegate, kAbs, kExp, kLog, kTanh, kSqrt, kRsqrt };
+enum class UnaryFn { kNegate, kAbs, kExp, kLog, kTanh, kSqrt, kRsqrt, kLogistic };
 enum class BinaryFn { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum };
 
 // out[i] = fn(x[i]) for i < n. sqrt is IEEE's (correctly rounded) and rsqrt(x) = 1 / sqrt(x)
 // rounded twice, as the interpreter computes them; Eigen's fast-math sqrt and rsqrt (one Newton
-// step from an estimate, wrong for infinity and denormals) are not used.
+// step from an estimate, wrong for infinity and denormals) are not used. logistic(x) =
+// 1 / (1 + exp(-x)), the interpreter's formula (SwiGLU's silu is x logistic(x)).
 void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n);
 
 // out[i] = fn(a[i], b[i]) for i < n.

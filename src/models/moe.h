@@ -7,29 +7,16 @@
 //     y   = LN_1(x_{l-1} + Attn(x_{l-1}))
 //     x_l = LN_2(y + MLP(y))   for b even,   x_l = LN_2(y + MoE(y))   for b odd
 //
-// The MoE layer (GShard, Lepikhin et al. 2020; lingvo's top2_gating), on the batch*seq tokens
-// split into groups of G = min(expert_group_size, batch*seq) consecutive tokens (G must divide
-// batch*seq), with expert capacity C = ceil(2 G / E) (at least 1; 2G/E is the mean load of top-2
-// routing; Alpa's moe.py floors it, which differs for moe-27b only: 86 slots here, 85 there):
-//   probs[g,s,e]   = softmax_e(einsum("gsh,he->gse", x, W_gate))     (no bias; f32, f64 for f64)
-//   top-1 e1, top-2 e2 of each token: argmax over e (ties to the lowest index), e2 the argmax
-//                    once e1 is masked out (with one expert, e2 = e1 and each gets half)
-//   pos_1[g,s,e]   = sum_{s' < s} [e1(s') = e]                         (the token's slot in e1)
-//   pos_2[g,s,e]   = sum_{s' < s} [e2(s') = e] + sum_{s'} [e1(s') = e] (after all first choices)
-//                    as dots with a strictly lower-triangular ones matrix [G, G]
-//   combine[g,s,e,c] = probs[g,s,e] / (probs[g,s,e1] + probs[g,s,e2])
-//                      where e = e_k and c = pos_k[g,s,e] for k = 1 or 2, else 0
-//                    (a choice with pos_k >= C has no slot: the token is dropped from it; as in
-//                    GShard, a kept choice keeps its share of the two)
-//   dispatch       = combine > 0
-//   in[e,g,c,h]    = einsum("gsec,gsh->egch", dispatch, x)
+// The MoE layer routes the batch*seq tokens with GShard's top-2 gating (expert_routing.h), in
+// groups of G = min(expert_group_size, batch*seq) consecutive tokens (G must divide batch*seq),
+// with expert capacity C = ceil(2 G / E) (at least 1; 2G/E is the mean load of top-2 routing;
+// Alpa's moe.py floors it, which differs for moe-27b only: 86 slots here, 85 there), and runs
+// E GELU MLPs batched over the expert dimension:
+//   in[e,g,c,h]    = Dispatch(x)
 //   out[e,g,c,h]   = einsum("egcf,efh->egch", gelu(einsum("egch,ehf->egcf", in, W_1) + b_1), W_2)
 //                    + b_2                                            (f = 8 hidden)
-//   MoE(x)[g,s,h]  = einsum("gsec,egch->gsh", combine, out)
-// Dispatch and combine are dense dots with the expert dimension explicit (no gather or scatter),
-// so that sharding E gives expert parallelism with all-to-all. Gradients reach the experts and,
-// through the combine weights, the gate; the top-2 choices and capacity masks (compares) carry
-// none. There is no auxiliary load-balancing loss (GShard's l_aux): routing may concentrate on
+//   MoE(x)[g,s,h]  = Combine(out)
+// There is no auxiliary load-balancing loss (GShard's l_aux): routing may concentrate on
 // a few experts, whose overflow is dropped (the residual carries those tokens on).
 // Alpa's moe.py differs in details that change neither the parameter count (but for the biases)
 // nor the FLOPs materially: its MoE blocks are 0, 2, 4, ...; its experts are ReLU MLPs without

@@ -115,34 +115,45 @@ Instruction* TransformerEmitter::Attention(const AttentionWeights& w, Instructio
   // scores[b, h, i, j] = q[b, h, i, :] . k[b, h, j, :] / sqrt(d)
   Instruction* scores = b_.Multiply(b_.Dot(q, k, {{0, 1}, {0, 1}, {3}, {3}}),
                                     Full(1.0 / std::sqrt(static_cast<double>(d)), score_dims));
-  if (causal) {
-    // Query i sees key j only when j <= i; the others get a large negative score (not -inf, so
-    // that exp and its gradient stay finite; -1e4 fits f16) and vanish in the softmax.
-    const ir::Shape square = ir::Shape::Array(ir::DType::kS32, {s_.seq, s_.seq});
-    Instruction* visible =
-        b_.Compare(b_.Iota(square, 1), b_.Iota(square, 0), ir::ComparisonDirection::kLe);
-    scores = b_.Select(b_.Broadcast(visible, score_dims, {2, 3}), scores, Full(-1e4, score_dims));
-  }
-  // softmax over keys: exp(s - max) / sum exp(s - max).
-  Instruction* e = b_.Exp(b_.Subtract(scores, ReduceLast(scores, ir::Opcode::kMaximum)));
-  Instruction* probs = b_.Divide(e, ReduceLast(e, ir::Opcode::kAdd));
+  Instruction* probs = AttentionSoftmax(scores, causal);
   // context[b, h, i, :] = sum_j probs[b, h, i, j] v[b, h, j, :], back to [B, S, H].
   Instruction* context = b_.Dot(probs, v, {{0, 1}, {0, 1}, {3}, {2}});
   context = b_.Reshape(b_.Transpose(context, {0, 2, 1, 3}), {s_.batch, s_.seq, s_.hidden});
   return Apply(w.out, context);
 }
 
+Instruction* TransformerEmitter::AttentionSoftmax(Instruction* scores, bool causal) {
+  if (scores == nullptr) return nullptr;
+  const std::vector<int64_t> dims = scores->shape().dims();
+  const auto rank = static_cast<int64_t>(dims.size());
+  if (causal) {
+    // Query i sees key j only when j <= i; the others get a large negative score (not -inf, so
+    // that exp and its gradient stay finite; -1e4 fits f16) and vanish in the softmax.
+    const ir::Shape square = ir::Shape::Array(ir::DType::kS32, {dims[rank - 2], dims[rank - 1]});
+    Instruction* visible =
+        b_.Compare(b_.Iota(square, 1), b_.Iota(square, 0), ir::ComparisonDirection::kLe);
+    scores = b_.Select(b_.Broadcast(visible, dims, {rank - 2, rank - 1}), scores, Full(-1e4, dims));
+  }
+  // softmax over keys: exp(s - max) / sum exp(s - max).
+  Instruction* e = b_.Exp(b_.Subtract(scores, ReduceLast(scores, ir::Opcode::kMaximum)));
+  return b_.Divide(e, ReduceLast(e, ir::Opcode::kAdd));
+}
+
+Instruction* TransformerEmitter::Lookup(Instruction* table, Instruction* tokens) {
+  if (table == nullptr) return nullptr;
+  // A gather of [1, H] slices.
+  return b_.Gather(table, tokens,
+                   {.offset_dims = {2},
+                    .collapsed_slice_dims = {0},
+                    .start_index_map = {0},
+                    .index_vector_dim = 2,
+                    .operand_batching_dims = {},
+                    .start_indices_batching_dims = {}},
+                   {1, table->shape().dim(1)});
+}
+
 Instruction* TransformerEmitter::Embed(Instruction* wte, Instruction* wpe, Instruction* tokens) {
-  // Row tokens[b, s] of wte for each (b, s): a gather of [1, H] slices.
-  Instruction* x = b_.Gather(wte, tokens,
-                             {.offset_dims = {2},
-                              .collapsed_slice_dims = {0},
-                              .start_index_map = {0},
-                              .index_vector_dim = 2,
-                              .operand_batching_dims = {},
-                              .start_indices_batching_dims = {}},
-                             {1, s_.hidden});
-  return b_.Add(x, b_.Broadcast(wpe, {s_.batch, s_.seq, s_.hidden}, {1, 2}));
+  return b_.Add(Lookup(wte, tokens), b_.Broadcast(wpe, {s_.batch, s_.seq, s_.hidden}, {1, 2}));
 }
 
 Instruction* TransformerEmitter::TiedLogits(Instruction* x, Instruction* wte, Instruction* bias) {

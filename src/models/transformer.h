@@ -80,6 +80,11 @@ class TransformerEmitter {
   ir::Instruction* LayerNorm(const LayerNormWeights& ln, ir::Instruction* x);
   ir::Instruction* Gelu(ir::Instruction* x);
   ir::Instruction* Attention(const AttentionWeights& w, ir::Instruction* x, bool causal);
+  // softmax over the last dimension of scores [..., S, S] (queries, keys); with `causal`, query
+  // i sees keys j <= i only.
+  ir::Instruction* AttentionSoftmax(ir::Instruction* scores, bool causal);
+  // Row tokens[b, s] of table [V, H] for each (b, s): [batch, seq, H], a gather.
+  ir::Instruction* Lookup(ir::Instruction* table, ir::Instruction* tokens);
   // wte[tokens] + wpe: the token embedding rows (a gather) plus the learned position embedding.
   ir::Instruction* Embed(ir::Instruction* wte, ir::Instruction* wpe, ir::Instruction* tokens);
   // logits[b, s, v] = x[b, s, :] . wte[v, :] + bias[v]: the LM head tied to the embedding.

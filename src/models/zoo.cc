@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "models/gpt.h"
+#include "models/llama.h"
 #include "models/mlp.h"
 #include "models/moe.h"
 #include "models/wresnet.h"
@@ -14,7 +15,7 @@ namespace alpa::models {
 namespace {
 
 using ir::DType;
-using Config = std::variant<GptConfig, MoeConfig, WResNetConfig, MlpConfig>;
+using Config = std::variant<GptConfig, MoeConfig, LlamaConfig, WResNetConfig, MlpConfig>;
 
 struct Recipe {
   ZooEntry entry;
@@ -83,6 +84,54 @@ Recipe Moe(const char* size, int64_t hidden, int64_t layers, int64_t experts) {
           AlpaTransformerTraining(autodiff::OptimizerKind::kAdafactor)};
 }
 
+// Llama 3 (the published configurations: 8 KV heads, vocabulary 128256, RoPE theta 500000) at
+// the 8K sequence of its pre-training, in bf16 with AdamW (its paper's recipe) and remat per
+// layer. `positions`: 8192 for Llama 3, 131072 for 3.1 (the 405B's release).
+Recipe Llama(const char* size, int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
+             int64_t positions) {
+  return {{fmt::format("llama3-{}", size), "llama",
+           fmt::format("Llama 3 {}: S 8192, H {}, L {}, {} heads (8 KV), FFN {}, V 128256, RoPE "
+                       "500000",
+                       size, hidden, layers, heads, ffn)},
+          LlamaConfig{.batch = 8,
+                      .seq = 8192,
+                      .hidden = hidden,
+                      .layers = layers,
+                      .heads = heads,
+                      .kv_heads = 8,
+                      .ffn = ffn,
+                      .vocab = 128256,
+                      .rope_theta = 500000,
+                      .max_positions = positions,
+                      .dtype = DType::kBF16},
+          AlpaTransformerTraining(autodiff::OptimizerKind::kAdamW)};
+}
+
+// Mixtral v0.1 (8 experts, top-2, 8 KV heads, vocabulary 32000, RoPE theta 1e6) at sequence
+// 8192, routed in groups of 1024 tokens (256 slots per expert: the dispatch and combine dots
+// cost about 2% of the experts' FLOPs), bf16, AdamW, remat per layer.
+Recipe Mixtral(const char* size, int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
+               int64_t positions) {
+  return {{fmt::format("mixtral-{}", size), "mixtral",
+           fmt::format("Mixtral {}: S 8192, H {}, L {}, {} heads (8 KV), 8 experts of FFN {}, "
+                       "top-2, V 32000",
+                       size, hidden, layers, heads, ffn)},
+          LlamaConfig{.batch = 8,
+                      .seq = 8192,
+                      .hidden = hidden,
+                      .layers = layers,
+                      .heads = heads,
+                      .kv_heads = 8,
+                      .ffn = ffn,
+                      .vocab = 32000,
+                      .rope_theta = 1e6,
+                      .max_positions = positions,
+                      .experts = 8,
+                      .expert_group_size = 1024,
+                      .dtype = DType::kBF16},
+          AlpaTransformerTraining(autodiff::OptimizerKind::kAdamW)};
+}
+
 Recipe WResNet(const char* size, int64_t layers, int64_t channels, int64_t width) {
   return {{fmt::format("wresnet-{}", size), "wresnet",
            fmt::format("Wide-ResNet {}: image 224, {} layers, {} channels, width x{}, 1024 classes",
@@ -145,6 +194,39 @@ const std::vector<Recipe>& Recipes() {
                  .experts = 4,
                  .expert_group_size = 32},
        TinyTraining(OptimizerKind::kAdam, 1e-2)},
+      // Llama 3 and Mixtral: the published configurations (Hugging Face's config.json).
+      Llama("8b", 4096, 32, 32, 14336, 8192),
+      Llama("70b", 8192, 80, 64, 28672, 8192),
+      Llama("405b", 16384, 126, 128, 53248, 131072),
+      {{"llama-tiny", "llama",
+        "Llama tiny: S 16, H 32, L 2, 4 heads (2 KV), FFN 64, V 64, RoPE 10000"},
+       LlamaConfig{.batch = 8,
+                   .seq = 16,
+                   .hidden = 32,
+                   .layers = 2,
+                   .heads = 4,
+                   .kv_heads = 2,
+                   .ffn = 64,
+                   .vocab = 64,
+                   .rope_theta = 10000},
+       TinyTraining(OptimizerKind::kAdam, 1e-2)},
+      Mixtral("8x7b", 4096, 32, 32, 14336, 32768),
+      Mixtral("8x22b", 6144, 56, 48, 16384, 65536),
+      {{"mixtral-tiny", "mixtral",
+        "Mixtral tiny: S 16, H 32, L 2, 4 heads (2 KV), 4 experts of FFN 64, top-2, V 64, "
+        "group 32"},
+       LlamaConfig{.batch = 8,
+                   .seq = 16,
+                   .hidden = 32,
+                   .layers = 2,
+                   .heads = 4,
+                   .kv_heads = 2,
+                   .ffn = 64,
+                   .vocab = 64,
+                   .rope_theta = 10000,
+                   .experts = 4,
+                   .expert_group_size = 32},
+       TinyTraining(OptimizerKind::kAdam, 1e-2)},
       // Wide-ResNet: the table of suite_wresnet.py.
       WResNet("250m", 50, 160, 2),
       WResNet("500m", 50, 224, 2),
@@ -190,6 +272,11 @@ Fields FieldsOf(GptConfig& c) {
 Fields FieldsOf(MoeConfig& c) {
   return {&c.layers, &c.hidden, &c.heads, &c.seq, &c.vocab, &c.experts, &c.batch, &c.dtype};
 }
+// Only a Mixtral has experts to override: a Llama stays dense.
+Fields FieldsOf(LlamaConfig& c) {
+  return {&c.layers, &c.hidden, &c.heads, &c.seq, &c.vocab, c.experts > 0 ? &c.experts : nullptr,
+          &c.batch,  &c.dtype};
+}
 Fields FieldsOf(WResNetConfig& c) {
   return {&c.layers, &c.channels, nullptr, nullptr, nullptr, nullptr, &c.batch, &c.dtype};
 }
@@ -218,6 +305,7 @@ Status ApplyOverrides(const ZooOverrides& o, const Fields& fields, const ZooEntr
 
 Result<Model> BuildFamily(const GptConfig& config) { return BuildGpt(config); }
 Result<Model> BuildFamily(const MoeConfig& config) { return BuildMoe(config); }
+Result<Model> BuildFamily(const LlamaConfig& config) { return BuildLlama(config); }
 Result<Model> BuildFamily(const WResNetConfig& config) { return BuildWResNet(config); }
 Result<Model> BuildFamily(const MlpConfig& config) { return BuildMlp(config); }
 

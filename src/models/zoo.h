@@ -1,5 +1,6 @@
-// The model zoo by name: Alpa's benchmark sizes (../shared/reference/alpa.md, "Benchmarks") and
-// tiny variants that train in seconds on one CPU core.
+// The model zoo by name: Alpa's benchmark sizes (../shared/reference/alpa.md, "Benchmarks"),
+// Llama 3 and Mixtral at their published configurations (llama.h), and tiny variants that train
+// in seconds on one CPU core.
 //
 //   Result<ZooModel> gpt = BuildZooModel("gpt-1.3b", {.layers = 4});
 //   // gpt->model: the loss and its weights; gpt->training: the step's defaults (AdamW, remat)
@@ -23,7 +24,7 @@ namespace alpa::models {
 
 struct ZooOverrides {
   std::optional<int64_t> layers;
-  std::optional<int64_t> hidden;  // GPT, BERT, MoE: hidden size; MLP: width; WResNet: channels
+  std::optional<int64_t> hidden;  // transformers: hidden size; MLP: width; WResNet: channels
   std::optional<int64_t> heads;
   std::optional<int64_t> seq;
   std::optional<int64_t> vocab;
@@ -34,7 +35,7 @@ struct ZooOverrides {
 
 struct ZooEntry {
   std::string name;         // "gpt-1.3b"
-  std::string family;       // "gpt", "bert", "moe", "wresnet", "mlp"
+  std::string family;       // "gpt", "bert", "moe", "llama", "mixtral", "wresnet", "mlp"
   std::string description;  // "GPT 1.3B: S 1024, H 2048, L 24, 32 heads, V 51200"
 };
 

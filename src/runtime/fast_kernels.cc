@@ -40,6 +40,8 @@ std::optional<kernels::UnaryFn> UnaryFnOf(Opcode opcode) {
       return kernels::UnaryFn::kSqrt;
     case Opcode::kRsqrt:
       return kernels::UnaryFn::kRsqrt;
+    case Opcode::kLogistic:
+      return kernels::UnaryFn::kLogistic;
     default:
       return std::nullopt;
   }

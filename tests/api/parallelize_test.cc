@@ -114,7 +114,8 @@ TEST_P(ParityTest, ThreeStepsMatchTheReferenceInterpreter) {
 
 std::vector<Cell> Matrix() {
   std::vector<Cell> cells;
-  for (const char* model : {"mlp-tiny", "gpt-tiny", "moe-tiny", "wresnet-tiny"}) {
+  for (const char* model :
+       {"mlp-tiny", "gpt-tiny", "moe-tiny", "llama-tiny", "mixtral-tiny", "wresnet-tiny"}) {
     for (ParallelMethod method :
          {ParallelMethod::kData, ParallelMethod::kZero2, ParallelMethod::kZero3}) {
       cells.push_back({model, method, "p3.16xlarge:1x4", {4}});

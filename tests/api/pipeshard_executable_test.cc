@@ -244,6 +244,20 @@ std::vector<Cell> Matrix() {
     cells.push_back({model, "local:4", ScheduleKind::kGPipe, 4, four_by_one, 1,
                      fmt::format("{}_gpipe_m4_4x1_remat", model), true});
   }
+  // Llama and Mixtral (grouped-query attention, rotary embeddings, SwiGLU, top-2 experts): one
+  // cell of each schedule, planned stages among them, and remat.
+  for (const char* model : {"llama-tiny", "mixtral-tiny"}) {
+    const std::string prefix = model;
+    cells.push_back(
+        {model, "local:4", ScheduleKind::kGPipe, 4, four_by_one, 1, prefix + "_gpipe_m4_4x1"});
+    cells.push_back(
+        {model, "local:4", ScheduleKind::k1F1B, 2, two_by_two, 1, prefix + "_1f1b_m2_2x2"});
+    cells.push_back({model, "local:4", ScheduleKind::k1F1B, 4, {}, 1, prefix + "_1f1b_m4_planned"});
+    cells.push_back({model, "local:4", ScheduleKind::kInterleaved1F1B, 2, two_by_two, 2,
+                     prefix + "_interleaved_m2_2x2"});
+    cells.push_back({model, "local:4", ScheduleKind::k1F1B, 2, two_by_two, 1,
+                     prefix + "_1f1b_m2_2x2_remat", true});
+  }
   // Eight devices: two stages of four with 2-D and 1-D meshes, four stages of two.
   const std::vector<StageLayout> two_by_four = {{4, {2, 2}, true}, {4, {4}, true}};
   const std::vector<StageLayout> four_by_two = {

@@ -46,6 +46,7 @@ TEST(ElementwiseTest, UnaryFunctionsAreWithinAFewUlpOfTheCLibrary) {
       {UnaryFn::kLog, 1e-30f, 1e30f, [](double x) { return std::log(x); }, 2},
       {UnaryFn::kTanh, -10, 10, [](double x) { return std::tanh(x); }, 8},
       {UnaryFn::kRsqrt, 1e-3f, 1e3f, [](double x) { return 1 / std::sqrt(x); }, 1},
+      {UnaryFn::kLogistic, -80, 80, [](double x) { return 1 / (1 + std::exp(-x)); }, 3},
   };
   for (const UnaryCase& c : cases) {
     const std::vector<float> x = Ramp(c.lo, c.hi);
@@ -78,6 +79,22 @@ TEST(ElementwiseTest, ExpAndLogAtTheEdges) {
   EXPECT_EQ(e[0], 0.0f);
   UnaryF32(UnaryFn::kExp, x, x, 8);  // in place: each element read before it is written
   EXPECT_EQ(x[2], std::exp(-100.0f));
+}
+
+// Beyond exp's range logistic is the interpreter's 1 / (1 + exp(-x)) in f32: 0 where exp(-x)
+// overflows (below -88.7), 1 where it is below half an ulp of 1.
+TEST(ElementwiseTest, LogisticAtTheEdgesIsTheInterpretersFormula) {
+  const float x[] = {-kInf, -100.0f, -88.0f, -87.0f, 87.0f, 88.0f, 100.0f, kInf, kNaN};
+  float out[9];
+  UnaryF32(UnaryFn::kLogistic, x, out, 9);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_LE(testing::UlpDistance(out[i], 1.0f / (1.0f + std::exp(-x[i]))), 2) << x[i];
+  }
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
+  EXPECT_EQ(out[6], 1.0f);
+  EXPECT_EQ(out[7], 1.0f);
+  EXPECT_TRUE(std::isnan(out[8]));
 }
 
 TEST(ElementwiseTest, SqrtIsIeeeAtTheEdges) {

@@ -11,10 +11,13 @@
 #include "autodiff/train_step.h"
 #include "interp/evaluator.h"
 #include "model_gradient_check.h"
+#include "model_inputs.h"
 #include "models/init.h"
 
 namespace alpa::models {
 namespace {
+
+using testing::WeightCount;
 
 using ::testing::HasSubstr;
 
@@ -29,13 +32,6 @@ int64_t AlpaFormula(const GptConfig& c) {
 // because it counts the fused qkv bias as H where it is 3H.
 int64_t ExpectedParameterCount(const GptConfig& c) {
   return AlpaFormula(c) + c.seq * c.hidden + 2 * c.hidden * c.layers;
-}
-
-int64_t WeightCount(const Model& model) {
-  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
-  int64_t count = 0;
-  for (int64_t w : model.weights) count += parameters[w]->shape().ElementCount();
-  return count;
 }
 
 // The weights from the model's own initialisation and one synthetic batch of config.batch rows.

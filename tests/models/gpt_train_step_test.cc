@@ -13,12 +13,15 @@
 #include "cost/flop_count.h"
 #include "interp/evaluator.h"
 #include "ir/layer_boundary.h"
+#include "model_inputs.h"
 #include "models/gpt.h"
 #include "models/init.h"
 #include "models/zoo.h"
 
 namespace alpa::models {
 namespace {
+
+using testing::WeightCount;
 
 const char* const kNamedGpts[] = {"gpt-125m", "gpt-350m", "gpt-760m", "gpt-1.3b", "gpt-2.6b",
                                   "gpt-6.7b", "gpt-15b",  "gpt-39b",  "gpt-76b"};
@@ -34,13 +37,6 @@ Dims DimsOf(const Model& model) {
   const double layers = static_cast<double>(model.weights.size() - 3) / 12;
   return {static_cast<double>(tokens.dim(0)), static_cast<double>(tokens.dim(1)),
           static_cast<double>(wte.dim(1)), layers, static_cast<double>(wte.dim(0))};
-}
-
-int64_t WeightCount(const Model& model) {
-  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
-  int64_t count = 0;
-  for (int64_t w : model.weights) count += parameters[w]->shape().ElementCount();
-  return count;
 }
 
 // Alpa's GPT FLOPs per training step (benchmark/alpa/util.py): factor 24 forward + 48 backward

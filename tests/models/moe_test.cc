@@ -13,6 +13,7 @@
 #include "interp/random_inputs.h"
 #include "ir/layer_boundary.h"
 #include "model_gradient_check.h"
+#include "model_inputs.h"
 #include "models/init.h"
 #include "models/zoo.h"
 #include "zoo_training.h"
@@ -21,6 +22,9 @@ namespace alpa::models {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::ValueOf;
+using testing::WeightCount;
+using testing::WeightIndex;
 
 // Alpa's compute_moe_parameter_count (mlp_factor 8, tied embedding), for an even layer count.
 int64_t AlpaFormula(const MoeConfig& c) {
@@ -40,43 +44,9 @@ int64_t ExpectedParameterCount(const MoeConfig& c) {
   return (c.layers + 1) / 2 * dense + c.layers / 2 * moe + c.vocab * (h + 1) + c.seq * h;
 }
 
-int64_t WeightCount(const Model& model) {
-  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
-  int64_t count = 0;
-  for (int64_t w : model.weights) count += parameters[w]->shape().ElementCount();
-  return count;
-}
-
-// Weights uniform in [-1, 1) * scale, LayerNorm scales 1.
-std::vector<ir::Literal> UniformWeights(const Model& model, double scale) {
-  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
-  std::vector<ir::Literal> weights;
-  for (int64_t w : model.weights) {
-    ir::Literal value = interp::RandomLiteral(parameters[w]->shape(), static_cast<uint64_t>(w));
-    const bool norm_scale = parameters[w]->name().ends_with(".scale");
-    for (int64_t i = 0; i < value.element_count(); ++i) {
-      value.SetDouble(i, norm_scale ? 1.0 : value.GetDouble(i) * scale);
-    }
-    weights.push_back(std::move(value));
-  }
-  return weights;
-}
-
-// The weights, then the model's own batch for seed 0.
+// The weights uniform in +-scale, then the model's own batch.
 std::vector<ir::Literal> Arguments(const Model& model, const MoeConfig& c, double scale) {
-  std::vector<ir::Literal> arguments = UniformWeights(model, scale);
-  for (ir::Literal& input : model.batch(c.batch, 0)) arguments.push_back(std::move(input));
-  return arguments;
-}
-
-// The index of the weight named `name` in model.weights.
-size_t WeightIndex(const Model& model, const std::string& name) {
-  const std::vector<ir::Instruction*> parameters = model.loss->entry()->parameters();
-  for (size_t k = 0; k < model.weights.size(); ++k) {
-    if (parameters[model.weights[k]]->name() == name) return k;
-  }
-  ADD_FAILURE() << "no weight " << name;
-  return 0;
+  return testing::UniformArguments(model, c.batch, scale);
 }
 
 // A tiny f64 model for the gradient checks: 8 tokens, E experts, groups of G tokens.
@@ -203,19 +173,6 @@ TEST(MoeTest, IdenticalExpertsMakeTheGateIrrelevant) {
   for (int64_t i = 0; i < gate.element_count(); ++i) {
     EXPECT_NEAR(gate.GetDouble(i), 0.0, 1e-12) << "gate element " << i;
   }
-}
-
-// The value of `instruction` of the model's loss on `arguments` (the root moved to it for the
-// evaluation).
-ir::Literal ValueOf(const Model& model, ir::Instruction* instruction,
-                    std::vector<ir::Literal> arguments) {
-  ir::Computation* entry = model.loss->entry();
-  ir::Instruction* root = entry->root();
-  entry->set_root(instruction);
-  Result<ir::Literal> value = interp::EvaluateModule(*model.loss, std::move(arguments));
-  entry->set_root(root);
-  EXPECT_TRUE(value.ok()) << value.status().ToString();
-  return value.ok() ? *std::move(value) : ir::Literal();
 }
 
 // The routing (moe.h) read from the model's combine and dispatch tensors [groups, G, E, C]: E 4

@@ -256,7 +256,7 @@ TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
   const std::vector<std::string> roots = {
       "p = f64[8] parameter(0)\nROOT r = f64[8] add(p, p)",
       "p = f32[8] parameter(0)\nROOT r = f32[8] power(p, p)",
-      "p = f32[8] parameter(0)\nROOT r = f32[8] logistic(p)",
+      "p = f32[8] parameter(0)\nROOT r = f32[8] sine(p)",
       "p = f32[8] parameter(0)\nROOT r = pred[8] compare(p, p), direction=LT, type=TOTALORDER",
       "p = f32[8] parameter(0)\nz = f32[] constant(0)\nROOT r = f32[7] pad(p, z), padding=-1_0",
       "p = f32[4,5,6] parameter(0)\nz = f32[] constant(0)\n"
@@ -277,12 +277,13 @@ TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
 TEST(FastKernelsTest, TrainStepsUseThemAndAgreeWithTheInterpreter) {
   // What the fast kernels leave to the interpreter in these steps (opcode and element type of
   // the non-scalar arrays): convolution (already the kernels layer's), the pooling window ops,
-  // MoE's routing (s32 reduce, pred logic) and the token clamp. The embedding's gather and
-  // scatter are rows, which the fast kernels do.
+  // MoE's routing (s32 reduce, pred logic), the token clamp and the rotary embeddings' tables
+  // (their [d/2] frequencies, a constant, and the [seq, d] sine and cosine). The embedding's
+  // gather and scatter are rows, which the fast kernels do.
   const std::set<std::string> interpreted = {
       "f32 convolution", "f32 reduce-window", "f32 select-and-scatter", "s32 reduce", "pred and",
-      "pred or",         "s32 clamp"};
-  for (const char* name : {"gpt-tiny", "moe-tiny", "wresnet-tiny"}) {
+      "pred or",         "s32 clamp",         "f32 constant",           "f32 sine",   "f32 cosine"};
+  for (const char* name : {"gpt-tiny", "moe-tiny", "llama-tiny", "mixtral-tiny", "wresnet-tiny"}) {
     SCOPED_TRACE(name);
     Result<models::ZooModel> zoo = models::BuildZooModel(name);
     ASSERT_TRUE(zoo.ok()) << zoo.status().message();

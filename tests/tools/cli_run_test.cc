@@ -55,6 +55,8 @@ TEST(CliRunTest, GptTinyLearns) { ExpectLearns("gpt-tiny"); }
 TEST(CliRunTest, MlpTinyLearns) { ExpectLearns("mlp-tiny"); }
 TEST(CliRunTest, BertTinyLearns) { ExpectLearns("bert-tiny"); }
 TEST(CliRunTest, MoeTinyLearns) { ExpectLearns("moe-tiny"); }
+TEST(CliRunTest, LlamaTinyLearns) { ExpectLearns("llama-tiny"); }
+TEST(CliRunTest, MixtralTinyLearns) { ExpectLearns("mixtral-tiny"); }
 TEST(CliRunTest, WResNetTinyLearns) { ExpectLearns("wresnet-tiny"); }
 
 TEST(CliRunTest, TheSeedMakesARunReproducible) {
