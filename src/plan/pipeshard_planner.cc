@@ -404,24 +404,31 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
   pipeline::StageCostTable dp = pipeline::StageCostTable::Make(table.num_layers, submesh_devices,
                                                                static_cast<int64_t>(num_configs));
   // Each host type is a pool of devices the plan must use exactly.
+  const std::vector<cluster::HostType> types = cluster::HostTypes(cluster);
   std::vector<int64_t> devices_per_pool;
-  for (const cluster::HostType& type : cluster::HostTypes(cluster)) {
+  for (const cluster::HostType& type : types) {
     devices_per_pool.push_back(static_cast<int64_t>(type.hosts.size()) * type.host.devices);
   }
   for (const cluster::Submesh& submesh : submeshes) dp.submesh_pools.push_back(submesh.host_type);
   for (int64_t first = 0; first < table.num_layers; ++first) {
-    for (int64_t last = first; last < table.num_layers; ++last) {
-      for (size_t s = 0; s < submeshes.size(); ++s) {
-        const double device_share =
-            static_cast<double>(submeshes[s].devices()) / static_cast<double>(total_devices);
-        for (size_t i = 0; i < configs_of[s].size(); ++i) {
-          const StageFigures figures = ComposeStage(table, first, last, configs_of[s][i]);
+    for (size_t s = 0; s < submeshes.size(); ++s) {
+      const double device_share =
+          static_cast<double>(submeshes[s].devices()) / static_cast<double>(total_devices);
+      for (size_t i = 0; i < configs_of[s].size(); ++i) {
+        const int64_t config = configs_of[s][i];
+        const int64_t memory =
+            DeviceOf(types, table.configs[static_cast<size_t>(config)]).memory_bytes;
+        // Each stage extends the one before: once a layer has no plan on the configuration, or
+        // the stage's FLOPs outgrow its share of the devices, every longer stage does too.
+        StageComposer stage(table, first, config);
+        while (stage.last() + 1 < table.num_layers) {
+          stage.Extend();
+          const int64_t last = stage.last();
+          const StageFigures& figures = stage.figures();
           const double flops_share = total_flops > 0 ? figures.flops / total_flops : 0;
           const double tolerance = 1 + options.imbalance_tolerance;
-          if (!figures.fits || device_share * tolerance < flops_share ||
-              device_share > flops_share * tolerance) {
-            continue;
-          }
+          if (!figures.fits || device_share * tolerance < flops_share) break;
+          if (device_share > flops_share * tolerance) continue;
           const size_t index =
               dp.Index(first, last, static_cast<int64_t>(s), static_cast<int64_t>(i));
           // The once-per-step update, spread over the micro-batches: Alpa's objective
@@ -431,8 +438,7 @@ Result<PipeshardPlan> PlanPipeshard(const LayerCostTable& table,
           // are cheap (gpt-tiny on 8 devices, one micro-batch: 511 us against 30.9 us).
           dp.time_s[index] = figures.forward_s + figures.backward_s +
                              figures.update_s / static_cast<double>(options.num_micro_batches);
-          dp.max_successors[index] = MaxSuccessors(
-              figures, DeviceMemory(cluster, table.configs[static_cast<size_t>(configs_of[s][i])]));
+          dp.max_successors[index] = MaxSuccessors(figures, memory);
         }
       }
     }

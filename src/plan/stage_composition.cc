@@ -46,31 +46,48 @@ void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in
 
 }  // namespace
 
-StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last,
-                          int64_t config) {
-  StageFigures stage;
-  const bool in_place = UpdatesInPlace(table, config);
-  std::set<int64_t> weights;
-  for (int64_t k = first; k <= last; ++k) {
-    const LayerCost& layer = table.at(k, config);
-    AddLayer(stage, layer, table.flops[static_cast<size_t>(k)], in_place);
-    // A weight an earlier layer of the stage reads too is held and updated once.
-    const std::vector<int64_t>& reads = table.weights[static_cast<size_t>(k)];
-    for (size_t p = 0; p < reads.size(); ++p) {
-      if (weights.insert(reads[p]).second || p >= layer.weight_static_bytes.size()) continue;
-      stage.static_bytes -= layer.weight_static_bytes[p];
-      stage.update_s -= layer.weight_update_s[p];
-    }
-  }
+StageComposer::StageComposer(const LayerCostTable& table, int64_t first, int64_t config)
+    : table_(table),
+      first_(first),
+      last_(first - 1),
+      config_(config),
+      in_place_(UpdatesInPlace(table, config)) {
   if (static_cast<size_t>(config) < table.boundaries.size()) {
     for (const LayerBoundary& boundary : table.boundaries[static_cast<size_t>(config)]) {
-      if (boundary.from < first || boundary.to > last) continue;
-      stage.forward_s += boundary.forward_s;
-      stage.backward_s += boundary.backward_s;
-      stage.boundary_s += boundary.forward_s + boundary.backward_s;
+      if (boundary.from >= first) boundaries_.push_back(&boundary);
     }
+    std::ranges::stable_sort(boundaries_, {}, &LayerBoundary::to);
   }
-  return stage;
+}
+
+void StageComposer::Extend() {
+  const int64_t k = ++last_;
+  const LayerCost& layer = table_.at(k, config_);
+  AddLayer(stage_, layer, table_.flops[static_cast<size_t>(k)], in_place_);
+  // A weight an earlier layer of the stage reads too is held and updated once.
+  const std::vector<int64_t>& reads = table_.weights[static_cast<size_t>(k)];
+  for (size_t p = 0; p < reads.size(); ++p) {
+    const auto weight = static_cast<size_t>(reads[p]);
+    if (weight >= weight_held_.size()) weight_held_.resize(weight + 1, false);
+    const bool held = weight_held_[weight];
+    weight_held_[weight] = true;
+    if (!held || p >= layer.weight_static_bytes.size()) continue;
+    stage_.static_bytes -= layer.weight_static_bytes[p];
+    stage_.update_s -= layer.weight_update_s[p];
+  }
+  for (; next_ < boundaries_.size() && boundaries_[next_]->to <= k; ++next_) {
+    const LayerBoundary& boundary = *boundaries_[next_];
+    stage_.forward_s += boundary.forward_s;
+    stage_.backward_s += boundary.backward_s;
+    stage_.boundary_s += boundary.forward_s + boundary.backward_s;
+  }
+}
+
+StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last,
+                          int64_t config) {
+  StageComposer stage(table, first, config);
+  while (stage.last() < last) stage.Extend();
+  return stage.figures();
 }
 
 Result<std::vector<LayerBoundary>> PriceLayerBoundaries(

@@ -67,6 +67,34 @@ struct StageFigures {
 
 StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last, int64_t config);
 
+// The stages first..last on one configuration for last = first, first + 1, ..., each composed
+// from the one before: ComposeStage's figures for all L layer ranges starting at `first` in O(L)
+// layer additions instead of O(L^2), as the stage-construction DP reads them.
+//
+//   StageComposer stage(table, first, config);
+//   while (stage.last() + 1 < table.num_layers) { stage.Extend(); Use(stage.figures()); }
+class StageComposer {
+ public:
+  // An empty stage before layer `first` (last() == first - 1).
+  StageComposer(const LayerCostTable& table, int64_t first, int64_t config);
+
+  // Adds layer last() + 1, and the resharding of what it receives from the stage's layers.
+  void Extend();
+  int64_t last() const { return last_; }
+  const StageFigures& figures() const { return stage_; }
+
+ private:
+  const LayerCostTable& table_;
+  int64_t first_, last_, config_;
+  bool in_place_;
+  std::vector<bool> weight_held_;  // by weight number: read by a layer of the stage
+  // The configuration's boundaries from layers of the stage, by receiving layer; next_ is the
+  // first not yet added.
+  std::vector<const LayerBoundary*> boundaries_;
+  size_t next_ = 0;
+  StageFigures stage_;
+};
+
 // The boundaries of `table`'s layers on configuration `config` (its layers' costs already in the
 // table), priced on its logical `mesh`; `received_shapes` holds each layer's received
 // activations' shapes, in LayerCostTable::received_values order. A layer without a plan on the
