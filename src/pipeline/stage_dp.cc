@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <tuple>
 
@@ -195,8 +196,11 @@ class StageDp {
     times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
     merged_class_ = std::max<int64_t>(largest_limiting + 1, 1);
     const size_t cells = static_cast<size_t>((merged_class_ + 1) * (num_layers_ + 1));
-    sum_.resize(cells * static_cast<size_t>(all_devices_ + 1));
-    max_.resize(sum_.size());
+    // Left uninitialised (Cover writes what a solve reaches): value-initialising would touch
+    // every page, 2 x 2 GiB at 16,384 devices.
+    const size_t states = cells * static_cast<size_t>(all_devices_ + 1);
+    sum_ = std::make_unique_for_overwrite<double[]>(states);
+    max_ = std::make_unique_for_overwrite<double[]>(states);
     row_first_.resize(cells);
     row_last_.resize(cells);
     row_lo_.resize(cells);
@@ -293,8 +297,7 @@ class StageDp {
     return d < row_lo_[row] || d > row_hi_[row] ? kInf : max_[Cell(row, d)];
   }
   // Extends the row's initialised range to [first, last], the new entries +inf. A solve thus
-  // writes only the device counts its relaxations reach, not every row's D + 1 entries (at
-  // 16,384 devices the rows hold 2 x 2 GiB).
+  // writes only the device counts its relaxations reach, not every row's D + 1 entries.
   void Cover(size_t row, int64_t first, int64_t last) {
     if (first > last) return;
     int64_t& lo = row_lo_[row];
@@ -406,8 +409,8 @@ class StageDp {
   std::vector<size_t> option_begin_;               // per (l, i, m) slot, and one past the last
   std::vector<double> times_;
   int64_t merged_class_ = 1;  // E
-  std::vector<double> sum_;   // [class][l][d]
-  std::vector<double> max_;
+  std::unique_ptr<double[]> sum_;  // [class][l][d]
+  std::unique_ptr<double[]> max_;
   std::vector<int64_t> row_first_;  // per [class][l], the finite d range (first > last = none)
   std::vector<int64_t> row_last_;
   std::vector<int64_t> row_lo_;  // per [class][l], the initialised d range (Cover)
