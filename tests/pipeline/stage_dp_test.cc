@@ -284,6 +284,38 @@ TEST(StageDpTest, EqualsBruteForceWithTwoDevicePools) {
   EXPECT_GT(feasible, 300);
 }
 
+// Where every sub-mesh with a candidate stage is a multiple of g devices (here the 1- and 2-device
+// sub-meshes have none, or there are none), the DP counts devices in units of g: the same best
+// plan as the brute force over single devices, also with a pool of 12 (units of 2 or 4 at most).
+TEST(StageDpTest, EqualsBruteForceWhenDevicesCountInUnits) {
+  std::mt19937 rng(20261130);
+  int feasible = 0;
+  for (int instance = 0; instance < 1500; ++instance) {
+    const int64_t num_layers = 1 + rng() % 4;
+    const bool six = instance % 2 == 0;
+    const std::vector<int64_t> submeshes =
+        six ? std::vector<int64_t>{1, 2, 6, 4} : std::vector<int64_t>{1, 2, 4, 8};
+    StageCostTable table = RandomTable(rng, num_layers, submeshes, 1 + rng() % 2,
+                                       /*integer_times=*/instance % 3 == 0);
+    const int64_t without = 1 + rng() % 2;  // sub-meshes 0 .. without-1 get no candidates
+    for (int64_t l = 0; l < num_layers; ++l) {
+      for (int64_t i = l; i < num_layers; ++i) {
+        for (int64_t m = 0; m < without; ++m) {
+          for (int64_t c = 0; c < table.num_configs; ++c) Set(table, l, i, m, c, kInf, -1);
+        }
+      }
+    }
+    const int64_t devices = six ? 12 : int64_t{4} << (rng() % 2);
+    const StageDpOptions options{.num_devices = devices,
+                                 .num_micro_batches = static_cast<int>(1 + rng() % 8),
+                                 .epsilon_s = 0,
+                                 .max_candidates = 4};
+    SCOPED_TRACE("instance " + std::to_string(instance));
+    if (SolveAndCompareWithBruteForce(table, options, {devices})) ++feasible;
+  }
+  EXPECT_GT(feasible, 300);
+}
+
 TEST(StageDpTest, EqualsAlpasEnumerationOnMediumInstances) {
   // Up to 8 stages on 16 devices: more stage counts and bounds than the brute force reaches.
   std::mt19937 rng(1707);

@@ -51,8 +51,18 @@ TEST(AlpaCliZooErrors, ImpossibleConfigs) {
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--batch", "0"}), "--batch 0");
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--layers", "0"}), "layers is 0");
 
+  // A sequence longer than a Llama's rotary embeddings cover; fewer query heads than key/value
+  // heads (llama-tiny has 2).
+  RunResult rope = RunAlpa({"plan", "llama3-8b", "--seq", "16384", "--cluster", "dgx-h100:8"});
+  ExpectBadInput(rope, "llama3-8b");
+  EXPECT_THAT(rope.err, HasSubstr("seq is 16384; the model's rotary embeddings cover 8192"));
+  EXPECT_THAT(rope.err, HasSubstr("--seq of at most 8192"));
+  ExpectBadInput(RunAlpa({"inspect", "llama-tiny", "--heads", "1"}),
+                 "kv_heads is 2; it must divide heads (1)");
+
   // A field the family does not have.
   ExpectBadInput(RunAlpa({"inspect", "gpt-tiny", "--experts", "4"}), "--experts");
+  ExpectBadInput(RunAlpa({"inspect", "llama-tiny", "--experts", "4"}), "--experts");
   ExpectBadInput(RunAlpa({"inspect", "mlp-tiny", "--heads", "2"}), "--heads");
 }
 
