@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -151,13 +152,12 @@ class LlamaEmitter {
 
 Instruction* LlamaEmitter::RmsNorm(Instruction* scale, Instruction* x) {
   const std::vector<int64_t> dims = x->shape().dims();
-  const ir::DType wide = wide_;
-  Instruction* xw = ConvertTo(x, wide);
+  Instruction* xw = ConvertTo(x, wide_);
   Instruction* full =
-      b_.Broadcast(b_.ConstantScalar(wide, 1.0 / static_cast<double>(c_.hidden)), dims, {});
+      b_.Broadcast(b_.ConstantScalar(wide_, 1.0 / static_cast<double>(c_.hidden)), dims, {});
   Instruction* mean_square =
       b_.Multiply(emit_.ReduceLast(b_.Multiply(xw, xw), ir::Opcode::kAdd), full);
-  Instruction* epsilon = b_.Broadcast(b_.ConstantScalar(wide, kRmsEpsilon), dims, {});
+  Instruction* epsilon = b_.Broadcast(b_.ConstantScalar(wide_, kRmsEpsilon), dims, {});
   Instruction* normed =
       ConvertTo(b_.Multiply(xw, b_.Rsqrt(b_.Add(mean_square, epsilon))), c_.dtype);
   return b_.Multiply(normed, b_.Broadcast(scale, dims, {static_cast<int64_t>(dims.size()) - 1}));
@@ -165,7 +165,6 @@ Instruction* LlamaEmitter::RmsNorm(Instruction* scale, Instruction* x) {
 
 std::pair<Instruction*, Instruction*> LlamaEmitter::RopeTables() {
   const int64_t half = head_size_ / 2;
-  const ir::DType wide = wide_;
   // theta_i = rope_theta^(-2 i / d), i < d/2, as constants computed in double precision.
   std::vector<double> inverse_frequency;
   for (int64_t i = 0; i < half; ++i) {
@@ -173,9 +172,9 @@ std::pair<Instruction*, Instruction*> LlamaEmitter::RopeTables() {
         std::pow(c_.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(head_size_)));
   }
   Instruction* theta =
-      b_.Constant(ir::Literal::FromDoubles(ir::Shape::Array(wide, {half}), inverse_frequency));
+      b_.Constant(ir::Literal::FromDoubles(ir::Shape::Array(wide_, {half}), inverse_frequency));
   // angle[s, i] = s theta_i, repeated over both halves of the head: [seq, d].
-  Instruction* angles = b_.Multiply(b_.Iota(ir::Shape::Array(wide, {c_.seq, half}), 0),
+  Instruction* angles = b_.Multiply(b_.Iota(ir::Shape::Array(wide_, {c_.seq, half}), 0),
                                     b_.Broadcast(theta, {c_.seq, half}, {1}));
   Instruction* both = b_.Concatenate({angles, angles}, 1);
   return {ConvertTo(b_.Unary(ir::Opcode::kCos, both), c_.dtype),

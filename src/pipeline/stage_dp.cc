@@ -385,15 +385,18 @@ class StageDp {
     double* target_max = &max_[Cell(target, 0)];
     const double* source_sum = &sum_[Cell(source, 0)];
     const double* source_max = &max_[Cell(source, 0)];
-    if (one_pool) {
+    if constexpr (one_pool) {
       RelaxSpan(target_sum + first, target_max + first, source_sum + first - devices,
                 source_max + first - devices, last - first + 1, time_s);
       return;
     }
     for (int64_t d = first; d <= last; ++d) {
-      if (Fits(m, d)) {
-        RelaxSpan(target_sum + d, target_max + d, source_sum + d - devices,
-                  source_max + d - devices, 1, time_s);
+      if (!Fits(m, d)) continue;
+      const double sum = source_sum[d - devices] + time_s;
+      const double max = std::max(source_max[d - devices], time_s);
+      if (sum < target_sum[d] || (sum == target_sum[d] && max < target_max[d])) {
+        target_sum[d] = sum;
+        target_max[d] = max;
       }
     }
   }
