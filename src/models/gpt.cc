@@ -95,9 +95,7 @@ Result<Model> BuildGpt(const GptConfig& config) {
   ALPA_ASSIGN_OR_RETURN(ir::Computation * entry, b.Build(loss));
   ALPA_ASSIGN_OR_RETURN(model.loss, mb.Build(entry));
   const int64_t seq = config.seq, vocab = config.vocab;
-  model.batch = config.causal ? BatchGenerator([seq, vocab](int64_t rows, uint64_t seed) {
-    return ProgressionTokens(rows, seq, vocab, seed);
-  })
+  model.batch = config.causal ? ProgressionBatches(seq, vocab)
                               : BatchGenerator([seq, vocab](int64_t rows, uint64_t seed) {
                                   return MaskedTokens(rows, seq, vocab, seed);
                                 });

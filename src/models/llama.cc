@@ -270,10 +270,7 @@ Result<Model> BuildLlama(const LlamaConfig& config) {
   Instruction* loss = emit.CrossEntropy(logits, labels);
   ALPA_ASSIGN_OR_RETURN(ir::Computation * entry, b.Build(loss));
   ALPA_ASSIGN_OR_RETURN(model.loss, mb.Build(entry));
-  const int64_t seq = config.seq, vocab = config.vocab;
-  model.batch = [seq, vocab](int64_t rows, uint64_t seed) {
-    return ProgressionTokens(rows, seq, vocab, seed);
-  };
+  model.batch = ProgressionBatches(config.seq, config.vocab);
   return model;
 }
 

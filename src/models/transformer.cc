@@ -204,4 +204,10 @@ std::vector<ir::Literal> ProgressionTokens(int64_t rows, int64_t seq, int64_t vo
   return batch;
 }
 
+BatchGenerator ProgressionBatches(int64_t seq, int64_t vocab) {
+  return [seq, vocab](int64_t rows, uint64_t seed) {
+    return ProgressionTokens(rows, seq, vocab, seed);
+  };
+}
+
 }  // namespace alpa::models

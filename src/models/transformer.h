@@ -111,6 +111,9 @@ class TransformerEmitter {
 // {tokens, labels}.
 std::vector<ir::Literal> ProgressionTokens(int64_t rows, int64_t seq, int64_t vocab, uint64_t seed);
 
+// A language model's batches: ProgressionTokens of its sequence length and vocabulary.
+BatchGenerator ProgressionBatches(int64_t seq, int64_t vocab);
+
 }  // namespace alpa::models
 
 #endif  // ALPA_MODELS_TRANSFORMER_H_

@@ -84,52 +84,65 @@ Recipe Moe(const char* size, int64_t hidden, int64_t layers, int64_t experts) {
           AlpaTransformerTraining(autodiff::OptimizerKind::kAdafactor)};
 }
 
-// Llama 3 (the published configurations: 8 KV heads, vocabulary 128256, RoPE theta 500000) at
-// the 8K sequence of its pre-training, in bf16 with AdamW (its paper's recipe) and remat per
-// layer. `positions`: 8192 for Llama 3, 131072 for 3.1 (the 405B's release).
+// The published Llama 3 and Mixtral shapes (8 key/value heads) at the 8K sequence of their
+// pre-training, in bf16. `positions`: the RoPE's max_position_embeddings.
+LlamaConfig PublishedDecoder(int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
+                             int64_t vocab, double rope_theta, int64_t positions) {
+  return {.batch = 8,
+          .seq = 8192,
+          .hidden = hidden,
+          .layers = layers,
+          .heads = heads,
+          .kv_heads = 8,
+          .ffn = ffn,
+          .vocab = vocab,
+          .rope_theta = rope_theta,
+          .max_positions = positions,
+          .dtype = DType::kBF16};
+}
+
+// Llama 3 (vocabulary 128256, RoPE theta 500000; 8192 positions, 131072 for 3.1, the 405B's
+// release), trained with AdamW (its paper's recipe) and remat per layer.
 Recipe Llama(const char* size, int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
              int64_t positions) {
   return {{fmt::format("llama3-{}", size), "llama",
            fmt::format("Llama 3 {}: S 8192, H {}, L {}, {} heads (8 KV), FFN {}, V 128256, RoPE "
                        "500000",
                        size, hidden, layers, heads, ffn)},
-          LlamaConfig{.batch = 8,
-                      .seq = 8192,
-                      .hidden = hidden,
-                      .layers = layers,
-                      .heads = heads,
-                      .kv_heads = 8,
-                      .ffn = ffn,
-                      .vocab = 128256,
-                      .rope_theta = 500000,
-                      .max_positions = positions,
-                      .dtype = DType::kBF16},
+          PublishedDecoder(hidden, layers, heads, ffn, 128256, 500000, positions),
           AlpaTransformerTraining(autodiff::OptimizerKind::kAdamW)};
 }
 
-// Mixtral v0.1 (8 experts, top-2, 8 KV heads, vocabulary 32000, RoPE theta 1e6) at sequence
-// 8192, routed in groups of 1024 tokens (256 slots per expert: the dispatch and combine dots
-// cost about 2% of the experts' FLOPs), bf16, AdamW, remat per layer.
+// Mixtral v0.1 (8 experts, top-2, vocabulary 32000, RoPE theta 1e6), routed in groups of 1024
+// tokens (256 slots per expert: the dispatch and combine dots cost about 2% of the experts'
+// FLOPs), AdamW, remat per layer.
 Recipe Mixtral(const char* size, int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
                int64_t positions) {
+  LlamaConfig config = PublishedDecoder(hidden, layers, heads, ffn, 32000, 1e6, positions);
+  config.experts = 8;
+  config.expert_group_size = 1024;
   return {{fmt::format("mixtral-{}", size), "mixtral",
            fmt::format("Mixtral {}: S 8192, H {}, L {}, {} heads (8 KV), 8 experts of FFN {}, "
                        "top-2, V 32000",
                        size, hidden, layers, heads, ffn)},
-          LlamaConfig{.batch = 8,
-                      .seq = 8192,
-                      .hidden = hidden,
-                      .layers = layers,
-                      .heads = heads,
-                      .kv_heads = 8,
-                      .ffn = ffn,
-                      .vocab = 32000,
-                      .rope_theta = 1e6,
-                      .max_positions = positions,
-                      .experts = 8,
-                      .expert_group_size = 1024,
-                      .dtype = DType::kBF16},
+          config,
           AlpaTransformerTraining(autodiff::OptimizerKind::kAdamW)};
+}
+
+// llama-tiny (dense) and mixtral-tiny (4 experts routed in groups of 32 tokens): S 16, H 32,
+// L 2, 4 query heads over 2 key/value heads, FFN 64, V 64, RoPE theta 10000, f32.
+LlamaConfig TinyDecoder(int64_t experts) {
+  return {.batch = 8,
+          .seq = 16,
+          .hidden = 32,
+          .layers = 2,
+          .heads = 4,
+          .kv_heads = 2,
+          .ffn = 64,
+          .vocab = 64,
+          .rope_theta = 10000,
+          .experts = experts,
+          .expert_group_size = 32};
 }
 
 Recipe WResNet(const char* size, int64_t layers, int64_t channels, int64_t width) {
@@ -200,32 +213,14 @@ const std::vector<Recipe>& Recipes() {
       Llama("405b", 16384, 126, 128, 53248, 131072),
       {{"llama-tiny", "llama",
         "Llama tiny: S 16, H 32, L 2, 4 heads (2 KV), FFN 64, V 64, RoPE 10000"},
-       LlamaConfig{.batch = 8,
-                   .seq = 16,
-                   .hidden = 32,
-                   .layers = 2,
-                   .heads = 4,
-                   .kv_heads = 2,
-                   .ffn = 64,
-                   .vocab = 64,
-                   .rope_theta = 10000},
+       TinyDecoder(/*experts=*/0),
        TinyTraining(OptimizerKind::kAdam, 1e-2)},
       Mixtral("8x7b", 4096, 32, 32, 14336, 32768),
       Mixtral("8x22b", 6144, 56, 48, 16384, 65536),
       {{"mixtral-tiny", "mixtral",
         "Mixtral tiny: S 16, H 32, L 2, 4 heads (2 KV), 4 experts of FFN 64, top-2, V 64, "
         "group 32"},
-       LlamaConfig{.batch = 8,
-                   .seq = 16,
-                   .hidden = 32,
-                   .layers = 2,
-                   .heads = 4,
-                   .kv_heads = 2,
-                   .ffn = 64,
-                   .vocab = 64,
-                   .rope_theta = 10000,
-                   .experts = 4,
-                   .expert_group_size = 32},
+       TinyDecoder(/*experts=*/4),
        TinyTraining(OptimizerKind::kAdam, 1e-2)},
       // Wide-ResNet: the table of suite_wresnet.py.
       WResNet("250m", 50, 160, 2),

@@ -1,5 +1,6 @@
 // Trains a zoo model the way `alpa run` does, for the zoo's "it learns" tests: the zoo's own
-// training options, the model's initial weights, and a fresh synthetic batch every step.
+// training options, the model's initial weights, and a fresh synthetic batch every step; and
+// the check that a 16-bit model's mixed-precision step builds.
 #ifndef ALPA_TESTS_MODELS_ZOO_TRAINING_H_
 #define ALPA_TESTS_MODELS_ZOO_TRAINING_H_
 
@@ -12,6 +13,7 @@
 
 #include "../autodiff/training_loop.h"
 #include "autodiff/train_step.h"
+#include "interp/evaluator.h"
 #include "models/init.h"
 #include "models/zoo.h"
 
@@ -58,6 +60,23 @@ inline FirstAndLast MeansOfFirstAndLast(const std::vector<double>& losses, size_
   const double count = static_cast<double>(n);
   return {std::accumulate(losses.begin(), losses.begin() + static_cast<long>(n), 0.0) / count,
           std::accumulate(losses.end() - static_cast<long>(n), losses.end(), 0.0) / count};
+}
+
+// A model built in 16-bit floats trains with an f32 master copy: its loss is f32 and near
+// log(vocab) at its initial weights (on a batch of 4), and a mixed-precision AdamW train step
+// with remat builds on it.
+inline void ExpectHalfPrecisionModelTrains(const Model& model, double vocab) {
+  EXPECT_EQ(model.loss->entry()->root()->shape().dtype(), ir::DType::kF32);
+  std::vector<ir::Literal> arguments = InitialWeights(model, 1);
+  for (ir::Literal& input : model.batch(4, 0)) arguments.push_back(std::move(input));
+  Result<ir::Literal> loss = interp::EvaluateModule(*model.loss, std::move(arguments));
+  ASSERT_TRUE(loss.ok()) << loss.status().ToString();
+  EXPECT_NEAR(loss->GetDouble(0), std::log(vocab), 0.5) << "near log(vocab) at init";
+  Result<std::unique_ptr<ir::Module>> step = autodiff::BuildTrainStep(
+      *model.loss, model.weights,
+      {.optimizer = {.kind = autodiff::OptimizerKind::kAdamW, .learning_rate = 1e-2},
+       .remat = true});
+  ASSERT_TRUE(step.ok()) << step.status().ToString();
 }
 
 }  // namespace alpa::models::testing
