@@ -20,6 +20,8 @@ Status CheckAtLeast(std::string_view model,
                     int64_t minimum = 1);
 Status CheckHeadsDivideHidden(std::string_view model, int64_t heads, int64_t hidden);
 Status CheckFloatType(std::string_view model, ir::DType dtype);
+// An MoE's routing groups of min(group_size, tokens) tokens must divide the tokens of a batch.
+Status CheckExpertGroupSize(std::string_view model, int64_t group_size, int64_t tokens);
 
 }  // namespace alpa::models
 

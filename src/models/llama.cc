@@ -1,6 +1,5 @@
 #include "models/llama.h"
 
-#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -62,11 +61,9 @@ Status CheckConfig(const LlamaConfig& config) {
   if (!(config.rope_theta > 1)) {
     return InvalidArgument("{}: rope_theta is {}; it must be above 1", family, config.rope_theta);
   }
-  const int64_t tokens = config.batch * config.seq;
-  if (config.experts > 0 && tokens % std::min(config.expert_group_size, tokens) != 0) {
-    return InvalidArgument(
-        "{}: expert_group_size is {}; it must divide the batch*seq = {} tokens of a batch", family,
-        config.expert_group_size, tokens);
+  if (config.experts > 0) {
+    ALPA_RETURN_IF_ERROR(
+        CheckExpertGroupSize(family, config.expert_group_size, config.batch * config.seq));
   }
   return CheckFloatType(family, config.dtype);
 }

@@ -1,6 +1,5 @@
 #include "models/moe.h"
 
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,12 +31,8 @@ Status CheckConfig(const MoeConfig& config) {
                                             {"experts", config.experts},
                                             {"expert_group_size", config.expert_group_size}}));
   ALPA_RETURN_IF_ERROR(CheckHeadsDivideHidden("moe", config.heads, config.hidden));
-  const int64_t tokens = config.batch * config.seq;
-  if (tokens % std::min(config.expert_group_size, tokens) != 0) {
-    return InvalidArgument(
-        "moe: expert_group_size is {}; it must divide the batch*seq = {} tokens of a batch",
-        config.expert_group_size, tokens);
-  }
+  ALPA_RETURN_IF_ERROR(
+      CheckExpertGroupSize("moe", config.expert_group_size, config.batch * config.seq));
   return CheckFloatType("moe", config.dtype);
 }
 
