@@ -367,6 +367,7 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   LayerCostTable table;
   table.configs = std::move(configs);
   table.micro_batch_size = micro_batch_size;
+  table.remat = training.remat;
   for (const cluster::HostType& type : cluster::HostTypes(cluster)) {
     table.device_types.push_back(type.host.device.name);
     table.updates_in_place.push_back(type.host.device.fuses_kernels);

@@ -153,6 +153,7 @@ Result<LayerCost> CostOfStagePlan(const pipeline::StageLoss& stage, const StageS
 struct LayerCostTable {
   int64_t num_layers = 0;
   int64_t micro_batch_size = 0;  // rows of the batch per micro-batch, as the costs were taken
+  bool remat = false;  // whether the layers recompute their activations (TrainStepOptions)
   std::vector<std::string> device_types;  // per host type (Submesh::host_type): its device's name
   // Per host type: whether its devices update the weights in place (XLA's compiler, with the
   // train state's buffers donated: the devices whose compiler fuses kernels). Their stages keep

@@ -173,19 +173,24 @@ Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& tab
 }
 
 // Why no plan was found: what the whole model needs per device as one stage on every device (the
-// least any plan could need, one micro-batch in flight), against what the devices have.
+// least the planned layers could need, one micro-batch in flight), what of it is the train state
+// and what the micro-batch, and what would make it fit. The estimate of the devices needed
+// divides the whole need evenly over them:
+//   devices >= ceil(needed * N / memory)
+// which the train state's sharding (ZeRO's, as the intra-op plans choose it) can approach.
 Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& cluster) {
   const int64_t total_devices = cluster::TotalDevices(cluster);
-  std::optional<int64_t> least;
+  std::optional<StageFigures> least;
+  int64_t least_needed = 0;
   std::string where;
   int64_t memory = 0;
   for (size_t c = 0; c < table.configs.size(); ++c) {
     if (table.configs[c].submesh.devices() != total_devices) continue;
-    const StageFigures whole =
-        ComposeStage(table, 0, table.num_layers - 1, static_cast<int64_t>(c));
+    StageFigures whole = ComposeStage(table, 0, table.num_layers - 1, static_cast<int64_t>(c));
     const int64_t needed = whole.static_bytes + whole.activation_bytes + whole.temporary_bytes;
-    if (whole.fits && (!least || needed < *least)) {
-      least = needed;
+    if (whole.fits && (!least || needed < least_needed)) {
+      least = std::move(whole);
+      least_needed = needed;
       where = MeshConfigName(table.configs[c]);
       memory = DeviceMemory(cluster, table.configs[c]);
     }
@@ -193,11 +198,41 @@ Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& clus
   if (!least) {
     return NotFound("no stage plan fits the cluster's {} devices", total_devices);
   }
+  const int64_t devices_needed =
+      memory > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(least_needed) *
+                                                  static_cast<double>(total_devices) /
+                                                  static_cast<double>(memory)))
+                 : 0;
+  std::string remedies = memory > 0
+                             ? fmt::format(
+                                   "about {} such devices, the need spread evenly over them (the "
+                                   "weights, gradients and optimizer state sharded as ZeRO does)",
+                                   devices_needed)
+                             : std::string("devices with memory");
+  if (least->static_bytes < memory) {
+    // The train state fits: what one micro-batch adds can be made smaller.
+    remedies += fmt::format(
+        "; smaller micro-batches (more of them), whose activations and "
+        "temporaries shrink with their {} rows",
+        table.micro_batch_size);
+    if (!table.remat) {
+      remedies +=
+          "; rematerialisation (each layer's activations recomputed in its backward "
+          "pass, only its inputs kept)";
+    }
+  } else {
+    remedies +=
+        "; the train state alone exceeds the device's memory, so neither smaller "
+        "micro-batches nor rematerialisation can make it fit";
+  }
   return NotFound(
       "no stage plan fits the cluster's {} devices: even the whole model as one stage on all of "
-      "them ({}) needs {} per device with one micro-batch in flight, and they have {}; use more "
-      "devices or devices with more memory",
-      total_devices, where, FormatBytes(*least), FormatBytes(memory));
+      "them ({}) needs {} per device with one micro-batch of {} row(s) in flight (weights, "
+      "gradients and optimizer state {}, activations {}, temporaries {}), and they have {}; "
+      "what would make it fit: {}; or devices with more memory",
+      total_devices, where, FormatBytes(least_needed), table.micro_batch_size,
+      FormatBytes(least->static_bytes), FormatBytes(least->activation_bytes),
+      FormatBytes(least->temporary_bytes), FormatBytes(memory), remedies);
 }
 
 // S, the device groups of V = S · num_chunks virtual stages. With several chunks, under

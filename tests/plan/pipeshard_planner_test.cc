@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "plan/stage_composition.h"
 #include "plan/uniform_plans.h"
 #include "tests/plan/plan_test_util.h"
 
@@ -20,6 +21,7 @@ namespace {
 using testing::Cluster;
 using testing::GptTinyCosts;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(PipeshardPlannerTest, PlansCoverLayersAndDevicesAndBeatEverySingleStage) {
   const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
@@ -327,7 +329,33 @@ TEST(PipeshardPlannerTest, AModelThatFitsNowhereIsAnError) {
   Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
   ASSERT_FALSE(plan.ok());
   EXPECT_THAT(plan.status().message(), HasSubstr("no stage plan fits"));
-  EXPECT_THAT(plan.status().message(), HasSubstr("per device with one micro-batch in flight"));
+  EXPECT_THAT(plan.status().message(), HasSubstr("per device with one micro-batch of"));
+  EXPECT_THAT(plan.status().message(), HasSubstr("weights, gradients and optimizer state"));
+  EXPECT_THAT(plan.status().message(),
+              HasSubstr("the train state alone exceeds the device's memory"));
+}
+
+// Where the train state fits and one micro-batch's activations do not, the error says what
+// would shrink them, and how many devices the whole need would take spread evenly. On one
+// device the only plan is the whole model there, given the memory of its train state alone.
+TEST(PipeshardPlannerTest, NothingFitsSaysWhatWouldMakeItFit) {
+  cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x1");
+  LayerCostTable table = GptTinyCosts(cluster);
+  ASSERT_FALSE(table.remat);
+  ASSERT_EQ(table.configs.size(), 1u);
+  const StageFigures whole = ComposeStage(table, 0, table.num_layers - 1, 0);
+  for (cluster::HostSpec& host : cluster.hosts) host.device.memory_bytes = whole.static_bytes + 1;
+  Result<PipeshardPlan> plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
+  ASSERT_FALSE(plan.ok());
+  const std::string& message = plan.status().message();
+  EXPECT_THAT(message, HasSubstr("what would make it fit: about"));
+  EXPECT_THAT(message, HasSubstr("smaller micro-batches"));
+  EXPECT_THAT(message, HasSubstr("rematerialisation"));
+
+  table.remat = true;  // already recomputing: not suggested again
+  plan = PlanPipeshard(table, cluster, {.num_micro_batches = 4});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_THAT(plan.status().message(), Not(HasSubstr("rematerialisation")));
 }
 
 }  // namespace
