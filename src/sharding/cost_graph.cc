@@ -37,42 +37,31 @@ std::vector<int64_t> RootLeaders(const CostGraph& graph) {
   return root;
 }
 
-// usage_g[j] = max over t of the sum of memory_m[j] over members live at t, for every j.
-std::vector<int64_t> GroupPeakUsage(const CostGraph& graph, const std::vector<int64_t>& members) {
-  const size_t strategies = graph.nodes[static_cast<size_t>(members.front())].seconds.size();
-  // Events (time, +1 start / -1 end, member); ends sort before starts at the same time because
-  // intervals are half-open.
-  std::vector<std::pair<int64_t, std::pair<int, int64_t>>> events;
+// The memory a group holds, exactly: one term per distinct live interval of its members, the
+// usages of the members sharing it summed; members that hold nothing are left out. In the order of
+// (start, end).
+struct MemoryTerm {
+  solver::Interval live;
+  std::vector<int64_t> usages;  // per strategy of the group
+};
+std::vector<MemoryTerm> GroupMemoryTerms(const CostGraph& graph,
+                                         const std::vector<int64_t>& members) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> by_interval;
   for (int64_t m : members) {
-    const solver::Interval& live = graph.nodes[static_cast<size_t>(m)].live;
-    if (live.empty()) continue;
-    events.push_back({live.start, {1, m}});
-    events.push_back({live.end, {-1, m}});
-  }
-  std::sort(events.begin(), events.end());
-  std::vector<int64_t> peak(strategies, 0);
-  std::vector<int64_t> current(strategies, 0);
-  for (const auto& [time, change] : events) {
-    const auto& memory = graph.nodes[static_cast<size_t>(change.second)].memory_bytes;
-    for (size_t j = 0; j < strategies; ++j) {
-      current[j] += change.first * memory[j];
-      peak[j] = std::max(peak[j], current[j]);
+    const CostGraphNode& member = graph.nodes[static_cast<size_t>(m)];
+    if (member.live.empty() || std::all_of(member.memory_bytes.begin(), member.memory_bytes.end(),
+                                           [](int64_t bytes) { return bytes == 0; })) {
+      continue;
     }
+    std::vector<int64_t>& usages = by_interval[{member.live.start, member.live.end}];
+    if (usages.empty()) usages.assign(member.memory_bytes.size(), 0);
+    for (size_t j = 0; j < usages.size(); ++j) usages[j] += member.memory_bytes[j];
   }
-  return peak;
-}
-
-solver::Interval Hull(const CostGraph& graph, const std::vector<int64_t>& members) {
-  solver::Interval hull;
-  bool any = false;
-  for (int64_t m : members) {
-    const solver::Interval& live = graph.nodes[static_cast<size_t>(m)].live;
-    if (live.empty()) continue;
-    hull.start = any ? std::min(hull.start, live.start) : live.start;
-    hull.end = any ? std::max(hull.end, live.end) : live.end;
-    any = true;
+  std::vector<MemoryTerm> terms;
+  for (auto& [interval, usages] : by_interval) {
+    terms.push_back({{interval.first, interval.second}, std::move(usages)});
   }
-  return hull;
+  return terms;
 }
 
 }  // namespace
@@ -143,12 +132,32 @@ ReducedProblem ReduceCostGraph(const CostGraph& graph, const std::string& name,
     }
   }
 
+  // A group's first memory term rides on its node; each further term on a node of its own that
+  // must take the group's strategy (forbidden off the diagonal of the edge tying them), appended
+  // after the groups.
+  std::vector<solver::Node> ties;
+  std::vector<solver::Edge> tie_edges;
   for (size_t s = 0; s < members.size(); ++s) {
+    const size_t strategies = seconds[s].size();
     solver::Node node;
-    node.interval = Hull(graph, members[s]);
-    node.usages = GroupPeakUsage(graph, members[s]);
-    node.costs.reserve(seconds[s].size());
+    node.costs.reserve(strategies);
     for (double t : seconds[s]) node.costs.push_back(ToSolverCost(t));
+    std::vector<MemoryTerm> terms = GroupMemoryTerms(graph, members[s]);
+    if (terms.empty()) {
+      node.usages.assign(strategies, 0);
+    } else {
+      node.interval = terms.front().live;
+      node.usages = std::move(terms.front().usages);
+    }
+    for (size_t k = 1; k < terms.size(); ++k) {
+      const int64_t tie = static_cast<int64_t>(members.size() + ties.size());
+      ties.push_back(
+          {terms[k].live, std::vector<int64_t>(strategies, 0), std::move(terms[k].usages)});
+      solver::Edge& edge = tie_edges.emplace_back(
+          solver::Edge{static_cast<int64_t>(s), tie,
+                       std::vector<int64_t>(strategies * strategies, solver::kForbiddenCost)});
+      for (size_t j = 0; j < strategies; ++j) edge.costs[j * strategies + j] = 0;
+    }
     problem.request.nodes.push_back(std::move(node));
   }
   for (size_t e = 0; e < edge_seconds.size(); ++e) {
@@ -161,6 +170,8 @@ ReducedProblem ReduceCostGraph(const CostGraph& graph, const std::string& name,
     }
     if (any) problem.request.edges.push_back(std::move(edge));
   }
+  for (solver::Node& tie : ties) problem.request.nodes.push_back(std::move(tie));
+  for (solver::Edge& edge : tie_edges) problem.request.edges.push_back(std::move(edge));
   return problem;
 }
 

@@ -9,12 +9,16 @@
 // follower f into its leader l (through chains, to the root leader):
 //   cost_l[j]   += cost_f[j] + edge(l, f)[j][j]      (an edge inside a group only pays its
 //   diagonal) edge(x, f)  becomes an edge (x, l) with the same matrix; parallel edges are summed.
-// A solver node has one live interval, a group many; the group's usage is held over the hull of
-// its members' intervals at the group's own peak:
-//   usage_g[j] = max over t of sum over members m live at t of memory_m[j]
-// an upper bound on what the group occupies at any time, so a request that fits its limit is a
-// plan that fits (the plan's exact peak is recomputed afterwards from the liveness of the
-// chosen shardings).
+// A solver node has one live interval, a group many: the group's node carries the memory of
+// its members over their first interval, and each further interval (the usages of the members
+// live over it summed) a node of its own tied to the group's, zero costs and an edge forbidden
+// off its diagonal, so that it takes the group's strategy. The request's memory is then exactly
+// the liveness's for every choice:
+//   usage(t) = sum over graph nodes m live at t of memory_m[s(root(m))]
+// (the solvers contract such ties back into one node, solver/heuristic_reduce.h, or give them one
+// column per allowed pair, solver/milp_model.h). Holding the group's peak over the hull of its
+// members' intervals instead made the solver see 1.72 GiB as the least a batch-1 Llama step on 4
+// H100s needs, whose fastest plan peaks at 1.54 GiB (docs/cost-model.md).
 //
 // Times become integer picoseconds for the solver (1e-12 s: a 1 ns kernel is 1000 units and the
 // int64 range still holds 9e6 s). An infinite or NaN time is a forbidden choice (kForbiddenCost).
@@ -50,7 +54,8 @@ struct CostGraph {
 
 struct ReducedProblem {
   solver::Request request;
-  // The solver node deciding each graph node (followers share their root leader's).
+  // The solver node deciding each graph node (followers share their root leader's); the nodes
+  // after the groups' only carry memory.
   std::vector<int64_t> solver_node_of;
 };
 
@@ -59,8 +64,9 @@ inline constexpr double kPicosecondsPerSecond = 1e12;
 int64_t ToSolverCost(double seconds);
 
 // Merges followers and builds the request. Solver nodes appear in the order of their root
-// leaders in `graph.nodes`; edges in the order of their first contributing graph edge; edges
-// that cost nothing for every pair are dropped. Aborts on a broken graph (a follower with a
+// leaders in `graph.nodes`, then the nodes carrying groups' further memory; edges in the order of
+// their first contributing graph edge, then the ties; edges that cost nothing for every pair are
+// dropped. Aborts on a broken graph (a follower with a
 // different strategy count, a follow cycle, an edge of the wrong size): generators guarantee it.
 ReducedProblem ReduceCostGraph(const CostGraph& graph, const std::string& name,
                                std::optional<int64_t> usage_limit);

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
+
+#include "solver/checker.h"
 
 namespace alpa::sharding {
 namespace {
@@ -58,18 +61,50 @@ TEST(ReduceCostGraphTest, FollowerChainMergesIntoItsRootLeader) {
   graph.edges.push_back({3, 2, {1e-12, 2e-12, 3e-12, 4e-12, 5e-12, 6e-12}});
   ReducedProblem problem = ReduceCostGraph(graph, "g", std::nullopt);
 
-  ASSERT_EQ(problem.request.nodes.size(), 2u);
+  // The two groups, then the group's memory over its members' second and third intervals.
+  ASSERT_EQ(problem.request.nodes.size(), 4u);
   EXPECT_THAT(problem.solver_node_of, ElementsAre(0, 0, 0, 1));
   const solver::Node& group = problem.request.nodes[0];
   EXPECT_THAT(group.costs, ElementsAre(1 + 10 + 100 + 1000, 2 + 20 + 200 + 4000));
-  // Members 0 and 1 overlap at t = 1 (4 + 4 and 2 + 2); member 2 is alone later.
-  EXPECT_THAT(group.usages, ElementsAre(8, 4));
-  EXPECT_EQ(group.interval, (solver::Interval{0, 6}));
-  ASSERT_EQ(problem.request.edges.size(), 1u);
+  // Each member's memory over its own interval: the leader's on the group's node, the others'
+  // on nodes tied to it (the operand holds nothing, so its node has no interval).
+  EXPECT_EQ(group.interval, (solver::Interval{0, 3}));
+  EXPECT_THAT(group.usages, ElementsAre(4, 2));
+  EXPECT_TRUE(problem.request.nodes[1].interval.empty());
+  EXPECT_EQ(problem.request.nodes[2].interval, (solver::Interval{1, 2}));
+  EXPECT_THAT(problem.request.nodes[2].usages, ElementsAre(4, 2));
+  EXPECT_THAT(problem.request.nodes[2].costs, ElementsAre(0, 0));
+  EXPECT_EQ(problem.request.nodes[3].interval, (solver::Interval{5, 6}));
+  EXPECT_THAT(problem.request.nodes[3].usages, ElementsAre(1, 1));
+  ASSERT_EQ(problem.request.edges.size(), 3u);
   EXPECT_EQ(problem.request.edges[0].from, 1);
   EXPECT_EQ(problem.request.edges[0].to, 0);
   EXPECT_THAT(problem.request.edges[0].costs, ElementsAre(1, 2, 3, 4, 5, 6));
-  EXPECT_THAT(ExpandChoice(problem, {1, 2}), ElementsAre(1, 1, 1, 2));
+  for (size_t e = 1; e < 3; ++e) {
+    EXPECT_EQ(problem.request.edges[e].from, 0);
+    EXPECT_EQ(problem.request.edges[e].to, static_cast<int64_t>(e + 1));
+    EXPECT_THAT(problem.request.edges[e].costs,
+                ElementsAre(0, solver::kForbiddenCost, solver::kForbiddenCost, 0));
+  }
+  EXPECT_THAT(ExpandChoice(problem, {1, 2, 1, 1}), ElementsAre(1, 1, 1, 2));
+}
+
+// The request's memory is the members' own, however the group's intervals overlap: the peak of
+// any choice is the largest sum of the members live at one time, not a group's peak held over the
+// span of all its members.
+TEST(ReduceCostGraphTest, GroupMemoryIsExact) {
+  CostGraph graph;
+  graph.nodes.push_back(Node({0, 0}, {100, 50}, {0, 10}));   // 0: long-lived leader
+  graph.nodes.push_back(Node({0, 0}, {30, 15}, {2, 3}, 0));  // 1: a short follower
+  graph.nodes.push_back(Node({0, 0}, {40, 20}, {5, 6}));     // 2: unrelated, later
+  ReducedProblem problem = ReduceCostGraph(graph, "g", std::nullopt);
+  Result<solver::Evaluation> evaluation =
+      solver::EvaluateChoice(problem.request, std::vector<int64_t>{0, 0, 0});
+  ASSERT_TRUE(evaluation.ok()) << evaluation.status().message();
+  EXPECT_EQ(evaluation->peak_usage, 140);  // 100 + 40 at t = 5; (100 + 30) at t = 2 is less
+  evaluation = solver::EvaluateChoice(problem.request, std::vector<int64_t>{1, 0, 1});
+  ASSERT_TRUE(evaluation.ok());
+  EXPECT_EQ(evaluation->peak_usage, 90);  // 50 + 40
 }
 
 TEST(ReduceCostGraphTest, ParallelEdgesOfEitherOrientationAreSummed) {
