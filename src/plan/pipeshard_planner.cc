@@ -176,8 +176,8 @@ Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& tab
 // least the planned layers could need, one micro-batch in flight), what of it is the train state
 // and what the micro-batch, and what would make it fit. The estimate of the devices needed
 // divides the whole need evenly over them:
-//   devices >= ceil(needed * N / memory)
-// which the train state's sharding (ZeRO's, as the intra-op plans choose it) can approach.
+//   devices ~ ceil(needed * N / memory)
+// which sharding the train state (as ZeRO does, and the intra-op plans may choose) approaches.
 Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& cluster) {
   const int64_t total_devices = cluster::TotalDevices(cluster);
   std::optional<StageFigures> least;
@@ -198,23 +198,18 @@ Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& clus
   if (!least) {
     return NotFound("no stage plan fits the cluster's {} devices", total_devices);
   }
-  const int64_t devices_needed =
-      memory > 0 ? static_cast<int64_t>(std::ceil(static_cast<double>(least_needed) *
-                                                  static_cast<double>(total_devices) /
-                                                  static_cast<double>(memory)))
-                 : 0;
-  std::string remedies = memory > 0
-                             ? fmt::format(
-                                   "about {} such devices, the need spread evenly over them (the "
-                                   "weights, gradients and optimizer state sharded as ZeRO does)",
-                                   devices_needed)
-                             : std::string("devices with memory");
+  const int64_t devices_needed = static_cast<int64_t>(
+      std::ceil(static_cast<double>(least_needed) * static_cast<double>(total_devices) /
+                static_cast<double>(std::max<int64_t>(memory, 1))));
+  std::string remedies = fmt::format(
+      "about {} such devices, the need spread evenly over them (the weights, gradients and "
+      "optimizer state sharded as ZeRO does)",
+      devices_needed);
   if (least->static_bytes < memory) {
     // The train state fits: what one micro-batch adds can be made smaller.
-    remedies += fmt::format(
-        "; smaller micro-batches (more of them), whose activations and "
-        "temporaries shrink with their {} rows",
-        table.micro_batch_size);
+    remedies +=
+        "; smaller micro-batches (more of them), whose activations and temporaries shrink with "
+        "their rows";
     if (!table.remat) {
       remedies +=
           "; rematerialisation (each layer's activations recomputed in its backward "

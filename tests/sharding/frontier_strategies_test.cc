@@ -82,19 +82,23 @@ NormSplits SplitNorms(const Planned& planned) {
   return splits;
 }
 
-// One sequence in the batch leaves no data parallelism to take. At sequence 4096 on 4 H100s the
-// blocks' RMSNorms run split along the sequence (Megatron's sequence parallelism), not
-// replicated as plain tensor parallelism runs them. (At sequence 1024 replicated norms are the
-// faster plan, and the ILP keeps them.)
+// A batch of one sequence of 4,096 tokens, which leaves no data parallelism to take.
+models::LlamaConfig OneLongSequence(int64_t ffn) {
+  return {.batch = 1,
+          .seq = 4096,
+          .hidden = 2048,
+          .layers = 2,
+          .heads = 16,
+          .kv_heads = 4,
+          .ffn = ffn,
+          .vocab = 1024};
+}
+
+// At sequence 4096 on 4 H100s the blocks' RMSNorms run split along the sequence (Megatron's
+// sequence parallelism), not replicated as plain tensor parallelism runs them. (At sequence 1024
+// replicated norms are the faster plan, and the ILP keeps them.)
 TEST(FrontierStrategiesTest, LlamaNormsAreSplitAlongALongSequence) {
-  const models::LlamaConfig config{.batch = 1,
-                                   .seq = 4096,
-                                   .hidden = 2048,
-                                   .layers = 2,
-                                   .heads = 16,
-                                   .kv_heads = 4,
-                                   .ffn = 2048,
-                                   .vocab = 1024};
+  const models::LlamaConfig config = OneLongSequence(/*ffn=*/2048);
   Planned planned = Plan(LlamaTrainStep(config), "dgx-h100:1x4", {4});
   const NormSplits split = SplitNorms(planned);
   ASSERT_GT(split.norms, 0);
@@ -106,14 +110,7 @@ TEST(FrontierStrategiesTest, LlamaNormsAreSplitAlongALongSequence) {
 // quarter of the norms' activations (the memory constraint is exact, sharding/cost_graph.h: with
 // a group's peak held over its whole span, the solver took this budget for one no plan meets).
 TEST(FrontierStrategiesTest, LlamaNormsAreSplitAlongTheSequenceWhenMemoryIsShort) {
-  const models::LlamaConfig config{.batch = 1,
-                                   .seq = 4096,
-                                   .hidden = 2048,
-                                   .layers = 2,
-                                   .heads = 16,
-                                   .kv_heads = 4,
-                                   .ffn = 8192,
-                                   .vocab = 1024};
+  const models::LlamaConfig config = OneLongSequence(/*ffn=*/8192);
   const cluster::ClusterSpec cluster = *cluster::ParseClusterArgument("dgx-h100:1x4");
   Planned fastest = Plan(LlamaTrainStep(config), cluster, {4});
   const NormSplits replicated = SplitNorms(fastest);
