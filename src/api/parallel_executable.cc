@@ -319,7 +319,7 @@ Result<std::vector<std::vector<runtime::ExecutionEvent>>> ParallelExecutable::Ga
     for (size_t e = 0; e < all[d].size(); e += 3) {
       const int64_t* event = &all[d][e];
       const runtime::InstructionStep& step = list[static_cast<size_t>(event[0])];
-      gathered[d].push_back({step.instruction, step.collective,
+      gathered[d].push_back({step.instruction, step.collective, runtime::InterpretedStep(step),
                              static_cast<double>(event[1] - epoch_ns) * 1e-9,
                              static_cast<double>(event[2]) * 1e-9});
     }

@@ -131,6 +131,12 @@ void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n) {
       case UnaryFn::kRsqrt:
         for (int64_t i = begin; i < end; ++i) out[i] = 1.0f / std::sqrt(x[i]);
         break;
+      case UnaryFn::kSine:
+        for (int64_t i = begin; i < end; ++i) out[i] = std::sin(x[i]);
+        break;
+      case UnaryFn::kCosine:
+        for (int64_t i = begin; i < end; ++i) out[i] = std::cos(x[i]);
+        break;
     }
   });
 }
@@ -234,6 +240,25 @@ void CompareF32(ir::ComparisonDirection direction, const float* a, const float* 
 void CompareS32(ir::ComparisonDirection direction, const int32_t* a, const int32_t* b, bool* out,
                 int64_t n) {
   CompareLoop(direction, a, b, out, n);
+}
+
+void LogicalPred(LogicalFn fn, const bool* a, const bool* b, bool* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    if (fn == LogicalFn::kAnd) {
+      for (int64_t i = begin; i < end; ++i) out[i] = a[i] && b[i];
+    } else {
+      for (int64_t i = begin; i < end; ++i) out[i] = a[i] || b[i];
+    }
+  });
+}
+
+void ClampS32(const int32_t* lo, int64_t lo_stride, const int32_t* x, const int32_t* hi,
+              int64_t hi_stride, int32_t* out, int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      out[i] = std::min(std::max(x[i], lo[i * lo_stride]), hi[i * hi_stride]);
+    }
+  });
 }
 
 void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,

@@ -20,13 +20,15 @@
 
 namespace alpa::kernels {
 
-enum class UnaryFn { kNegate, kAbs, kExp, kLog, kTanh, kSqrt, kRsqrt, kLogistic };
+enum class UnaryFn { kNegate, kAbs, kExp, kLog, kTanh, kSqrt, kRsqrt, kLogistic, kSine, kCosine };
 enum class BinaryFn { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum };
 
 // out[i] = fn(x[i]) for i < n. sqrt is IEEE's (correctly rounded) and rsqrt(x) = 1 / sqrt(x)
 // rounded twice, as the interpreter computes them; Eigen's fast-math sqrt and rsqrt (one Newton
 // step from an estimate, wrong for infinity and denormals) are not used. logistic(x) =
-// 1 / (1 + exp(-x)), the interpreter's formula (SwiGLU's silu is x logistic(x)).
+// 1 / (1 + exp(-x)), the interpreter's formula (SwiGLU's silu is x logistic(x)). sine and cosine
+// are the C library's, as the interpreter's (RoPE's angles reach thousands of radians, where a
+// vectorised polynomial's range reduction loses digits).
 void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n);
 
 // out[i] = fn(a[i], b[i]) for i < n.
@@ -53,6 +55,15 @@ void CompareF32(ir::ComparisonDirection direction, const float* a, const float* 
                 int64_t n);
 void CompareS32(ir::ComparisonDirection direction, const int32_t* a, const int32_t* b, bool* out,
                 int64_t n);
+
+// out[i] = a[i] and / or b[i] for i < n, over predicates.
+enum class LogicalFn { kAnd, kOr };
+void LogicalPred(LogicalFn fn, const bool* a, const bool* b, bool* out, int64_t n);
+
+// out[i] = min(max(x[i], lo), hi) for i < n (XLA's clamp), each bound an array of n (stride 1)
+// or one value (stride 0).
+void ClampS32(const int32_t* lo, int64_t lo_stride, const int32_t* x, const int32_t* hi,
+              int64_t hi_stride, int32_t* out, int64_t n);
 
 // out[i] = pred[i] ? on_true[i] : on_false[i] for i < n (4-byte elements of any type).
 void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,

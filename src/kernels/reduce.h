@@ -1,5 +1,6 @@
-// Reductions of f32 arrays along one contiguous range of dimensions: the fast path of `reduce`
-// with an add, maximum or minimum reducer (the sums of gradients and losses, softmax's max).
+// Reductions of f32 and s32 arrays along one contiguous range of dimensions: the fast path of
+// `reduce` with an add, maximum or minimum reducer (the sums of gradients and losses, softmax's
+// max, MoE's routing counts). s32 sums wrap around; integer folds are exact in any order.
 //
 // The input is viewed as [outer, reduce, inner] (row-major; the caller merges the dimensions
 // before, inside and after the reduced range), and
@@ -25,6 +26,8 @@ enum class ReduceFn { kSum, kMax, kMin };
 // `in` holds outer * reduce * inner elements, `out` outer * inner; no overlap.
 void ReduceF32(ReduceFn fn, float init, const float* in, int64_t outer, int64_t reduce,
                int64_t inner, float* out);
+void ReduceS32(ReduceFn fn, int32_t init, const int32_t* in, int64_t outer, int64_t reduce,
+               int64_t inner, int32_t* out);
 
 }  // namespace alpa::kernels
 

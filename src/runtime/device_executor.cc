@@ -41,6 +41,12 @@ int64_t LiteralBytes(const ir::Literal& literal) {
   return bytes;
 }
 
+bool InterpretedStep(const InstructionStep& step) {
+  const ir::Opcode opcode = step.instruction->opcode();
+  return step.fast_kernel == nullptr && !step.moves_operands && !step.collective &&
+         opcode != ir::Opcode::kTuple && opcode != ir::Opcode::kGetTupleElement;
+}
+
 Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
                                            std::vector<ir::Literal> arguments,
                                            const interp::DeviceContext& device,
@@ -107,7 +113,8 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
     }
     if (options.trace) {
       const Clock::time_point end = Clock::now();
-      out.events.push_back({step.instruction, step.collective, SecondsSince(options.epoch, start),
+      out.events.push_back({step.instruction, step.collective, InterpretedStep(step),
+                            SecondsSince(options.epoch, start),
                             std::chrono::duration<double>(end - start).count()});
     }
     const size_t result = static_cast<size_t>(step.result);

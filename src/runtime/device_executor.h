@@ -29,9 +29,15 @@ namespace alpa::runtime {
 struct ExecutionEvent {
   const ir::Instruction* instruction = nullptr;
   bool collective = false;
+  bool interpreted = false;  // InterpretedStep of its step
   double start_s = 0;
   double duration_s = 0;
 };
+
+// Whether `step` runs on the interpreter's handler for want of a fast kernel
+// (runtime/fast_kernels.h): a computation that is neither a collective nor a tuple's or element's
+// move or copy.
+bool InterpretedStep(const InstructionStep& step);
 
 struct ExecutionProfile {
   int64_t peak_bytes = 0;

@@ -51,7 +51,9 @@ std::string ExecutionTrace::ToChromeTrace() const {
     for (const ExecutionEvent& event : events_[d]) {
       (event.collective ? collectives : kernels) += 1;
       events.push_back({{"name", event.instruction->name()},
-                        {"cat", event.collective ? "collective" : "kernel"},
+                        {"cat", event.collective    ? "collective"
+                                : event.interpreted ? "interpreter"
+                                                    : "kernel"},
                         {"ph", "X"},
                         {"pid", 0},
                         {"tid", d},
@@ -81,8 +83,22 @@ std::string ExecutionTrace::ToChromeTrace() const {
                            {{"devices", events_.size()},
                             {"kernels", kernels},
                             {"collectives", collectives},
+                            {"interpreted", InterpretedOpcodes()},
                             {"tasks", tasks}}}};
   return trace.dump(1);
+}
+
+std::map<std::string, int64_t> ExecutionTrace::InterpretedOpcodes() const {
+  std::map<std::string, int64_t> opcodes;
+  for (const std::vector<ExecutionEvent>& device : events_) {
+    for (const ExecutionEvent& event : device) {
+      if (!event.interpreted) continue;
+      const ir::Shape& shape = event.instruction->shape();
+      ++opcodes[fmt::format("{} {}", shape.IsArray() ? ir::DTypeName(shape.dtype()) : "tuple",
+                            ir::OpcodeName(event.instruction->opcode()))];
+    }
+  }
+  return opcodes;
 }
 
 Status ExecutionTrace::Write(const std::string& path) const {

@@ -2,12 +2,15 @@
 // chrome://tracing and Perfetto open,
 //   {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}
 // pid 0, one thread (tid) per device, one complete event ("ph": "X", ts/dur in microseconds) per
-// instruction the device ran, cat "kernel" or "collective", args the opcode and shape (or, for a
+// instruction the device ran, cat "kernel", "interpreter" (no fast kernel) or "collective", args
+// the opcode and shape (or, for a
 // pipelined run, one per task and transfer, cat "task" or "transfer"); plus one
 // event per spanned interval on a "steps" row (tid -1), such as each training step.
 #ifndef ALPA_RUNTIME_EXECUTION_TRACE_H_
 #define ALPA_RUNTIME_EXECUTION_TRACE_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +39,10 @@ class ExecutionTrace {
   void AddTasks(int64_t device, const std::vector<PipelineEvent>& events);
 
   std::string ToChromeTrace() const;
+  // The instructions the interpreter ran for want of a fast kernel (ExecutionEvent::interpreted)
+  // on any device, as "f32 reduce-window" style opcodes with their counts over the trace, in
+  // name order; empty when every computation ran on a fast kernel.
+  std::map<std::string, int64_t> InterpretedOpcodes() const;
   // Writes ToChromeTrace() to `path`; the error names the path.
   Status Write(const std::string& path) const;
 

@@ -4,9 +4,12 @@
 //   broadcast     stride 0 along the new dimensions
 //   transpose     the operand's strides, permuted
 //   slice         start offset, strides times the slice strides
+//   dynamic-slice start offset from its s32 start indices, each clamped to [0, dim - size] as XLA
+//                 clamps them
 //   reverse       negative strides from the last element
 //   concatenate   one copy per operand, at its offset along the dimension
 //   pad           a fill with the padding value, then the operand at low + i * (interior + 1)
+#include <algorithm>
 #include <utility>
 
 #include "ir/layer_boundary.h"
@@ -84,6 +87,18 @@ Result<Literal> RunSlice(const ir::Instruction& instruction, const Operands& ope
   return CopyInto(instruction, *operands[0], std::move(strides), offset);
 }
 
+Result<Literal> RunDynamicSlice(const ir::Instruction& instruction, const Operands& operands) {
+  const Shape& operand = operands[0]->shape();
+  const std::vector<int64_t> strides = Strides(operand);
+  int64_t offset = 0;
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    const int64_t start = operands[static_cast<size_t>(d + 1)]->typed_data<int32_t>()[0];
+    offset += std::clamp<int64_t>(start, 0, operand.dim(d) - instruction.shape().dim(d)) *
+              strides[static_cast<size_t>(d)];
+  }
+  return CopyInto(instruction, *operands[0], strides, offset);
+}
+
 // The reversed dimensions are walked backwards from their last element.
 Result<Literal> RunReverse(const ir::Instruction& instruction, const Operands& operands) {
   std::vector<int64_t> strides = Strides(operands[0]->shape());
@@ -142,6 +157,21 @@ bool MovesElements(const ir::Instruction& instruction) {
          ir::DTypeByteSize(shape.dtype()) > 0;
 }
 
+// One s32 scalar start index per operand dimension, and the result of the slice sizes (which
+// fit the operand: the shape rule holds).
+bool DynamicSlicesFast(const ir::Instruction& instruction) {
+  const int64_t rank = instruction.operand(0)->shape().rank();
+  if (instruction.operand_count() != rank + 1 ||
+      instruction.shape().dims() != instruction.attributes().slice_sizes) {
+    return false;
+  }
+  for (int64_t d = 1; d <= rank; ++d) {
+    const Shape& index = instruction.operand(d)->shape();
+    if (!IsArrayOf(index, DType::kS32) || index.rank() != 0) return false;
+  }
+  return true;
+}
+
 bool PadsFast(const ir::Instruction& instruction) {
   for (const ir::PaddingDim& p : instruction.attributes().padding) {
     if (p.low < 0 || p.high < 0 || p.interior < 0) return false;
@@ -181,6 +211,8 @@ FastKernel SelectDataMovement(const ir::Instruction& instruction) {
     }
     case Opcode::kSlice:
       return RunSlice;
+    case Opcode::kDynamicSlice:
+      return DynamicSlicesFast(instruction) ? RunDynamicSlice : nullptr;
     case Opcode::kReverse:
       return RunReverse;
     case Opcode::kConcatenate: {

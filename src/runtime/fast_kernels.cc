@@ -42,6 +42,10 @@ std::optional<kernels::UnaryFn> UnaryFnOf(Opcode opcode) {
       return kernels::UnaryFn::kRsqrt;
     case Opcode::kLogistic:
       return kernels::UnaryFn::kLogistic;
+    case Opcode::kSin:
+      return kernels::UnaryFn::kSine;
+    case Opcode::kCos:
+      return kernels::UnaryFn::kCosine;
     default:
       return std::nullopt;
   }
@@ -67,7 +71,8 @@ std::optional<kernels::BinaryFn> BinaryFnOf(Opcode opcode) {
 }
 
 std::optional<kernels::ReduceFn> ReduceFnOf(const ir::Instruction& reduce) {
-  switch (ir::ScalarBinaryOpcode(*reduce.to_apply(), DType::kF32).value_or(Opcode::kParameter)) {
+  const DType dtype = reduce.shape().dtype();
+  switch (ir::ScalarBinaryOpcode(*reduce.to_apply(), dtype).value_or(Opcode::kParameter)) {
     case Opcode::kAdd:
       return kernels::ReduceFn::kSum;
     case Opcode::kMaximum:
@@ -163,6 +168,30 @@ Result<Literal> RunSelect(const ir::Instruction& instruction, const Operands& op
   return out;
 }
 
+Result<Literal> RunLogical(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  kernels::LogicalPred(
+      instruction.opcode() == Opcode::kAnd ? kernels::LogicalFn::kAnd : kernels::LogicalFn::kOr,
+      operands[0]->typed_data<bool>(), operands[1]->typed_data<bool>(), out.typed_data<bool>(),
+      out.element_count());
+  return out;
+}
+
+// clamp(lo, x, hi), each bound a scalar or an array of x's dimensions.
+Result<Literal> RunClamp(const ir::Instruction& instruction, const Operands& operands) {
+  Literal out = Literal::CreateUninitialized(instruction.shape());
+  auto stride = [](const Literal& bound) { return bound.shape().rank() == 0 ? 0 : 1; };
+  kernels::ClampS32(operands[0]->typed_data<int32_t>(), stride(*operands[0]),
+                    operands[1]->typed_data<int32_t>(), operands[2]->typed_data<int32_t>(),
+                    stride(*operands[2]), out.typed_data<int32_t>(), out.element_count());
+  return out;
+}
+
+// A constant's value, copied (the executor owns each step's result).
+Result<Literal> RunConstant(const ir::Instruction& instruction, const Operands&) {
+  return *instruction.attributes().literal;
+}
+
 Result<Literal> RunConvert(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
   if (operands[0]->shape().dtype() == DType::kS32) {
@@ -179,9 +208,15 @@ Result<Literal> RunReduce(const ir::Instruction& instruction, const Operands& op
   const ReduceExtents extents =
       *ReduceExtentsOf(operands[0]->shape().dims(), instruction.attributes().dimensions);
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  kernels::ReduceF32(*ReduceFnOf(instruction), operands[1]->typed_data<float>()[0],
-                     operands[0]->typed_data<float>(), extents.outer, extents.reduce, extents.inner,
-                     out.typed_data<float>());
+  if (instruction.shape().dtype() == DType::kS32) {
+    kernels::ReduceS32(*ReduceFnOf(instruction), operands[1]->typed_data<int32_t>()[0],
+                       operands[0]->typed_data<int32_t>(), extents.outer, extents.reduce,
+                       extents.inner, out.typed_data<int32_t>());
+  } else {
+    kernels::ReduceF32(*ReduceFnOf(instruction), operands[1]->typed_data<float>()[0],
+                       operands[0]->typed_data<float>(), extents.outer, extents.reduce,
+                       extents.inner, out.typed_data<float>());
+  }
   return out;
 }
 
@@ -255,10 +290,12 @@ bool ComparesFast(const ir::Instruction& instruction) {
          (type == ir::ComparisonType::kDefault || type == ir::ComparisonType::kSigned);
 }
 
+// One f32 or s32 input with an init value of its type.
 bool ReducesFast(const ir::Instruction& instruction) {
-  if (instruction.operand_count() != 2 || !IsArrayOf(instruction.shape(), DType::kF32) ||
-      !IsArrayOf(instruction.operand(0)->shape(), DType::kF32) ||
-      !IsArrayOf(instruction.operand(1)->shape(), DType::kF32) ||
+  const DType dtype = instruction.shape().IsArray() ? instruction.shape().dtype() : DType::kPred;
+  if (instruction.operand_count() != 2 || (dtype != DType::kF32 && dtype != DType::kS32) ||
+      !IsArrayOf(instruction.operand(0)->shape(), dtype) ||
+      !IsArrayOf(instruction.operand(1)->shape(), dtype) ||
       instruction.operand(1)->shape().rank() != 0 || !ReduceFnOf(instruction)) {
     return false;
   }
@@ -267,7 +304,32 @@ bool ReducesFast(const ir::Instruction& instruction) {
       .has_value();
 }
 
+// s32 clamp with bounds that are scalars or of the operand's dimensions.
+bool ClampsFast(const ir::Instruction& instruction) {
+  if (!IsArrayOf(instruction.shape(), DType::kS32) || instruction.operand_count() != 3 ||
+      instruction.operand(1)->shape().dims() != instruction.shape().dims()) {
+    return false;
+  }
+  for (const ir::Instruction* operand : instruction.operands()) {
+    const Shape& shape = operand->shape();
+    if (!IsArrayOf(shape, DType::kS32) ||
+        (shape.rank() != 0 && shape.dims() != instruction.shape().dims())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A constant whose value is there and has the instruction's shape (the interpreter names what is
+// wrong with the others).
+bool HasConstantValue(const ir::Instruction& instruction) {
+  const std::optional<Literal>& literal = instruction.attributes().literal;
+  return literal.has_value() && !literal->is_elided() &&
+         literal->shape().Compatible(instruction.shape());
+}
+
 FastKernel SelectElementwise(const ir::Instruction& instruction) {
+  if (instruction.opcode() == Opcode::kClamp) return ClampsFast(instruction) ? RunClamp : nullptr;
   if (instruction.operand_count() == 0 || !SameDimsAsResult(instruction)) return nullptr;
   const Opcode opcode = instruction.opcode();
   const Shape& shape = instruction.shape();
@@ -278,6 +340,10 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
   if (BinaryFnOf(opcode) && shape.dtype() == DType::kF32 && operand == DType::kF32 &&
       instruction.operand(1)->shape().dtype() == DType::kF32) {
     return RunBinary;
+  }
+  if ((opcode == Opcode::kAnd || opcode == Opcode::kOr) && shape.dtype() == DType::kPred &&
+      operand == DType::kPred && instruction.operand(1)->shape().dtype() == DType::kPred) {
+    return RunLogical;
   }
   if (opcode == Opcode::kCompare && shape.dtype() == DType::kPred && ComparesFast(instruction)) {
     return RunCompare;
@@ -311,6 +377,9 @@ FastKernel SelectFastKernel(const ir::Instruction& instruction) {
   }
   if (instruction.opcode() == Opcode::kReduce) {
     return ReducesFast(instruction) ? RunReduce : nullptr;
+  }
+  if (instruction.opcode() == Opcode::kConstant) {
+    return HasConstantValue(instruction) ? RunConstant : nullptr;
   }
   if (instruction.opcode() == Opcode::kDot) {
     const bool f32 = IsArrayOf(instruction.shape(), DType::kF32) &&

@@ -4,16 +4,19 @@
 // list is compiled: shapes, element types and attributes are static.
 //
 // Fast, with these element types and attributes:
-//   elementwise   f32 negate, abs, exponential, log, tanh, sqrt, rsqrt, add, subtract,
-//                 multiply, divide, maximum, minimum (the binary ones also reading broadcasts in
-//                 place, KernelReadingBroadcasts); compare of f32 (default or FLOAT comparison)
-//                 and s32 (default or SIGNED); select of 4-byte elements by a pred array; convert
-//                 of s32 or pred to f32; iota of s32 and f32
+//   elementwise   f32 negate, abs, exponential, log, tanh, sqrt, rsqrt, logistic, sine,
+//                 cosine, add, subtract, multiply, divide, maximum, minimum (the binary ones also
+//                 reading broadcasts in place, KernelReadingBroadcasts); compare of f32 (default
+//                 or FLOAT comparison) and s32 (default or SIGNED); and, or of pred; clamp of s32
+//                 (scalar or array bounds); select of 4-byte elements by a pred array; convert of
+//                 s32 or pred to f32; iota of s32 and f32
+//   constant      any element type: a copy of its value
 //   data movement any element type: broadcast, transpose, reshape, bitcast, copy, slice,
-//                 reverse, concatenate, pad without negative padding, and the identities
+//                 dynamic-slice by s32 scalar indices, reverse, concatenate, pad without
+//                 negative padding, and the identities
 //                 (convert to the same type, the layer-boundary custom-call)
-//   reduce        one f32 input, an add, maximum or minimum reducer, the reduced dimensions one
-//                 contiguous range once size-1 dimensions are set aside
+//   reduce        one f32 or s32 input, an add, maximum or minimum reducer, the reduced
+//                 dimensions one contiguous range once size-1 dimensions are set aside
 //   indexing      a gather or an f32 scatter-add whose indices (s32) each pick a whole row of
 //                 a rank-2 table: the embedding lookup and its gradient (kernels/indexing.h)
 //   dot           f32 operands and result: the interpreter's matmul (kernels/matmul.h) on

@@ -48,6 +48,10 @@ std::unique_ptr<ir::Module> ParseEntry(const std::string& body) {
       " ROOT m = f32[] maximum(a, b) }\n"
       "product { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
       " ROOT p = f32[] multiply(a, b) }\n"
+      "sum_s32 { a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
+      " ROOT s = s32[] add(a, b) }\n"
+      "max_s32 { a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
+      " ROOT m = s32[] maximum(a, b) }\n"
       "ENTRY main {\n" +
           body + "\n}",
       "test");
@@ -106,13 +110,20 @@ std::vector<Case> Cases() {
   for (const char* op : {"negate", "abs"}) {
     cases.push_back({op, p + "ROOT r = " + s + " " + op + "(p)", Agreement::kBitExact});
   }
-  for (const char* op : {"exponential", "tanh"}) {
+  for (const char* op : {"exponential", "tanh", "logistic"}) {
     cases.push_back({op, p + "ROOT r = " + s + " " + op + "(p)", Agreement::kUlps});
   }
   for (const char* op : {"sqrt", "rsqrt"}) {
     cases.push_back({op, p + "a = " + s + " abs(p)\nROOT r = " + s + " " + op + "(a)"});
   }
   cases.push_back({"log", p + "a = " + s + " abs(p)\nROOT r = " + s + " log(a)", Agreement::kUlps});
+  // RoPE's angles: positions times frequencies, thousands of radians.
+  for (const char* op : {"sine", "cosine"}) {
+    cases.push_back({op, p + "k = f32[] constant(5000)\nb = " + s +
+                             " broadcast(k), dimensions={}\n" + "a = " + s +
+                             " multiply(p, b)\nROOT r = " + s + " " + op + "(a)"});
+  }
+  cases.push_back({"constant", "ROOT r = f32[2,3] constant({{1, -2, 3.5}, {0, 7, -0.25}})"});
   for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
     cases.push_back({op, pq + "ROOT r = " + s + " " + op + "(p, q)"});
   }
@@ -134,6 +145,15 @@ std::vector<Case> Cases() {
                        " iota(), iota_dimension=0\n"
                        "x = " +
                        s + " add(a, b)\nROOT r = " + s + " add(x, f)"});
+  cases.push_back({"and, or", pq + "c = " + pred + " compare(p, q), direction=GT\n" +
+                                  "d = " + pred + " compare(q, p), direction=LE\n" + "a = " + pred +
+                                  " and(c, d)\nROOT r = " + pred + " or(a, c)"});
+  const std::string i = "i = s32[3,257,129] iota(), iota_dimension=1\n";
+  cases.push_back({"clamp by scalars", i + "lo = s32[] constant(10)\nhi = s32[] constant(200)\n" +
+                                           "ROOT r = s32[3,257,129] clamp(lo, i, hi)"});
+  cases.push_back({"clamp by arrays", i + "lo = s32[3,257,129] iota(), iota_dimension=2\n"
+                                          "hi = s32[3,257,129] iota(), iota_dimension=0\n"
+                                          "ROOT r = s32[3,257,129] clamp(lo, i, hi)"});
   cases.push_back({"broadcast materialised",
                    "v = f32[257] parameter(0)\n"
                    "a = " +
@@ -176,6 +196,11 @@ std::vector<Case> Cases() {
   cases.push_back({"reshape", p + "ROOT r = f32[771,129] reshape(p)"});
   cases.push_back(
       {"slice", p + "ROOT r = f32[3,128,32] slice(p), slice={[0:3], [1:257:2], [5:100:3]}"});
+  // Start indices past the end are clamped so that the window fits.
+  cases.push_back({"dynamic-slice", p + "i = s32[] constant(1)\nj = s32[] constant(200)\n" +
+                                        "k = s32[] constant(-3)\n" +
+                                        "ROOT r = f32[2,100,64] dynamic-slice(p, i, j, k), " +
+                                        "dynamic_slice_sizes={2,100,64}"});
   cases.push_back({"reverse", p + "ROOT r = " + s + " reverse(p), dimensions={0,2}"});
   cases.push_back(
       {"concatenate", pq + "ROOT r = f32[3,771,129] concatenate(p, q, p), dimensions={1}"});
@@ -198,6 +223,17 @@ std::vector<Case> Cases() {
                    p + "z = f32[] constant(1)\n"
                        "ROOT r = f32[] reduce(p, z), dimensions={0,1,2}, to_apply=sum",
                    Agreement::kSum});
+  // s32 folds are exact in any order: the sums wrap around (2^24 * 257 rows overflow).
+  const std::string big =
+      "x = s32[3,257,129] parameter(0)\nk = s32[] constant(16777216)\n"
+      "b = s32[3,257,129] broadcast(k), dimensions={}\n"
+      "m = s32[3,257,129] multiply(x, b)\nz = s32[] constant(7)\n";
+  cases.push_back({"reduce s32 columns, wrapping",
+                   big + "ROOT r = s32[3,129] reduce(m, z), dimensions={1}, to_apply=sum_s32"});
+  cases.push_back({"reduce s32 rows",
+                   big + "ROOT r = s32[3] reduce(x, z), dimensions={1,2}, to_apply=sum_s32"});
+  cases.push_back({"reduce s32 row max",
+                   big + "ROOT r = s32[3,257] reduce(m, z), dimensions={2}, to_apply=max_s32"});
   cases.push_back({"dot in place",
                    "p = f32[4,33,65] parameter(0)\nq = f32[4,65,17] parameter(1)\n"
                    "ROOT r = f32[4,33,17] dot(p, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
@@ -256,7 +292,8 @@ TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
   const std::vector<std::string> roots = {
       "p = f64[8] parameter(0)\nROOT r = f64[8] add(p, p)",
       "p = f32[8] parameter(0)\nROOT r = f32[8] power(p, p)",
-      "p = f32[8] parameter(0)\nROOT r = f32[8] sine(p)",
+      "p = f32[8] parameter(0)\nROOT r = f32[8] tan(p)",
+      "p = f32[8] parameter(0)\nROOT r = f32[8] clamp(p, p, p)",
       "p = f32[8] parameter(0)\nROOT r = pred[8] compare(p, p), direction=LT, type=TOTALORDER",
       "p = f32[8] parameter(0)\nz = f32[] constant(0)\nROOT r = f32[7] pad(p, z), padding=-1_0",
       "p = f32[4,5,6] parameter(0)\nz = f32[] constant(0)\n"
@@ -276,13 +313,11 @@ TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
 // that is zero up to rounding would move by the learning rate in either direction).
 TEST(FastKernelsTest, TrainStepsUseThemAndAgreeWithTheInterpreter) {
   // What the fast kernels leave to the interpreter in these steps (opcode and element type of
-  // the non-scalar arrays): convolution (already the kernels layer's), the pooling window ops,
-  // MoE's routing (s32 reduce, pred logic), the token clamp and the rotary embeddings' tables
-  // (their [d/2] frequencies, a constant, and the [seq, d] sine and cosine). The embedding's
-  // gather and scatter are rows, which the fast kernels do.
-  const std::set<std::string> interpreted = {
-      "f32 convolution", "f32 reduce-window", "f32 select-and-scatter", "s32 reduce", "pred and",
-      "pred or",         "s32 clamp",         "f32 constant",           "f32 sine",   "f32 cosine"};
+  // the non-scalar arrays): convolution (already the kernels layer's), the pooling window ops and
+  // MoE's routing counts (s32 reduce). The embedding's gather and scatter are rows, which the
+  // fast kernels do.
+  const std::set<std::string> interpreted = {"f32 convolution", "f32 reduce-window",
+                                             "f32 select-and-scatter", "s32 reduce"};
   for (const char* name : {"gpt-tiny", "moe-tiny", "llama-tiny", "mixtral-tiny", "wresnet-tiny"}) {
     SCOPED_TRACE(name);
     Result<models::ZooModel> zoo = models::BuildZooModel(name);

@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/tools/alpa_runner.h"
@@ -128,6 +130,28 @@ TEST(CliRunClusterTest, TraceHoldsEveryDevicesInstructionsOfEveryStep) {
   r = RunAlpaUnderMpi(2, mpi_args);
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
   ExpectTwoDevicesTwoSteps(path, 50000);
+}
+
+// The trace says what ran on the interpreter for want of a fast kernel: nothing in mlp-tiny's
+// step with SGD; everything but the collectives and tuples with the reference kernels.
+TEST(CliRunClusterTest, TraceNamesWhatRanOnTheInterpreter) {
+  const std::string path = ::testing::TempDir() + "/alpa_run_interpreted.json";
+  auto interpreted = [&](const std::string& kernels) {
+    RunResult r =
+        RunAlpa({"run", "mlp-tiny", "--cluster", "local:2", "--method", "data", "--optimizer",
+                 "sgd", "--steps", "1", "--kernels", kernels, "--trace", path});
+    EXPECT_EQ(r.exit_code, 0) << Describe(r);
+    std::ifstream file(path);
+    const nlohmann::json trace = nlohmann::json::parse(file, nullptr, false);
+    EXPECT_FALSE(trace.is_discarded());
+    return std::pair(r.out, trace.is_discarded() ? nlohmann::json() : trace["otherData"]);
+  };
+  const auto [fast_out, fast] = interpreted("fast");
+  EXPECT_THAT(fast_out, HasSubstr("every instruction ran on a fast kernel"));
+  EXPECT_TRUE(fast["interpreted"].empty()) << fast.dump();
+  const auto [reference_out, reference] = interpreted("reference");
+  EXPECT_THAT(reference_out, HasSubstr("on the interpreter (no fast kernel): f32 add x"));
+  EXPECT_GT(reference["interpreted"]["f32 dot"].get<int64_t>(), 0) << reference.dump();
 }
 
 // The reference kernels (the interpreter's handlers on every device) train as the fast ones do,

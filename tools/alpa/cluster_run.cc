@@ -190,6 +190,15 @@ void PrintSummary(const std::vector<StepRecord>& records, const api::ParallelExe
              FormatBytes(executable.estimate().peak_memory_bytes));
 }
 
+// What the interpreter ran for want of a fast kernel, over every device and traced step.
+std::string InterpretedText(const std::map<std::string, int64_t>& opcodes) {
+  if (opcodes.empty()) return "every instruction ran on a fast kernel";
+  std::string text = "on the interpreter (no fast kernel):";
+  for (const auto& [opcode, count] : opcodes) text += fmt::format(" {} x{},", opcode, count);
+  text.pop_back();
+  return text;
+}
+
 // What a saved plan must have been made for to run here.
 plan::document::RunIdentity RunIdentityOf(const ZooStep& zoo, const ClusterRunOptions& options) {
   return {zoo.zoo.entry.name, ModuleFingerprint(*zoo.step), ModuleFingerprint(*zoo.zoo.model.loss),
@@ -373,6 +382,7 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     if (!written.ok()) return ReportError(written.WithContext("--trace"));
     if (!json) {
       fmt::print("trace  {} (open in chrome://tracing or ui.perfetto.dev)\n", options.trace);
+      fmt::print("       {}\n", InterpretedText(trace->InterpretedOpcodes()));
     }
   }
   return check && !check->passed() ? kExitCheckFailed : kExitOk;
