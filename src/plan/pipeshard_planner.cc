@@ -180,24 +180,24 @@ Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& tab
 // which sharding the train state (as ZeRO does, and the intra-op plans may choose) approaches.
 Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& cluster) {
   const int64_t total_devices = cluster::TotalDevices(cluster);
+  auto needed = [](const StageFigures& stage) {
+    return stage.static_bytes + stage.activation_bytes + stage.temporary_bytes;
+  };
   std::optional<StageFigures> least;
-  int64_t least_needed = 0;
-  std::string where;
-  int64_t memory = 0;
+  size_t least_config = 0;
   for (size_t c = 0; c < table.configs.size(); ++c) {
     if (table.configs[c].submesh.devices() != total_devices) continue;
     StageFigures whole = ComposeStage(table, 0, table.num_layers - 1, static_cast<int64_t>(c));
-    const int64_t needed = whole.static_bytes + whole.activation_bytes + whole.temporary_bytes;
-    if (whole.fits && (!least || needed < least_needed)) {
+    if (whole.fits && (!least || needed(whole) < needed(*least))) {
       least = std::move(whole);
-      least_needed = needed;
-      where = MeshConfigName(table.configs[c]);
-      memory = DeviceMemory(cluster, table.configs[c]);
+      least_config = c;
     }
   }
   if (!least) {
     return NotFound("no stage plan fits the cluster's {} devices", total_devices);
   }
+  const int64_t least_needed = needed(*least);
+  const int64_t memory = DeviceMemory(cluster, table.configs[least_config]);
   const int64_t devices_needed = static_cast<int64_t>(
       std::ceil(static_cast<double>(least_needed) * static_cast<double>(total_devices) /
                 static_cast<double>(std::max<int64_t>(memory, 1))));
@@ -225,9 +225,10 @@ Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& clus
       "them ({}) needs {} per device with one micro-batch of {} row(s) in flight (weights, "
       "gradients and optimizer state {}, activations {}, temporaries {}), and they have {}; "
       "what would make it fit: {}; or devices with more memory",
-      total_devices, where, FormatBytes(least_needed), table.micro_batch_size,
-      FormatBytes(least->static_bytes), FormatBytes(least->activation_bytes),
-      FormatBytes(least->temporary_bytes), FormatBytes(memory), remedies);
+      total_devices, MeshConfigName(table.configs[least_config]), FormatBytes(least_needed),
+      table.micro_batch_size, FormatBytes(least->static_bytes),
+      FormatBytes(least->activation_bytes), FormatBytes(least->temporary_bytes),
+      FormatBytes(memory), remedies);
 }
 
 // S, the device groups of V = S · num_chunks virtual stages. With several chunks, under

@@ -23,22 +23,6 @@ TrainStep LlamaTrainStep(const models::LlamaConfig& config) {
   return BuildStep(*model, {});
 }
 
-// Whether `spec` ("[R,S0,R]") splits dimension `dim`.
-bool Splits(const std::string& spec, size_t dim) {
-  std::vector<std::string> dims;
-  std::string current;
-  for (char c : spec.substr(1, spec.size() - 2)) {
-    if (c == ',') {
-      dims.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  dims.push_back(current);
-  return dim < dims.size() && dims[dim] != "R";
-}
-
 // Mixtral's expert weights ([E, H, F], [E, F, H]) are split by expert over the 4 devices: each
 // holds one expert whole, and the dispatched tokens reach it by all-to-all, where splitting each
 // expert by its FFN columns (tensor parallelism inside the experts) would all-reduce every
@@ -74,10 +58,10 @@ NormSplits SplitNorms(const Planned& planned) {
   for (const std::unique_ptr<ir::Instruction>& instruction :
        planned.module->entry()->instructions()) {
     if (instruction->opcode() != ir::Opcode::kRsqrt || instruction->shape().rank() != 3) continue;
-    const std::string spec = OutputSpec(planned, instruction->name());
+    const ShardingSpec spec = OutputShardingSpec(planned, instruction->name());
     ++splits.norms;
-    splits.along_sequence += Splits(spec, 1) ? 1 : 0;
-    splits.specs += " " + instruction->name() + " " + spec;
+    splits.along_sequence += spec.dim_axes[1].empty() ? 0 : 1;
+    splits.specs += " " + instruction->name() + " " + ToString(spec);
   }
   return splits;
 }

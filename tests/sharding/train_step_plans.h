@@ -115,15 +115,21 @@ inline Planned Plan(TrainStep step, const std::string& cluster_argument,
   return Plan(std::move(step), *cluster, mesh_shape);
 }
 
-// The chosen output spec of the instruction named `name`.
-inline std::string OutputSpec(const Planned& planned, const std::string& name) {
+// The chosen output layout of the instruction named `name` (replicated, and a test failure, when
+// there is no such instruction).
+inline ShardingSpec OutputShardingSpec(const Planned& planned, const std::string& name) {
   const ir::Instruction* instruction = planned.module->entry()->GetInstruction(name);
   const int64_t node = instruction == nullptr ? -1 : planned.solution.graph.NodeOf(*instruction);
   if (node < 0) {
     ADD_FAILURE() << "no instruction " << name;
-    return "";
+    return ShardingSpec::Replicated(0);
   }
-  return ToString(planned.solution.Chosen(node).output[0]);
+  return planned.solution.Chosen(node).output[0];
+}
+
+// The same as text: "[R,S0]".
+inline std::string OutputSpec(const Planned& planned, const std::string& name) {
+  return ToString(OutputShardingSpec(planned, name));
 }
 
 // The chosen spec of the entry parameter `name`, and of the value the next step reads in its
