@@ -6,15 +6,20 @@
 namespace alpa::ir {
 namespace {
 
-bool IsF32ArrayOfDims(const Instruction& instruction, const std::vector<int64_t>& dims) {
+// The element types whose binary kernels read strided operands (kernels::BinaryStrided).
+bool IsFloatType(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+bool IsArrayOf(const Instruction& instruction, DType dtype, const std::vector<int64_t>& dims) {
   const Shape& shape = instruction.shape();
-  return shape.IsArray() && shape.dtype() == DType::kF32 && shape.dims() == dims;
+  return shape.IsArray() && shape.dtype() == dtype && shape.dims() == dims;
 }
 
 bool IsFoldableBroadcast(const Instruction& broadcast) {
   if (broadcast.opcode() != Opcode::kBroadcast) return false;
   const Shape& shape = broadcast.shape();
-  if (!shape.IsArray() || shape.dtype() != DType::kF32) return false;
+  if (!shape.IsArray() || !IsFloatType(shape.dtype())) return false;
   const std::vector<int64_t>& mapped = broadcast.attributes().dimensions;
   if (!std::is_sorted(mapped.begin(), mapped.end()) ||
       std::adjacent_find(mapped.begin(), mapped.end()) != mapped.end()) {
@@ -37,10 +42,11 @@ bool ReadsBroadcastsInPlace(const Instruction& instruction) {
     default:
       return false;
   }
-  const std::vector<int64_t>& dims = instruction.shape().dims();
-  return IsF32ArrayOfDims(instruction, dims) &&
-         std::all_of(instruction.operands().begin(), instruction.operands().end(),
-                     [&](const Instruction* operand) { return IsF32ArrayOfDims(*operand, dims); });
+  const Shape& shape = instruction.shape();
+  if (!shape.IsArray() || !IsFloatType(shape.dtype())) return false;
+  return std::all_of(
+      instruction.operands().begin(), instruction.operands().end(),
+      [&](const Instruction* operand) { return IsArrayOf(*operand, shape.dtype(), shape.dims()); });
 }
 
 std::unordered_set<const Instruction*> BroadcastsReadInPlace(const Computation& computation) {

@@ -96,7 +96,7 @@ const float* WidenToF32(int slot, const void* data, int64_t count) {
   if constexpr (std::is_same_v<T, Eigen::half>) {
     WidenF16ToF32(in, out, count);
   } else {
-    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
+    WidenBF16ToF32(in, out, count);
   }
   return out;
 }
@@ -108,7 +108,7 @@ void NarrowFromF32(const float* values, int64_t count, void* data) {
   if constexpr (std::is_same_v<T, Eigen::half>) {
     NarrowF32ToF16(values, out, count);
   } else {
-    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(values[i]);
+    NarrowF32ToBF16(values, out, count);
   }
 }
 

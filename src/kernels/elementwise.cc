@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/half_conversion.h"
 #include "kernels/parallel_for.h"
 
 namespace alpa::kernels {
@@ -165,6 +166,9 @@ void ApplyBinary(BinaryFn fn, const Lhs& lhs, const Rhs& rhs, MutF result) {
     case BinaryFn::kMinimum:
       result = lhs.binaryExpr(rhs, MinOp());
       break;
+    case BinaryFn::kPower:
+      result = lhs.binaryExpr(rhs, [](float x, float y) { return std::pow(x, y); });
+      break;
   }
 }
 
@@ -183,6 +187,26 @@ void BinaryRow(BinaryFn fn, const float* a, int64_t a_stride, const float* b, in
   }
 }
 
+// `length` elements of a 16-bit row read at stride 1 or 0, widened into `block`.
+void WidenRow(ir::DType dtype, const uint16_t* row, int64_t stride, float* block, int64_t length) {
+  internal::Widen16ToF32(dtype, row, block, stride == 1 ? length : 1);
+  if (stride == 0) std::fill(block + 1, block + length, block[0]);
+}
+
+// BinaryRow over 16-bit elements, block by block: widened, combined in f32, rounded once.
+void BinaryRow16(BinaryFn fn, ir::DType dtype, const uint16_t* a, int64_t a_stride,
+                 const uint16_t* b, int64_t b_stride, uint16_t* out, int64_t n) {
+  constexpr int64_t kBlock = 1024;
+  float lhs[kBlock], rhs[kBlock], result[kBlock];
+  for (int64_t first = 0; first < n; first += kBlock) {
+    const int64_t length = std::min(kBlock, n - first);
+    WidenRow(dtype, a + first * a_stride, a_stride, lhs, length);
+    WidenRow(dtype, b + first * b_stride, b_stride, rhs, length);
+    BinaryRow(fn, lhs, 1, rhs, 1, result, length);
+    internal::NarrowF32To16(result, dtype, out + first, length);
+  }
+}
+
 }  // namespace
 
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n) {
@@ -191,8 +215,21 @@ void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t 
   });
 }
 
-void BinaryF32Strided(BinaryFn fn, const StridedOperand& a, const StridedOperand& b, float* out,
-                      const std::vector<int64_t>& dims) {
+void BinaryStrided(BinaryFn fn, ir::DType dtype, const StridedOperand& a, const StridedOperand& b,
+                   void* out, const std::vector<int64_t>& dims) {
+  // One row of the merged result: `row` elements from a's element a_offset at a_step and b's.
+  auto run_row = [&](int64_t a_offset, int64_t a_step, int64_t b_offset, int64_t b_step,
+                     int64_t out_offset, int64_t row) {
+    if (dtype == ir::DType::kF32) {
+      BinaryRow(fn, static_cast<const float*>(a.data) + a_offset, a_step,
+                static_cast<const float*>(b.data) + b_offset, b_step,
+                static_cast<float*>(out) + out_offset, row);
+    } else {
+      BinaryRow16(fn, dtype, static_cast<const uint16_t*>(a.data) + a_offset, a_step,
+                  static_cast<const uint16_t*>(b.data) + b_offset, b_step,
+                  static_cast<uint16_t*>(out) + out_offset, row);
+    }
+  };
   // Merge dimension d into d + 1 wherever both operands step through them as through one
   // (stride[d] == stride[d + 1] * dims[d + 1]); size-1 dimensions drop out.
   std::vector<int64_t> extents, a_strides, b_strides;
@@ -210,7 +247,7 @@ void BinaryF32Strided(BinaryFn fn, const StridedOperand& a, const StridedOperand
     b_strides.push_back(b.strides[d]);
   }
   if (extents.empty()) {  // one element
-    BinaryRow(fn, a.data, 0, b.data, 0, out, 1);
+    run_row(0, 0, 0, 0, 0, 1);
     return;
   }
   const int64_t row = extents.back();
@@ -227,7 +264,7 @@ void BinaryF32Strided(BinaryFn fn, const StridedOperand& a, const StridedOperand
             a_offset += digit * a_strides[d];
             b_offset += digit * b_strides[d];
           }
-          BinaryRow(fn, a.data + a_offset, a_step, b.data + b_offset, b_step, out + r * row, row);
+          run_row(a_offset, a_step, b_offset, b_step, r * row, row);
         }
       });
 }
@@ -268,6 +305,16 @@ void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_fals
     for (int64_t i = begin; i < end; ++i) {
       const uint32_t mask = 0u - static_cast<uint32_t>(pred[i]);
       out[i] = (on_true[i] & mask) | (on_false[i] & ~mask);
+    }
+  });
+}
+
+void Select16(const bool* pred, const uint16_t* on_true, const uint16_t* on_false, uint16_t* out,
+              int64_t n) {
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const uint16_t mask = static_cast<uint16_t>(0u - static_cast<uint32_t>(pred[i]));
+      out[i] = static_cast<uint16_t>((on_true[i] & mask) | (on_false[i] & ~mask));
     }
   });
 }

@@ -21,7 +21,7 @@
 namespace alpa::kernels {
 
 enum class UnaryFn { kNegate, kAbs, kExp, kLog, kTanh, kSqrt, kRsqrt, kLogistic, kSine, kCosine };
-enum class BinaryFn { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum };
+enum class BinaryFn { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum, kPower };
 
 // out[i] = fn(x[i]) for i < n. sqrt is IEEE's (correctly rounded) and rsqrt(x) = 1 / sqrt(x)
 // rounded twice, as the interpreter computes them; Eigen's fast-math sqrt and rsqrt (one Newton
@@ -31,24 +31,25 @@ enum class BinaryFn { kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum };
 // vectorised polynomial's range reduction loses digits).
 void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n);
 
-// out[i] = fn(a[i], b[i]) for i < n.
+// out[i] = fn(a[i], b[i]) for i < n. power is the C library's powf, as the interpreter's.
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n);
 
 // An operand read at its own strides over the result's dimensions: element (i_0, ..., i_r-1) of
-// the result reads data[sum_d i_d * strides[d]]. Row-major strides read an array of the result's
-// shape; a stride of 0 repeats the operand along that dimension (a broadcast read in place,
-// ir/broadcast_folding.h).
+// the result reads element sum_d i_d * strides[d] of `data`. Row-major strides read an array of
+// the result's shape; a stride of 0 repeats the operand along that dimension (a broadcast read in
+// place, ir/broadcast_folding.h).
 struct StridedOperand {
-  const float* data;
+  const void* data;
   std::vector<int64_t> strides;
 };
 
-// out = fn(a, b) over a row-major result of `dims`. The dimensions are merged where both
-// operands allow, and each row of the last one runs as a vector loop over arrays or a repeated
-// value, so an operand's minor stride must be 0 or 1 once merged (as every broadcast with
-// increasing dimensions gives).
-void BinaryF32Strided(BinaryFn fn, const StridedOperand& a, const StridedOperand& b, float* out,
-                      const std::vector<int64_t>& dims);
+// out = fn(a, b) over a row-major result of `dims`, all three of `dtype` (f32, or f16 and bf16 as
+// the 16-bit functions below compute them). The dimensions are merged where both operands allow,
+// and each row of the last one runs as a vector loop over arrays or a repeated value, so an
+// operand's minor stride must be 0 or 1 once merged (as every broadcast with increasing
+// dimensions gives).
+void BinaryStrided(BinaryFn fn, ir::DType dtype, const StridedOperand& a, const StridedOperand& b,
+                   void* out, const std::vector<int64_t>& dims);
 
 // out[i] = a[i] <direction> b[i] for i < n.
 void CompareF32(ir::ComparisonDirection direction, const float* a, const float* b, bool* out,
@@ -65,13 +66,29 @@ void LogicalPred(LogicalFn fn, const bool* a, const bool* b, bool* out, int64_t 
 void ClampS32(const int32_t* lo, int64_t lo_stride, const int32_t* x, const int32_t* hi,
               int64_t hi_stride, int32_t* out, int64_t n);
 
-// out[i] = pred[i] ? on_true[i] : on_false[i] for i < n (4-byte elements of any type).
+// out[i] = pred[i] ? on_true[i] : on_false[i] for i < n (4-byte or 2-byte elements of any type).
 void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,
+              int64_t n);
+void Select16(const bool* pred, const uint16_t* on_true, const uint16_t* on_false, uint16_t* out,
               int64_t n);
 
 // out[i] = float(x[i]) for i < n: the exact conversions (s32 to f32 rounds to nearest even).
 void ConvertS32ToF32(const int32_t* x, float* out, int64_t n);
 void ConvertPredToF32(const bool* x, float* out, int64_t n);
+
+// --- f16 and bf16 (`dtype` kF16 or kBF16), as the interpreter and XLA's CPU backend compute
+// them: each block of elements widened to f32, the f32 function above applied, the result
+// rounded once to 16 bits (to nearest even). Exact functions therefore give the interpreter's
+// bytes; the approximated ones (exp, log, tanh, logistic) are within one 16-bit ulp of it.
+
+void Unary16(UnaryFn fn, ir::DType dtype, const void* x, void* out, int64_t n);
+void Binary16(BinaryFn fn, ir::DType dtype, const void* a, const void* b, void* out, int64_t n);
+void Compare16(ir::ComparisonDirection direction, ir::DType dtype, const void* a, const void* b,
+               bool* out, int64_t n);
+
+// out[i] = x[i] converted from `from` to `to`, each f32, f16 or bf16 (or pred, from only): exact
+// widening, rounding to nearest even when narrowing (f16 <-> bf16 through f32, exact first).
+void ConvertFloat(ir::DType from, const void* x, ir::DType to, void* out, int64_t n);
 
 // out[i] = (i / stride) % extent for i < n: iota along a dimension of `extent` elements whose
 // row-major stride is `stride` (both > 0).

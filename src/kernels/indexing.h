@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "ir/dtype.h"
+
 namespace alpa::kernels {
 
 // out[i, :] = table[clamp(index[i], 0, rows - 1), :] for i < n; rows of `row_bytes` bytes.
@@ -20,6 +22,11 @@ void GatherRows(const void* table, int64_t rows, int64_t row_bytes, const int32_
 // table[index[i], :] += updates[i, :] for i < n in order, skipping indices outside [0, rows).
 void ScatterAddRowsF32(float* table, int64_t rows, int64_t width, const int32_t* index, int64_t n,
                        const float* updates);
+
+// The same over an f16 or bf16 (`dtype`) table and updates, each addition computed in f32 and
+// rounded to 16 bits, as the interpreter applies a 16-bit add reducer: the interpreter's bytes.
+void ScatterAddRows16(ir::DType dtype, void* table, int64_t rows, int64_t width,
+                      const int32_t* index, int64_t n, const void* updates);
 
 }  // namespace alpa::kernels
 

@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/element_type.h"
+#include "kernels/half_conversion.h"
 #include "kernels/parallel_for.h"
 
 namespace alpa::kernels {
@@ -141,6 +143,19 @@ void ReduceF32(ReduceFn fn, float init, const float* in, int64_t outer, int64_t 
 void ReduceS32(ReduceFn fn, int32_t init, const int32_t* in, int64_t outer, int64_t reduce,
                int64_t inner, int32_t* out) {
   ReduceAny(fn, init, in, outer, reduce, inner, out);
+}
+
+void Reduce16(ReduceFn fn, ir::DType dtype, float init, const void* in, int64_t outer,
+              int64_t reduce, int64_t inner, void* out) {
+  const int64_t count = outer * reduce * inner;
+  float* wide = internal::ThreadF32Scratch(0, count);
+  internal::ParallelFor(count, internal::kElementGrain, [&](int64_t begin, int64_t end) {
+    internal::Widen16ToF32(dtype, static_cast<const uint16_t*>(in) + begin, wide + begin,
+                           end - begin);
+  });
+  float* result = internal::ThreadF32Scratch(2, outer * inner);
+  ReduceAny(fn, init, wide, outer, reduce, inner, result);
+  internal::NarrowF32To16(result, dtype, out, outer * inner);
 }
 
 }  // namespace alpa::kernels

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 
+#include "ir/dtype.h"
+
 namespace alpa::kernels {
 
 enum class ReduceFn { kSum, kMax, kMin };
@@ -28,6 +30,15 @@ void ReduceF32(ReduceFn fn, float init, const float* in, int64_t outer, int64_t 
                int64_t inner, float* out);
 void ReduceS32(ReduceFn fn, int32_t init, const int32_t* in, int64_t outer, int64_t reduce,
                int64_t inner, int32_t* out);
+
+// The same over f16 or bf16 (`dtype`): the input widened to f32, folded as ReduceF32 folds, each
+// result rounded once to 16 bits. That is what JAX's own reductions of 16-bit arrays compute
+// (they convert to f32 first); an HLO reduce with a 16-bit reducer, run literally as the
+// interpreter runs it, rounds after every step instead, so a sum can differ from the
+// interpreter's by more than an ulp, the interpreter's the further off. Maximum and minimum are
+// exact either way.
+void Reduce16(ReduceFn fn, ir::DType dtype, float init, const void* in, int64_t outer,
+              int64_t reduce, int64_t inner, void* out);
 
 }  // namespace alpa::kernels
 

@@ -4,7 +4,8 @@
 //   gather   offset_dims={r}, collapsed_slice_dims={0}, start_index_map={0},
 //            index_vector_dim=r, slice_sizes={1, width}: result [indices..., width]
 //   scatter  update_window_dims={r}, inserted_window_dims={0},
-//            scatter_dims_to_operand_dims={0}, index_vector_dim=r, an f32 add combiner:
+//            scatter_dims_to_operand_dims={0}, index_vector_dim=r, an add combiner of the
+//            table's type (f32, f16 or bf16):
 //            updates [indices..., width] added into a copy of the table
 // with s32 indices of rank r and no batching dimensions. Other gathers and scatters run in the
 // interpreter.
@@ -37,9 +38,16 @@ Result<Literal> RunGatherRows(const ir::Instruction& instruction, const Operands
 Result<Literal> RunScatterAddRows(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = *operands[0];  // a copy of the table, which the updates are added into
   const Literal& indices = *operands[1];
-  kernels::ScatterAddRowsF32(out.typed_data<float>(), out.shape().dim(0), out.shape().dim(1),
-                             indices.typed_data<int32_t>(), indices.element_count(),
-                             operands[2]->typed_data<float>());
+  const DType dtype = out.shape().dtype();
+  if (dtype == DType::kF32) {
+    kernels::ScatterAddRowsF32(out.typed_data<float>(), out.shape().dim(0), out.shape().dim(1),
+                               indices.typed_data<int32_t>(), indices.element_count(),
+                               operands[2]->typed_data<float>());
+  } else {
+    kernels::ScatterAddRows16(dtype, out.data(), out.shape().dim(0), out.shape().dim(1),
+                              indices.typed_data<int32_t>(), indices.element_count(),
+                              operands[2]->data());
+  }
   return out;
 }
 
@@ -63,9 +71,9 @@ bool ScatterAddsRows(const ir::Instruction& scatter) {
     return false;
   const Shape& table = scatter.operand(0)->shape();
   const Shape& indices = scatter.operand(1)->shape();
-  if (!IsArrayOf(table, DType::kF32) || scatter.shape() != table ||
+  if (!table.IsArray() || !IsFastFloat(table.dtype()) || scatter.shape() != table ||
       !RowsOfTable(table, indices, scatter.operand(2)->shape()) ||
-      ir::ScalarBinaryOpcode(*scatter.to_apply(), DType::kF32) != Opcode::kAdd) {
+      ir::ScalarBinaryOpcode(*scatter.to_apply(), table.dtype()) != Opcode::kAdd) {
     return false;
   }
   const int64_t r = indices.rank();

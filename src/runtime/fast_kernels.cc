@@ -17,6 +17,7 @@ namespace alpa::runtime {
 namespace {
 
 using internal::IsArrayOf;
+using internal::IsFastFloat;
 using internal::Operands;
 using internal::Strides;
 using ir::DType;
@@ -65,6 +66,8 @@ std::optional<kernels::BinaryFn> BinaryFnOf(Opcode opcode) {
       return kernels::BinaryFn::kMaximum;
     case Opcode::kMinimum:
       return kernels::BinaryFn::kMinimum;
+    case Opcode::kPower:
+      return kernels::BinaryFn::kPower;
     default:
       return std::nullopt;
   }
@@ -114,16 +117,28 @@ std::optional<ReduceExtents> ReduceExtentsOf(const std::vector<int64_t>& dims,
 
 Result<Literal> RunUnary(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  kernels::UnaryF32(*UnaryFnOf(instruction.opcode()), operands[0]->typed_data<float>(),
-                    out.typed_data<float>(), out.element_count());
+  const kernels::UnaryFn fn = *UnaryFnOf(instruction.opcode());
+  const DType dtype = out.shape().dtype();
+  if (dtype == DType::kF32) {
+    kernels::UnaryF32(fn, operands[0]->typed_data<float>(), out.typed_data<float>(),
+                      out.element_count());
+  } else {
+    kernels::Unary16(fn, dtype, operands[0]->data(), out.data(), out.element_count());
+  }
   return out;
 }
 
 Result<Literal> RunBinary(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  kernels::BinaryF32(*BinaryFnOf(instruction.opcode()), operands[0]->typed_data<float>(),
-                     operands[1]->typed_data<float>(), out.typed_data<float>(),
-                     out.element_count());
+  const kernels::BinaryFn fn = *BinaryFnOf(instruction.opcode());
+  const DType dtype = out.shape().dtype();
+  if (dtype == DType::kF32) {
+    kernels::BinaryF32(fn, operands[0]->typed_data<float>(), operands[1]->typed_data<float>(),
+                       out.typed_data<float>(), out.element_count());
+  } else {
+    kernels::Binary16(fn, dtype, operands[0]->data(), operands[1]->data(), out.data(),
+                      out.element_count());
+  }
   return out;
 }
 
@@ -135,23 +150,27 @@ Result<Literal> RunBinaryReadingBroadcasts(const ir::Instruction& instruction,
   const std::vector<int64_t>& dims = instruction.shape().dims();
   auto read = [&](int64_t k) {
     const Literal& value = *operands[static_cast<size_t>(k)];
-    return kernels::StridedOperand{value.typed_data<float>(),
+    return kernels::StridedOperand{value.data(),
                                    value.shape().dims() == dims
                                        ? Strides(instruction.shape())
                                        : ir::BroadcastReadStrides(*instruction.operand(k))};
   };
-  kernels::BinaryF32Strided(*BinaryFnOf(instruction.opcode()), read(0), read(1),
-                            out.typed_data<float>(), dims);
+  kernels::BinaryStrided(*BinaryFnOf(instruction.opcode()), instruction.shape().dtype(), read(0),
+                         read(1), out.data(), dims);
   return out;
 }
 
 Result<Literal> RunCompare(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
   const ir::ComparisonDirection direction = instruction.attributes().comparison_direction;
-  if (operands[0]->shape().dtype() == DType::kF32) {
+  const DType dtype = operands[0]->shape().dtype();
+  if (dtype == DType::kF32) {
     kernels::CompareF32(direction, operands[0]->typed_data<float>(),
                         operands[1]->typed_data<float>(), out.typed_data<bool>(),
                         out.element_count());
+  } else if (dtype != DType::kS32) {
+    kernels::Compare16(direction, dtype, operands[0]->data(), operands[1]->data(),
+                       out.typed_data<bool>(), out.element_count());
   } else {
     kernels::CompareS32(direction, operands[0]->typed_data<int32_t>(),
                         operands[1]->typed_data<int32_t>(), out.typed_data<bool>(),
@@ -162,9 +181,15 @@ Result<Literal> RunCompare(const ir::Instruction& instruction, const Operands& o
 
 Result<Literal> RunSelect(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  kernels::Select32(operands[0]->typed_data<bool>(), operands[1]->typed_data<uint32_t>(),
-                    operands[2]->typed_data<uint32_t>(), out.typed_data<uint32_t>(),
-                    out.element_count());
+  if (ir::DTypeByteSize(out.shape().dtype()) == 4) {
+    kernels::Select32(operands[0]->typed_data<bool>(), operands[1]->typed_data<uint32_t>(),
+                      operands[2]->typed_data<uint32_t>(), out.typed_data<uint32_t>(),
+                      out.element_count());
+  } else {
+    kernels::Select16(operands[0]->typed_data<bool>(), operands[1]->typed_data<uint16_t>(),
+                      operands[2]->typed_data<uint16_t>(), out.typed_data<uint16_t>(),
+                      out.element_count());
+  }
   return out;
 }
 
@@ -194,12 +219,13 @@ Result<Literal> RunConstant(const ir::Instruction& instruction, const Operands&)
 
 Result<Literal> RunConvert(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  if (operands[0]->shape().dtype() == DType::kS32) {
+  const DType from = operands[0]->shape().dtype();
+  if (from == DType::kS32) {
     kernels::ConvertS32ToF32(operands[0]->typed_data<int32_t>(), out.typed_data<float>(),
                              out.element_count());
   } else {
-    kernels::ConvertPredToF32(operands[0]->typed_data<bool>(), out.typed_data<float>(),
-                              out.element_count());
+    kernels::ConvertFloat(from, operands[0]->data(), out.shape().dtype(), out.data(),
+                          out.element_count());
   }
   return out;
 }
@@ -208,35 +234,42 @@ Result<Literal> RunReduce(const ir::Instruction& instruction, const Operands& op
   const ReduceExtents extents =
       *ReduceExtentsOf(operands[0]->shape().dims(), instruction.attributes().dimensions);
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  if (instruction.shape().dtype() == DType::kS32) {
-    kernels::ReduceS32(*ReduceFnOf(instruction), operands[1]->typed_data<int32_t>()[0],
+  const kernels::ReduceFn fn = *ReduceFnOf(instruction);
+  const DType dtype = instruction.shape().dtype();
+  if (dtype == DType::kS32) {
+    kernels::ReduceS32(fn, operands[1]->typed_data<int32_t>()[0],
                        operands[0]->typed_data<int32_t>(), extents.outer, extents.reduce,
                        extents.inner, out.typed_data<int32_t>());
+  } else if (dtype == DType::kF32) {
+    kernels::ReduceF32(fn, operands[1]->typed_data<float>()[0], operands[0]->typed_data<float>(),
+                       extents.outer, extents.reduce, extents.inner, out.typed_data<float>());
   } else {
-    kernels::ReduceF32(*ReduceFnOf(instruction), operands[1]->typed_data<float>()[0],
-                       operands[0]->typed_data<float>(), extents.outer, extents.reduce,
-                       extents.inner, out.typed_data<float>());
+    // A 16-bit init widens exactly to f32.
+    kernels::Reduce16(fn, dtype, static_cast<float>(operands[1]->GetDouble(0)), operands[0]->data(),
+                      extents.outer, extents.reduce, extents.inner, out.data());
   }
   return out;
 }
 
 // `operand` with result dimension i its dimension order[i]: its own buffer when the order is the
 // identity, else a transposed copy in `scratch`.
-Result<const float*> Ordered(const Literal& operand, const std::vector<int64_t>& order,
-                             Literal& scratch) {
+Result<const void*> Ordered(const Literal& operand, const std::vector<int64_t>& order,
+                            Literal& scratch) {
   bool identity = true;
   for (size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int64_t>(i);
-  if (identity) return operand.typed_data<float>();
+  if (identity) return static_cast<const void*>(operand.data());
   const std::vector<int64_t> operand_strides = Strides(operand.shape());
   std::vector<int64_t> dims, strides;
   for (int64_t d : order) {
     dims.push_back(operand.shape().dim(d));
     strides.push_back(operand_strides[static_cast<size_t>(d)]);
   }
-  scratch = Literal::CreateUninitialized(Shape::Array(DType::kF32, dims));
+  const DType dtype = operand.shape().dtype();
+  scratch = Literal::CreateUninitialized(Shape::Array(dtype, dims));
   const kernels::StridedView view{dims, std::move(strides), Strides(scratch.shape())};
-  ALPA_RETURN_IF_ERROR(kernels::StridedCopy(4, view, operand.data(), scratch.data()));
-  return scratch.typed_data<float>();
+  ALPA_RETURN_IF_ERROR(
+      kernels::StridedCopy(ir::DTypeByteSize(dtype), view, operand.data(), scratch.data()));
+  return static_cast<const void*>(scratch.data());
 }
 
 int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
@@ -257,11 +290,11 @@ Result<Literal> RunDot(const ir::Instruction& instruction, const Operands& opera
   const int64_t k = Product(lhs, dn.lhs_contracting_dims);
   if (k == 0) return Literal::CreateZeros(instruction.shape());  // an empty sum
   Literal lhs_scratch, rhs_scratch;
-  ALPA_ASSIGN_OR_RETURN(const float* a, Ordered(*operands[0], layout.lhs_order, lhs_scratch));
-  ALPA_ASSIGN_OR_RETURN(const float* b, Ordered(*operands[1], layout.rhs_order, rhs_scratch));
+  ALPA_ASSIGN_OR_RETURN(const void* a, Ordered(*operands[0], layout.lhs_order, lhs_scratch));
+  ALPA_ASSIGN_OR_RETURN(const void* b, Ordered(*operands[1], layout.rhs_order, rhs_scratch));
   Literal out = Literal::CreateUninitialized(instruction.shape());
   if (out.element_count() == 0) return out;
-  ALPA_RETURN_IF_ERROR(kernels::BatchMatMul(DType::kF32, Product(lhs, dn.lhs_batch_dims),
+  ALPA_RETURN_IF_ERROR(kernels::BatchMatMul(out.shape().dtype(), Product(lhs, dn.lhs_batch_dims),
                                             Product(lhs, layout.lhs_free), k,
                                             Product(rhs, layout.rhs_free), a, b, out.data()));
   return out;
@@ -283,17 +316,17 @@ bool ComparesFast(const ir::Instruction& instruction) {
   const DType dtype = instruction.operand(0)->shape().dtype();
   const ir::ComparisonType type = instruction.attributes().comparison_type;
   if (instruction.operand(1)->shape().dtype() != dtype) return false;
-  if (dtype == DType::kF32) {
+  if (IsFastFloat(dtype)) {
     return type == ir::ComparisonType::kDefault || type == ir::ComparisonType::kFloat;
   }
   return dtype == DType::kS32 &&
          (type == ir::ComparisonType::kDefault || type == ir::ComparisonType::kSigned);
 }
 
-// One f32 or s32 input with an init value of its type.
+// One f32, f16, bf16 or s32 input with an init value of its type.
 bool ReducesFast(const ir::Instruction& instruction) {
   const DType dtype = instruction.shape().IsArray() ? instruction.shape().dtype() : DType::kPred;
-  if (instruction.operand_count() != 2 || (dtype != DType::kF32 && dtype != DType::kS32) ||
+  if (instruction.operand_count() != 2 || (!IsFastFloat(dtype) && dtype != DType::kS32) ||
       !IsArrayOf(instruction.operand(0)->shape(), dtype) ||
       !IsArrayOf(instruction.operand(1)->shape(), dtype) ||
       instruction.operand(1)->shape().rank() != 0 || !ReduceFnOf(instruction)) {
@@ -334,11 +367,11 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
   const Opcode opcode = instruction.opcode();
   const Shape& shape = instruction.shape();
   const DType operand = instruction.operand(0)->shape().dtype();
-  if (UnaryFnOf(opcode) && shape.dtype() == DType::kF32 && operand == DType::kF32) {
+  if (UnaryFnOf(opcode) && IsFastFloat(shape.dtype()) && operand == shape.dtype()) {
     return RunUnary;
   }
-  if (BinaryFnOf(opcode) && shape.dtype() == DType::kF32 && operand == DType::kF32 &&
-      instruction.operand(1)->shape().dtype() == DType::kF32) {
+  if (BinaryFnOf(opcode) && IsFastFloat(shape.dtype()) && operand == shape.dtype() &&
+      instruction.operand(1)->shape().dtype() == shape.dtype()) {
     return RunBinary;
   }
   if ((opcode == Opcode::kAnd || opcode == Opcode::kOr) && shape.dtype() == DType::kPred &&
@@ -349,13 +382,15 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
     return RunCompare;
   }
   if (opcode == Opcode::kSelect && operand == DType::kPred &&
-      ir::DTypeByteSize(shape.dtype()) == 4 &&
+      (ir::DTypeByteSize(shape.dtype()) == 4 || ir::DTypeByteSize(shape.dtype()) == 2) &&
       instruction.operand(1)->shape().dtype() == shape.dtype() &&
       instruction.operand(2)->shape().dtype() == shape.dtype()) {
     return RunSelect;
   }
-  if (opcode == Opcode::kConvert && shape.dtype() == DType::kF32 &&
-      (operand == DType::kS32 || operand == DType::kPred)) {
+  // Between float types, and from s32 (to f32) and pred. The same type is data movement.
+  if (opcode == Opcode::kConvert && IsFastFloat(shape.dtype()) && operand != shape.dtype() &&
+      (IsFastFloat(operand) || operand == DType::kPred ||
+       (operand == DType::kS32 && shape.dtype() == DType::kF32))) {
     return RunConvert;
   }
   return nullptr;
@@ -382,10 +417,11 @@ FastKernel SelectFastKernel(const ir::Instruction& instruction) {
     return HasConstantValue(instruction) ? RunConstant : nullptr;
   }
   if (instruction.opcode() == Opcode::kDot) {
-    const bool f32 = IsArrayOf(instruction.shape(), DType::kF32) &&
-                     IsArrayOf(instruction.operand(0)->shape(), DType::kF32) &&
-                     IsArrayOf(instruction.operand(1)->shape(), DType::kF32);
-    return f32 && instruction.attributes().dot_dims ? RunDot : nullptr;
+    const Shape& shape = instruction.shape();
+    const bool one_float_type = shape.IsArray() && IsFastFloat(shape.dtype()) &&
+                                IsArrayOf(instruction.operand(0)->shape(), shape.dtype()) &&
+                                IsArrayOf(instruction.operand(1)->shape(), shape.dtype());
+    return one_float_type && instruction.attributes().dot_dims ? RunDot : nullptr;
   }
   if (FastKernel kernel = SelectElementwise(instruction)) return kernel;
   if (FastKernel kernel = internal::SelectIndexing(instruction)) return kernel;

@@ -32,6 +32,12 @@ inline bool IsArrayOf(const ir::Shape& shape, ir::DType dtype) {
   return shape.IsArray() && shape.dtype() == dtype;
 }
 
+// The float types the elementwise, reduce, dot and scatter kernels compute with: f32, and f16 and
+// bf16 widened to f32 and rounded once.
+inline bool IsFastFloat(ir::DType dtype) {
+  return dtype == ir::DType::kF32 || dtype == ir::DType::kF16 || dtype == ir::DType::kBF16;
+}
+
 // The strided-copy kernel of a broadcast, transpose, reshape, bitcast, copy, slice, reverse,
 // concatenate, pad or iota (or an identity: convert to its own type, a layer boundary), or
 // nullptr. The instruction's shape rule holds (SelectFastKernel checked it).

@@ -215,7 +215,8 @@ TEST(ElementwiseTest, StridedOperandsReadBroadcastsInPlace) {
     for (BinaryFn fn : {BinaryFn::kAdd, BinaryFn::kSubtract, BinaryFn::kMultiply, BinaryFn::kDivide,
                         BinaryFn::kMaximum, BinaryFn::kMinimum}) {
       std::vector<float> out(static_cast<size_t>(n)), want(static_cast<size_t>(n));
-      BinaryF32Strided(fn, {a.data(), c.a_strides}, {b.data(), c.b_strides}, out.data(), c.dims);
+      BinaryStrided(fn, ir::DType::kF32, {a.data(), c.a_strides}, {b.data(), c.b_strides},
+                    out.data(), c.dims);
       for (int64_t i = 0; i < n; ++i) {
         int64_t rest = i, a_offset = 0, b_offset = 0;
         for (size_t d = c.dims.size(); d-- > 0;) {

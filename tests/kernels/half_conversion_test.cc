@@ -63,5 +63,43 @@ TEST(HalfConversionTest, NarrowingRoundsToNearestEvenAsEigenDoes) {
   }
 }
 
+uint16_t BitsOf(Eigen::bfloat16 value) { return Eigen::numext::bit_cast<uint16_t>(value); }
+
+TEST(HalfConversionTest, WideningGivesEigensValueForEveryBFloat16) {
+  std::vector<Eigen::bfloat16> values(1 << 16);
+  for (uint32_t bits = 0; bits < values.size(); ++bits) {
+    values[bits] = Eigen::numext::bit_cast<Eigen::bfloat16>(static_cast<uint16_t>(bits));
+  }
+  std::vector<float> widened(values.size());
+  WidenBF16ToF32(values.data(), widened.data(), static_cast<int64_t>(values.size()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint32_t>(widened[i]),
+              std::bit_cast<uint32_t>(static_cast<float>(values[i])))
+        << "bits " << i;
+  }
+}
+
+// Every bf16 value's float, the midpoints between neighbours (ties round to even) and a hair to
+// each side, NaNs of both signs with payloads, and a spread of arbitrary float bit patterns: the
+// bits Eigen gives, NaNs included (its quiet NaN of the input's sign).
+TEST(HalfConversionTest, NarrowingToBFloat16GivesEigensBits) {
+  std::vector<float> floats;
+  for (uint32_t high = 0; high < (1u << 16); ++high) {
+    const uint32_t bits = high << 16;
+    for (uint32_t low : {0u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      floats.push_back(std::bit_cast<float>(bits | low));
+    }
+  }
+  for (uint64_t bits = 1; bits < (uint64_t{1} << 32); bits += 65521) {
+    floats.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  }
+  std::vector<Eigen::bfloat16> narrowed(floats.size());
+  NarrowF32ToBF16(floats.data(), narrowed.data(), static_cast<int64_t>(floats.size()));
+  for (size_t i = 0; i < floats.size(); ++i) {
+    EXPECT_EQ(BitsOf(narrowed[i]), BitsOf(static_cast<Eigen::bfloat16>(floats[i])))
+        << "float bits " << std::bit_cast<uint32_t>(floats[i]);
+  }
+}
+
 }  // namespace
 }  // namespace alpa::kernels::internal

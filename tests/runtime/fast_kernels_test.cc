@@ -2,9 +2,9 @@
 // case runs one module through the executor twice, with its fast kernels and with every
 // instruction on the interpreter's handlers, on the same random arguments, and compares the
 // results bit for bit, within a few ulp (the approximated functions) or within a relative bound
-// (row sums, added in another order). Also: what gets no fast kernel, and whole training steps of
-// the zoo, where the fast kernels must cover every op but the listed ones and agree with the
-// interpreter.
+// (row sums, added in another order). The f16 and bf16 cases are f32 cases retyped. Also: what
+// gets no fast kernel, and whole training steps of the zoo, where the fast kernels must cover
+// every op but the listed ones and agree with the interpreter.
 #include "runtime/fast_kernels.h"
 
 #include <fmt/format.h>
@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autodiff/train_step.h"
@@ -32,27 +33,47 @@ namespace {
 enum class Agreement { kBitExact, kUlps, kSum };
 
 struct Case {
+  Case(std::string name, std::string body, Agreement agreement = Agreement::kBitExact,
+       std::string reference_body = "")
+      : name(std::move(name)),
+        body(std::move(body)),
+        agreement(agreement),
+        reference_body(std::move(reference_body)) {}
+
   std::string name;
   std::string body;  // the entry's instructions; its root is the op under test
-  Agreement agreement = Agreement::kBitExact;
+  Agreement agreement;
+  // What the interpreter runs in its place, on the same arguments, when the two are meant to
+  // compute one function differently (empty: `body`).
+  std::string reference_body;
 };
 
 // 3 x 257 x 129 = 99,459 elements: several chunks of the parallel loops and a ragged tail.
 constexpr char kS[] = "f32[3,257,129]";
+
+// The reducers `sum` and `max` of one float type, named with the type after an underscore.
+std::string Reducers(const std::string& type) {
+  return fmt::format(
+      "sum_{0} {{ a = {0}[] parameter(0)\n b = {0}[] parameter(1)\n ROOT s = {0}[] add(a, b) }}\n"
+      "max_{0} {{ a = {0}[] parameter(0)\n b = {0}[] parameter(1)\n"
+      " ROOT m = {0}[] maximum(a, b) }}\n",
+      type);
+}
 
 std::unique_ptr<ir::Module> ParseEntry(const std::string& body) {
   Result<std::unique_ptr<ir::Module>> module = hlo::ParseHloModule(
       "HloModule m\nsum { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
       " ROOT s = f32[] add(a, b) }\n"
       "max { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-      " ROOT m = f32[] maximum(a, b) }\n"
-      "product { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-      " ROOT p = f32[] multiply(a, b) }\n"
-      "sum_s32 { a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
-      " ROOT s = s32[] add(a, b) }\n"
-      "max_s32 { a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
-      " ROOT m = s32[] maximum(a, b) }\n"
-      "ENTRY main {\n" +
+      " ROOT m = f32[] maximum(a, b) }\n" +
+          Reducers("f16") + Reducers("bf16") +
+          "product { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+          " ROOT p = f32[] multiply(a, b) }\n"
+          "sum_s32 { a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
+          " ROOT s = s32[] add(a, b) }\n"
+          "max_s32 { a = s32[] parameter(0)\n b = s32[] parameter(1)\n"
+          " ROOT m = s32[] maximum(a, b) }\n"
+          "ENTRY main {\n" +
           body + "\n}",
       "test");
   EXPECT_TRUE(module.ok()) << module.status().message() << "\n" << body;
@@ -65,9 +86,11 @@ struct Runs {
   double input_magnitude = 0;  // sum of |x| over the first argument: what bounds a sum's error
 };
 
-Runs RunBothWays(const ir::Module& module, uint64_t seed) {
+Runs RunBothWays(const ir::Module& module, uint64_t seed,
+                 const ir::Module* reference_module = nullptr) {
   Result<InstructionList> list = CompileInstructionList(module);
-  Result<InstructionList> reference_list = CompileInstructionList(module, KernelChoice::kReference);
+  Result<InstructionList> reference_list = CompileInstructionList(
+      reference_module ? *reference_module : module, KernelChoice::kReference);
   EXPECT_TRUE(list.ok() && reference_list.ok());
   if (!list.ok() || !reference_list.ok()) return {};
   std::vector<ir::Literal> arguments = interp::RandomArguments(*module.entry(), seed);
@@ -80,8 +103,8 @@ Runs RunBothWays(const ir::Module& module, uint64_t seed) {
   return {std::move(fast).value(), std::move(reference).value(), magnitude};
 }
 
-// Worst ulp distance, worst |fast - reference| / (1 + |reference|) and worst |fast - reference|,
-// over f32 elements.
+// Worst ulp distance (in ulps of the elements' own type), worst |fast - reference| /
+// (1 + |reference|) and worst |fast - reference|, over float elements.
 struct Gap {
   int64_t ulps = 0;
   double relative = 0;
@@ -89,14 +112,20 @@ struct Gap {
 };
 
 Gap Compare(const ir::Literal& fast, const ir::Literal& reference) {
+  // f16 and bf16 values are f32 values whose low 13 and 16 mantissa bits are zero (f16's normal
+  // range): one of their ulps is that many f32 ulps.
+  const ir::DType dtype = fast.shape().dtype();
+  const int64_t f32_ulps_per_ulp = dtype == ir::DType::kBF16  ? (1 << 16)
+                                   : dtype == ir::DType::kF16 ? (1 << 13)
+                                                              : 1;
   Gap gap;
-  const float* x = fast.typed_data<float>();
-  const float* y = reference.typed_data<float>();
   for (int64_t i = 0; i < fast.element_count(); ++i) {
-    if (std::isnan(x[i]) && std::isnan(y[i])) continue;
-    gap.ulps = std::max(gap.ulps, kernels::testing::UlpDistance(x[i], y[i]));
-    const double difference = std::fabs(double{x[i]} - y[i]);
-    gap.relative = std::max(gap.relative, difference / (1 + std::fabs(y[i])));
+    const float x = static_cast<float>(fast.GetDouble(i));
+    const float y = static_cast<float>(reference.GetDouble(i));
+    if (std::isnan(x) && std::isnan(y)) continue;
+    gap.ulps = std::max(gap.ulps, kernels::testing::UlpDistance(x, y) / f32_ulps_per_ulp);
+    const double difference = std::fabs(double{x} - y);
+    gap.relative = std::max(gap.relative, difference / (1 + std::fabs(y)));
     gap.absolute = std::max(gap.absolute, difference);
   }
   return gap;
@@ -124,7 +153,7 @@ std::vector<Case> Cases() {
                              " multiply(p, b)\nROOT r = " + s + " " + op + "(a)"});
   }
   cases.push_back({"constant", "ROOT r = f32[2,3] constant({{1, -2, 3.5}, {0, 7, -0.25}})"});
-  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum"}) {
+  for (const char* op : {"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"}) {
     cases.push_back({op, pq + "ROOT r = " + s + " " + op + "(p, q)"});
   }
   const std::string pred = "pred[3,257,129]";
@@ -245,6 +274,70 @@ std::vector<Case> Cases() {
   return cases;
 }
 
+// `text` with every f32 in it `type`, and the f32 reducers `type`'s.
+std::string Retyped(std::string text, const std::string& type) {
+  for (auto [from, to] : {std::pair<std::string, std::string>{"f32[", type + "["},
+                          {"to_apply=sum", "to_apply=sum_" + type},
+                          {"to_apply=max", "to_apply=max_" + type}}) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+      text.replace(at, from.size(), to);
+      at += to.size();
+    }
+  }
+  return text;
+}
+
+// The f32 cases that mean the same in f16 and bf16, retyped, and what only 16 bits have. The
+// kernels compute in f32 and round once, as the interpreter does: exact functions give its bytes;
+// the approximated ones and the dots (f32 sums in another order) are within one 16-bit ulp. A
+// 16-bit sum is compared with what JAX's own reductions compute (convert to f32, reduce, convert
+// back), which the interpreter, rounding after every step of a 16-bit reducer, does not.
+std::vector<Case> SixteenBitCases(const std::string& type) {
+  const std::set<std::string> retyped = {"negate",
+                                         "abs",
+                                         "exponential",
+                                         "tanh",
+                                         "logistic",
+                                         "sqrt",
+                                         "rsqrt",
+                                         "log",
+                                         "add",
+                                         "subtract",
+                                         "multiply",
+                                         "divide",
+                                         "maximum",
+                                         "minimum",
+                                         "power",
+                                         "compare and select",
+                                         "broadcasts read in place",
+                                         "scatter-add rows",
+                                         "reduce row max",
+                                         "dot in place",
+                                         "dot of transposed operands"};
+  std::vector<Case> cases;
+  for (const Case& c : Cases()) {
+    if (!retyped.count(c.name)) continue;
+    const bool dot = c.name.starts_with("dot");
+    cases.push_back(
+        {type + " " + c.name, Retyped(c.body, type), dot ? Agreement::kUlps : c.agreement});
+  }
+  const std::string s = type + "[3,257,129]";
+  const std::string p = "p = " + s + " parameter(0)\n";
+  cases.push_back({type + " converts",
+                   "p = f32[3,257,129] parameter(0)\nq = " + s + " parameter(1)\n" + "n = " + s +
+                       " convert(p)\nw = f32[3,257,129] convert(q)\n" +
+                       "o = " + (type == "f16" ? "bf16" : "f16") + "[3,257,129] convert(n)\n" +
+                       "c = pred[3,257,129] compare(w, p), direction=GT\n" + "b = " + s +
+                       " convert(c)\nm = " + s + " convert(o)\n" + "ROOT r = " + s + " add(m, b)"});
+  const std::string sum = type + "[3] reduce(p, z), dimensions={1,2}, to_apply=sum_" + type;
+  cases.push_back({type + " reduce rows as JAX sums",
+                   p + "z = " + type + "[] constant(0.5)\nROOT r = " + sum, Agreement::kUlps,
+                   p + "w = f32[3,257,129] convert(p)\nz = f32[] constant(0.5)\n" +
+                       "y = f32[3] reduce(w, z), dimensions={1,2}, to_apply=sum\n" +
+                       "ROOT r = " + type + "[3] convert(y)"});
+  return cases;
+}
+
 // A broadcast whose users all read it in place gets no step (and no buffer); one that a user
 // must see whole runs as data movement.
 TEST(FastKernelsTest, BroadcastsReadInPlaceGetNoStep) {
@@ -265,19 +358,26 @@ TEST(FastKernelsTest, BroadcastsReadInPlaceGetNoStep) {
 }
 
 TEST(FastKernelsTest, AgreeWithTheInterpreter) {
-  for (const Case& c : Cases()) {
+  std::vector<Case> cases = Cases();
+  for (const char* type : {"f16", "bf16"}) {
+    for (Case& c : SixteenBitCases(type)) cases.push_back(std::move(c));
+  }
+  for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::unique_ptr<ir::Module> module = ParseEntry(c.body);
     ASSERT_NE(module, nullptr);
     ASSERT_NE(SelectFastKernel(*module->entry()->root()), nullptr) << "no fast kernel chosen";
-    const Runs runs = RunBothWays(*module, 7);
+    std::unique_ptr<ir::Module> reference =
+        c.reference_body.empty() ? nullptr : ParseEntry(c.reference_body);
+    const Runs runs = RunBothWays(*module, 7, reference.get());
     ASSERT_TRUE(runs.fast.shape().Compatible(runs.reference.shape()));
+    const bool sixteen_bit = runs.fast.shape().dtype() != ir::DType::kF32;
     switch (c.agreement) {
       case Agreement::kBitExact:
         EXPECT_TRUE(runs.fast == runs.reference);
         break;
       case Agreement::kUlps:
-        EXPECT_LE(Compare(runs.fast, runs.reference).ulps, 8);
+        EXPECT_LE(Compare(runs.fast, runs.reference).ulps, sixteen_bit ? 1 : 8);
         break;
       case Agreement::kSum:
         // Both are f32 sums in different orders; each is within n * eps * sum |x| of the exact
@@ -291,7 +391,7 @@ TEST(FastKernelsTest, AgreeWithTheInterpreter) {
 TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
   const std::vector<std::string> roots = {
       "p = f64[8] parameter(0)\nROOT r = f64[8] add(p, p)",
-      "p = f32[8] parameter(0)\nROOT r = f32[8] power(p, p)",
+      "p = s32[8] parameter(0)\nROOT r = bf16[8] convert(p)",
       "p = f32[8] parameter(0)\nROOT r = f32[8] tan(p)",
       "p = f32[8] parameter(0)\nROOT r = f32[8] clamp(p, p, p)",
       "p = f32[8] parameter(0)\nROOT r = pred[8] compare(p, p), direction=LT, type=TOTALORDER",
@@ -309,17 +409,30 @@ TEST(FastKernelsTest, LeavesToTheInterpreterWhatTheyDoNotDefine) {
   }
 }
 
+// Every pair of a model and an element type.
+std::vector<std::pair<std::string, ir::DType>> Product(const std::vector<std::string>& models,
+                                                       const std::vector<ir::DType>& dtypes) {
+  std::vector<std::pair<std::string, ir::DType>> pairs;
+  for (const std::string& model : models) {
+    for (ir::DType dtype : dtypes) pairs.emplace_back(model, dtype);
+  }
+  return pairs;
+}
+
 // The zoo's train steps with SGD (Adam divides by each gradient's own magnitude, so a gradient
 // that is zero up to rounding would move by the learning rate in either direction).
 TEST(FastKernelsTest, TrainStepsUseThemAndAgreeWithTheInterpreter) {
-  // What the fast kernels leave to the interpreter in these steps (opcode and element type of
-  // the non-scalar arrays): convolution (oneDNN's, inside the interpreter's handler) and the
+  // What the fast kernels leave to the interpreter in these steps (opcodes of the non-scalar
+  // arrays, in every type): convolution (oneDNN's, inside the interpreter's handler) and the
   // pooling window ops. The embedding's gather and scatter are rows, which the fast kernels do.
-  const std::set<std::string> interpreted = {"f32 convolution", "f32 reduce-window",
-                                             "f32 select-and-scatter"};
-  for (const char* name : {"gpt-tiny", "moe-tiny", "llama-tiny", "mixtral-tiny", "wresnet-tiny"}) {
-    SCOPED_TRACE(name);
-    Result<models::ZooModel> zoo = models::BuildZooModel(name);
+  const std::set<std::string> interpreted = {"convolution", "reduce-window", "select-and-scatter"};
+  for (const auto& [name, dtype] :
+       Product({"gpt-tiny", "moe-tiny", "llama-tiny", "mixtral-tiny", "wresnet-tiny"},
+               {ir::DType::kF32, ir::DType::kBF16, ir::DType::kF16})) {
+    SCOPED_TRACE(fmt::format("{} {}", name, ir::DTypeName(dtype)));
+    models::ZooOverrides overrides;
+    overrides.dtype = dtype;
+    Result<models::ZooModel> zoo = models::BuildZooModel(name, overrides);
     ASSERT_TRUE(zoo.ok()) << zoo.status().message();
     autodiff::TrainStepOptions options = zoo->training;
     options.optimizer.kind = autodiff::OptimizerKind::kSgd;
@@ -332,19 +445,26 @@ TEST(FastKernelsTest, TrainStepsUseThemAndAgreeWithTheInterpreter) {
     for (const InstructionStep& s : list->steps) {
       const bool is_fast = s.fast_kernel != nullptr;
       fast += is_fast;
-      const std::string opcode = fmt::format("{} {}", ir::DTypeName(s.instruction->shape().dtype()),
-                                             ir::OpcodeName(s.instruction->opcode()));
       if (!is_fast && s.instruction->shape().IsArray() && s.instruction->shape().rank() > 0) {
-        EXPECT_TRUE(interpreted.count(opcode)) << hlo::PrintInstruction(*s.instruction);
+        EXPECT_TRUE(interpreted.count(std::string(ir::OpcodeName(s.instruction->opcode()))))
+            << hlo::PrintInstruction(*s.instruction);
       }
     }
     EXPECT_GT(fast, static_cast<int64_t>(list->steps.size()) / 2);
+    // A 16-bit model's gradients are 16-bit sums and products: where the two runs round one
+    // value differently (an approximated function or a sum in another order lands on the other
+    // side of a rounding boundary), the difference is an ulp of the model's type, and the rest
+    // of the step carries it on. The results (f32 master weights) may then differ by up to the
+    // type's epsilon relative; an f32 step keeps to its own rounding.
+    const double tolerance = dtype == ir::DType::kF16    ? 0x1p-10
+                             : dtype == ir::DType::kBF16 ? 0x1p-7
+                                                         : 1e-4;
     const Runs runs = RunBothWays(**step, 11);
     ASSERT_TRUE(runs.fast.shape().IsTuple());
     for (int64_t i = 0; i < static_cast<int64_t>(runs.fast.tuple_elements().size()); ++i) {
       const ir::Literal& value = runs.reference.tuple_element(i);
-      if (value.shape().dtype() != ir::DType::kF32) continue;
-      EXPECT_LE(Compare(runs.fast.tuple_element(i), value).relative, 1e-4) << "result " << i;
+      if (!ir::IsFloating(value.shape().dtype())) continue;
+      EXPECT_LE(Compare(runs.fast.tuple_element(i), value).relative, tolerance) << "result " << i;
     }
   }
 }
