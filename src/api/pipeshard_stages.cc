@@ -64,8 +64,9 @@ spmd::StageParameter RoleOf(autodiff::StepParameter kind, const pipeline::StageL
 // Each weight's gradient: the gradient-tagged value nearest its next value (with a loss scale
 // the divided one), and each gradient's layout as the partitioned program holds it.
 Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
+  const ir::InstructionIndex by_name(entry);
   for (const std::string& name : stage.split.gradient_names) {
-    const ir::Instruction* gradient = entry.GetInstruction(name);
+    const ir::Instruction* gradient = by_name.Find(name);
     const int64_t node = gradient == nullptr ? -1 : stage.solution.graph.NodeOf(*gradient);
     if (node < 0) return Internal("the stage's gradient %{} has no layout", name);
     ALPA_ASSIGN_OR_RETURN(sharding::LeafSpecs specs,

@@ -128,4 +128,16 @@ std::optional<Opcode> ScalarBinaryOpcode(const Computation& computation, DType d
   return root->opcode();
 }
 
+InstructionIndex::InstructionIndex(const Computation& computation) {
+  by_name_.reserve(computation.instructions().size());
+  for (const auto& instruction : computation.instructions()) {
+    by_name_.emplace(instruction->name(), instruction.get());
+  }
+}
+
+const Instruction* InstructionIndex::Find(std::string_view name) const {
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
 }  // namespace alpa::ir

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/instruction.h"
@@ -28,7 +29,9 @@ class Computation {
   // Instructions in insertion order (the order of the HLO text).
   const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
-  Instruction* GetInstruction(std::string_view name) const;  // nullptr if absent
+  // nullptr if absent. Scans the instructions: a caller looking up many names builds an
+  // InstructionIndex once instead.
+  Instruction* GetInstruction(std::string_view name) const;
 
   // Hands over every instruction (the computation is left empty, its root unchanged), for a pass
   // that rebuilds the instruction list in a new order (call_inlining.h).
@@ -79,6 +82,17 @@ class Computation {
 // of `dtype` (`ROOT r = op(p0, p1)`, or `op(p1, p0)`, with the root a `dtype` scalar): how
 // reducers are written. nullopt for anything else.
 std::optional<Opcode> ScalarBinaryOpcode(const Computation& computation, DType dtype);
+
+// The instructions of a computation by name, indexed in one pass: for a caller that looks up
+// many names (GetInstruction scans the instructions each time). Valid while they live.
+class InstructionIndex {
+ public:
+  explicit InstructionIndex(const Computation& computation);
+  const Instruction* Find(std::string_view name) const;  // nullptr if absent
+
+ private:
+  std::unordered_map<std::string_view, const Instruction*> by_name_;
+};
 
 }  // namespace alpa::ir
 

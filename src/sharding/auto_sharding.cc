@@ -292,9 +292,10 @@ Result<std::vector<CarriedValue>> CarriedValues(
     const std::map<std::string, std::string>& next_values, const ir::Computation& computation,
     const StrategyGraph& graph) {
   std::vector<CarriedValue> carried;
+  const ir::InstructionIndex by_name(computation);
   for (const auto& [parameter_name, next_name] : next_values) {
-    const ir::Instruction* parameter = computation.GetInstruction(parameter_name);
-    const ir::Instruction* next = computation.GetInstruction(next_name);
+    const ir::Instruction* parameter = by_name.Find(parameter_name);
+    const ir::Instruction* next = by_name.Find(next_name);
     if (parameter == nullptr || parameter->opcode() != ir::Opcode::kParameter) {
       return NotFound("next values: '{}' is not a parameter of '{}'", parameter_name,
                       computation.name());
@@ -370,9 +371,10 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   phase = Clock::now();
 
   if (mesh_device.device.fuses_kernels) {
+    const ir::InstructionIndex by_name(computation);
     for (const auto& [parameter, next] : options.next_values) {
-      const ir::Instruction* from = computation.GetInstruction(parameter);
-      const ir::Instruction* to = computation.GetInstruction(next);
+      const ir::Instruction* from = by_name.Find(parameter);
+      const ir::Instruction* to = by_name.Find(next);
       if (from != nullptr && to != nullptr) solution.donated.push_back({from, to});
     }
   }

@@ -114,6 +114,7 @@ Result<Pins> PinsFromShardingsText(std::string_view text, const std::string& sou
         source);
   }
   PinCollector pins;
+  const ir::InstructionIndex by_name(entry);
   for (const auto& [name, value] : json.items()) {
     // A copy: clang before 16 cannot capture a structured binding (the fuzz build uses clang).
     const std::string& key = name;
@@ -124,7 +125,7 @@ Result<Pins> PinsFromShardingsText(std::string_view text, const std::string& sou
       return fail(
           InvalidArgument("expected a string of XLA sharding text, found {}", value.dump()));
     }
-    const ir::Instruction* instruction = entry.GetInstruction(name);
+    const ir::Instruction* instruction = by_name.Find(name);
     if (instruction == nullptr) {
       return fail(
           NotFound("no instruction of that name in the entry computation %{}", entry.name()));

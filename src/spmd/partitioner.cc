@@ -355,9 +355,10 @@ Result<std::map<std::string, int64_t>> NextValueLeaves(
     const std::map<std::string, std::string>& next_values) {
   const std::vector<sharding::ValueSource> sources = solution.graph.SourcesOf(*computation.root());
   std::map<std::string, int64_t> leaves;
+  const ir::InstructionIndex by_name(computation);
   for (const auto& [parameter_name, next_name] : next_values) {
-    const ir::Instruction* parameter = computation.GetInstruction(parameter_name);
-    const ir::Instruction* next = computation.GetInstruction(next_name);
+    const ir::Instruction* parameter = by_name.Find(parameter_name);
+    const ir::Instruction* next = by_name.Find(next_name);
     if (parameter == nullptr || parameter->opcode() != ir::Opcode::kParameter) {
       return NotFound("next values: '{}' is not a parameter of %{}", parameter_name,
                       computation.name());
@@ -384,8 +385,9 @@ Result<std::map<int64_t, ShardingSpec>> NextValueResultSpecs(
       NextValueLeaves(computation, solution, next_values);
   if (!leaves.ok()) return leaves.status();
   std::map<int64_t, ShardingSpec> specs;
+  const ir::InstructionIndex by_name(computation);
   for (const auto& [parameter_name, leaf] : *leaves) {
-    const ir::Instruction& parameter = *computation.GetInstruction(parameter_name);
+    const ir::Instruction& parameter = *by_name.Find(parameter_name);
     specs[leaf] = solution.Chosen(solution.graph.NodeOf(parameter)).output[0];
   }
   return specs;

@@ -66,6 +66,22 @@ TEST(BroadcastFoldingTest, RootsTransposesShortRowsAndOtherTypesAreMaterialised)
   }
 }
 
+// f16 and bf16 arithmetic reads its broadcasts in place too (the 16-bit strided kernels); a
+// user of another type does not.
+TEST(BroadcastFoldingTest, SixteenBitArithmeticReadsItsBroadcastsInPlace) {
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    ModuleBuilder mb("m");
+    ComputationBuilder b = mb.NewComputation("main");
+    Instruction* x = b.Parameter(0, Shape::Array(dtype, {8, 64}), "x");
+    Instruction* bias = b.Parameter(1, Shape::Array(dtype, {64}), "bias");
+    Instruction* spread = b.Broadcast(bias, {8, 64}, {1});
+    Instruction* sum = b.Add(x, spread);
+    ASSERT_TRUE(b.Build(sum).ok());
+    EXPECT_EQ(BroadcastsReadInPlace(*x->parent()), (std::unordered_set<const Instruction*>{spread}))
+        << DTypeName(dtype);
+  }
+}
+
 // A scalar repeats everywhere, whatever the row length; a row statistic repeats along the minor
 // dimension.
 TEST(BroadcastFoldingTest, ScalarsAndRowStatisticsRepeat) {

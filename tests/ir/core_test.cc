@@ -71,6 +71,10 @@ TEST(ComputationTest, ParametersAndPostOrder) {
   EXPECT_EQ(c.ComputeProgramShape().ToString(), "(f32[], f32[])->f32[]");
   // Text order, which has operands first here.
   EXPECT_EQ(c.MakePostOrder(), (std::vector<Instruction*>{p1, p0, c.root()}));
+  const InstructionIndex index(c);
+  EXPECT_EQ(index.Find("p0"), p0);
+  EXPECT_EQ(index.Find("add"), c.root());
+  EXPECT_EQ(index.Find("p2"), nullptr);
 }
 
 // An instruction whose operands come later in the text is preceded by them, in operand order.
