@@ -62,6 +62,8 @@ def engines(args, config):
     found = []
     for dtype in args.dtypes:
         found.append(("alpa", dtype, alpa + ["--dtype", dtype]))
+        for binary in args.alpa_baseline:
+            found.append((f"alpa {binary}", dtype, [binary, *alpa[1:], "--dtype", dtype]))
         found.append(("JAX/XLA:CPU", dtype, jax + ["--dtype", dtype]))
     for python in args.torch_python:
         version = subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
@@ -96,6 +98,9 @@ def main():
     parser.add_argument("--dtypes", default="f32,bf16", type=lambda text: text.split(","))
     parser.add_argument("--torch-python", action="append", default=[],
                         help="a Python interpreter with torch (repeat for each PyTorch)")
+    parser.add_argument("--alpa-baseline", action="append", default=[], metavar="BINARY",
+                        help="another alpa binary (an earlier commit's build) timed beside "
+                             "this one, for a before/after in one run (repeatable)")
     parser.add_argument("--profile", help="alpa profile database of this machine (local:1)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()

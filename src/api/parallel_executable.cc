@@ -321,7 +321,8 @@ Result<std::vector<std::vector<runtime::ExecutionEvent>>> ParallelExecutable::Ga
       const runtime::InstructionStep& step = list[static_cast<size_t>(event[0])];
       gathered[d].push_back({step.instruction, step.collective, runtime::InterpretedStep(step),
                              static_cast<double>(event[1] - epoch_ns) * 1e-9,
-                             static_cast<double>(event[2]) * 1e-9});
+                             static_cast<double>(event[2]) * 1e-9,
+                             step.loop != nullptr ? step.loop->fused_values : 0});
     }
   }
   return gathered;

@@ -13,8 +13,8 @@
 //         "memory_bytes": 17179869184,
 //         "memory_bandwidth": 9e11,
 //         "fuses_kernels": true,                 optional (default true): the compiler fuses
-//                                                elementwise chains (XLA on GPUs; false for
-//                                                one kernel per instruction, as on `local`)
+//                                                as XLA on GPUs (false: only elementwise
+//                                                chains run as loops, as on `local`)
 //         "kernel_launch": 1e-6                  optional (default 0): seconds each kernel
 //       },                                       costs beyond its roofline time (device.h)
 //       "A100-SXM4-40GB": {

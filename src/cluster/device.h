@@ -21,9 +21,10 @@ struct DeviceSpec {
   std::map<std::string, double> peak_flops;  // dtype name -> FLOP/s (dense)
   int64_t memory_bytes = 0;                  // device memory
   double memory_bandwidth = 0;               // B/s, device memory <-> compute
-  // Whether the compiler for this device fuses elementwise chains into the kernels that read
-  // them (XLA on GPUs does; our CPU runtime runs one kernel per instruction). The compute and
-  // memory models follow it (cost/kernel_fusion.h).
+  // Whether the compiler for this device fuses as XLA on GPUs does: elementwise work, broadcasts
+  // and slices into the kernels that read them (cost/kernel_fusion.h). Our CPU runtime does not;
+  // it fuses only chains of elementwise arithmetic into loops (ir/loop_fusion.h). The compute
+  // and memory models follow it.
   bool fuses_kernels = true;
   // Seconds each kernel costs beyond its roofline time: a GPU kernel's launch (the gap between
   // back-to-back kernels of a stream), our runtime's dispatch of one instruction. It weighs where

@@ -4,6 +4,7 @@
 
 #include "cost/flop_count.h"
 #include "ir/layer_boundary.h"
+#include "ir/loop_fusion.h"
 
 namespace alpa::cost {
 namespace {
@@ -77,7 +78,7 @@ DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device) {
 }
 
 FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation) {
-  return device.fuses_kernels ? FuseIntoReaders(computation) : NoFusion();
+  return device.fuses_kernels ? FuseIntoReaders(computation) : ir::LoopFusedValues(computation);
 }
 
 void ComputationCost::Add(const InstructionCost& cost) {

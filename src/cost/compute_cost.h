@@ -14,9 +14,10 @@
 //
 // Kernels are those of kernel_fusion.h: a value fused into its readers moves no bytes (its flops
 // remain), and the kernel rooted at each other instruction reads each of its inputs once (a
-// slice only the part it keeps) and writes its result. Values are fused only on a device whose
-// compiler fuses (DeviceThroughput::fuses_kernels: the GPUs, which XLA compiles); on the others
-// (a CPU core under our runtime) every instruction is its own kernel.
+// slice only the part it keeps) and writes its result. A device whose compiler fuses
+// (DeviceThroughput::fuses_kernels: the GPUs, which XLA compiles) fuses by kernel_fusion.h's rules;
+// on the others (a CPU core under our runtime) only the elementwise chains the runtime runs as
+// loops are fused (ir/loop_fusion.h), and every other instruction is its own kernel.
 // Instructions that move no data (parameter, constant, tuple, get-tuple-element, bitcast, and
 // layout-free markers such as layer boundaries) cost 0. A computation's time is the sum over its
 // instructions in any order: one device runs one kernel at a time, and overlap is not modelled.
@@ -48,7 +49,7 @@ struct DeviceThroughput {
 DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device);
 
 // The values of `computation` kept inside kernels on `device`: FuseIntoReaders(computation) when
-// it fuses kernels, else none.
+// it fuses kernels, else the runtime's loop-fused values (ir::LoopFusedValues).
 FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation);
 
 struct Efficiency {
@@ -74,8 +75,7 @@ struct InstructionCost {
 double LaunchSeconds(const ir::Instruction& instruction, const DeviceThroughput& device,
                      const FusedValues& fused = NoFusion());
 
-// `fused`: the values of the instruction's computation kept inside kernels (FuseIntoReaders);
-// empty for one kernel per instruction.
+// `fused`: the values of the instruction's computation kept inside kernels (FusionFor).
 Result<InstructionCost> EstimateInstruction(const ir::Instruction& instruction,
                                             const DeviceThroughput& device,
                                             const Efficiency& efficiency = {},

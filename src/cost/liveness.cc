@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ir/broadcast_folding.h"
+#include "ir/loop_fusion.h"
 #include "support/status.h"
 
 namespace alpa::cost {
@@ -71,12 +72,14 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
     }
   }
   // Broadcasts the fast kernels read in place are views of their operands, like the aliases; so
-  // are values computed inside their readers' kernels.
+  // are values computed inside their readers' kernels, the runtime's loops (ir/loop_fusion.h)
+  // or a fusing compiler's (`fused`).
   const std::unordered_set<const Instruction*> read_in_place =
       ir::BroadcastsReadInPlace(computation);
+  const std::unordered_set<const Instruction*> in_loops = ir::LoopFusedValues(computation);
   auto is_alias = [&](const Instruction* instruction) {
     return IsAliasOpcode(instruction->opcode()) || read_in_place.contains(instruction) ||
-           fused.contains(instruction);
+           in_loops.contains(instruction) || fused.contains(instruction);
   };
   if (const int64_t root = liveness.StepOf(computation.root()); root >= 0) {
     end[static_cast<size_t>(root)] = steps;  // the output outlives the program

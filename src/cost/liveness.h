@@ -14,9 +14,10 @@
 //   - the root lives to the end (it is the output): end = steps;
 //   - tuple, get-tuple-element, bitcast and opt-barrier allocate nothing (bytes 0): they alias
 //     their operands, which therefore live as long as any reader of the alias; so do the
-//     broadcasts the runtime reads in place (ir/broadcast_folding.h), and, given a fusion
-//     (kernel_fusion.h), the values computed inside their readers' kernels: each reader's kernel
-//     reads their operands;
+//     broadcasts the runtime reads in place (ir/broadcast_folding.h), the values it computes
+//     inside their readers' loops (ir/loop_fusion.h; a fusing compiler keeps them inside kernels
+//     too), and, given a fusion (kernel_fusion.h), the values computed inside their readers'
+//     kernels: each reader's kernel reads their operands;
 //   - a donated parameter's next value (XLA's input_output_alias, as a train step donates its
 //     weights and optimizer state) is written over the parameter's buffer when no reader of the
 //     parameter runs after it: it allocates nothing (bytes 0, in_place). XLA's compiler updates
@@ -82,8 +83,8 @@ struct DonatedBuffer {
 };
 
 // Liveness over the post order (ir::Computation::MakePostOrder). `fused`: the values kept inside
-// kernels (empty when every instruction is its own kernel); `donated`: the parameters updated in
-// place.
+// kernels beyond the runtime's loops, which count always (empty for our CPU runtime);
+// `donated`: the parameters updated in place.
 Liveness ComputeLiveness(const ir::Computation& computation,
                          const BufferBytesFn& bytes = FullShapeBytes,
                          const FusedValues& fused = NoFusion(),

@@ -43,8 +43,8 @@ int64_t LiteralBytes(const ir::Literal& literal) {
 
 bool InterpretedStep(const InstructionStep& step) {
   const ir::Opcode opcode = step.instruction->opcode();
-  return step.fast_kernel == nullptr && !step.moves_operands && !step.collective &&
-         opcode != ir::Opcode::kTuple && opcode != ir::Opcode::kGetTupleElement;
+  return step.fast_kernel == nullptr && step.loop == nullptr && !step.moves_operands &&
+         !step.collective && opcode != ir::Opcode::kTuple && opcode != ir::Opcode::kGetTupleElement;
 }
 
 Result<ir::Literal> ExecuteInstructionList(const InstructionList& list,
@@ -102,6 +102,7 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
       operands.clear();
       for (int32_t operand : step.operands)
         operands.push_back(&slots[static_cast<size_t>(operand)]);
+      if (step.loop != nullptr) return RunFusedLoop(*step.instruction, *step.loop, operands);
       if (step.fast_kernel != nullptr) {
         return step.fast_kernel(*step.instruction, operands);
       }
@@ -115,7 +116,8 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
       const Clock::time_point end = Clock::now();
       out.events.push_back({step.instruction, step.collective, InterpretedStep(step),
                             SecondsSince(options.epoch, start),
-                            std::chrono::duration<double>(end - start).count()});
+                            std::chrono::duration<double>(end - start).count(),
+                            step.loop != nullptr ? step.loop->fused_values : 0});
     }
     const size_t result = static_cast<size_t>(step.result);
     slot_bytes[result] = LiteralBytes(*value);

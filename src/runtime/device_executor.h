@@ -1,5 +1,6 @@
 // Runs one device's instruction list (instruction_list.h): kernels through the kernels layer where
-// it has a fast one (fast_kernels.h) and the interpreter's handlers otherwise, collectives through
+// it has a fast one (fast_kernels.h) or a fused loop (fused_loops.h) and the interpreter's
+// handlers otherwise, collectives through
 // the device's backend, buffers freed after their last reader. It counts the bytes it holds, so a
 // run reports its measured peak, and can record when each instruction ran (a timeline for Chrome's
 // trace viewer, execution_trace.h).
@@ -32,6 +33,7 @@ struct ExecutionEvent {
   bool interpreted = false;  // InterpretedStep of its step
   double start_s = 0;
   double duration_s = 0;
+  int32_t fused_values = 0;  // values its step's loop computed besides the instruction (0: none)
 };
 
 // Whether `step` runs on the interpreter's handler for want of a fast kernel

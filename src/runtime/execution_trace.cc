@@ -50,18 +50,20 @@ std::string ExecutionTrace::ToChromeTrace() const {
   for (size_t d = 0; d < events_.size(); ++d) {
     for (const ExecutionEvent& event : events_[d]) {
       (event.collective ? collectives : kernels) += 1;
+      nlohmann::json args = {{"opcode", ir::OpcodeName(event.instruction->opcode())},
+                             {"shape", event.instruction->shape().ToString(false)}};
+      if (event.fused_values > 0) args["fused_values"] = event.fused_values;
       events.push_back({{"name", event.instruction->name()},
-                        {"cat", event.collective    ? "collective"
-                                : event.interpreted ? "interpreter"
-                                                    : "kernel"},
+                        {"cat", event.collective         ? "collective"
+                                : event.interpreted      ? "interpreter"
+                                : event.fused_values > 0 ? "loop"
+                                                         : "kernel"},
                         {"ph", "X"},
                         {"pid", 0},
                         {"tid", d},
                         {"ts", event.start_s * kMicrosecondsPerSecond},
                         {"dur", event.duration_s * kMicrosecondsPerSecond},
-                        {"args",
-                         {{"opcode", ir::OpcodeName(event.instruction->opcode())},
-                          {"shape", event.instruction->shape().ToString(false)}}}});
+                        {"args", std::move(args)}});
     }
   }
   int64_t tasks = 0;

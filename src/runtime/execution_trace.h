@@ -2,10 +2,11 @@
 // chrome://tracing and Perfetto open,
 //   {"traceEvents": [...], "displayTimeUnit": "ms", "otherData": {...}}
 // pid 0, one thread (tid) per device, one complete event ("ph": "X", ts/dur in microseconds) per
-// instruction the device ran, cat "kernel", "interpreter" (no fast kernel) or "collective", args
-// the opcode and shape (or, for a
-// pipelined run, one per task and transfer, cat "task" or "transfer"); plus one
-// event per spanned interval on a "steps" row (tid -1), such as each training step.
+// instruction the device ran, cat "kernel", "loop" (a fused loop rooted there: args add the
+// number of values computed inside it, "fused_values"), "interpreter" (no fast kernel) or
+// "collective", args the opcode and shape (or, for a pipelined run, one per task and transfer,
+// cat "task" or "transfer"); plus one event per spanned interval on a "steps" row (tid -1),
+// such as each training step.
 #ifndef ALPA_RUNTIME_EXECUTION_TRACE_H_
 #define ALPA_RUNTIME_EXECUTION_TRACE_H_
 

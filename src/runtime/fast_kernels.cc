@@ -14,16 +14,8 @@
 #include "runtime/fast_kernels_internal.h"
 
 namespace alpa::runtime {
-namespace {
 
-using internal::IsArrayOf;
-using internal::IsFastFloat;
-using internal::Operands;
-using internal::Strides;
-using ir::DType;
-using ir::Literal;
-using ir::Opcode;
-using ir::Shape;
+namespace internal {
 
 std::optional<kernels::UnaryFn> UnaryFnOf(Opcode opcode) {
   switch (opcode) {
@@ -72,6 +64,21 @@ std::optional<kernels::BinaryFn> BinaryFnOf(Opcode opcode) {
       return std::nullopt;
   }
 }
+
+}  // namespace internal
+
+namespace {
+
+using internal::BinaryFnOf;
+using internal::IsArrayOf;
+using internal::IsFastFloat;
+using internal::Operands;
+using internal::Strides;
+using internal::UnaryFnOf;
+using ir::DType;
+using ir::Literal;
+using ir::Opcode;
+using ir::Shape;
 
 std::optional<kernels::ReduceFn> ReduceFnOf(const ir::Instruction& reduce) {
   const DType dtype = reduce.shape().dtype();

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "ir/broadcast_folding.h"
+#include "ir/loop_fusion.h"
 #include "ir/opcode.h"
 
 namespace alpa::runtime {
@@ -37,16 +38,29 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module, KernelC
   }
 
   const bool fast = kernels == KernelChoice::kFast;
-  const std::unordered_set<const ir::Instruction*> read_in_place =
-      fast ? ir::BroadcastsReadInPlace(*computation) : std::unordered_set<const ir::Instruction*>{};
+  using Values = std::unordered_set<const ir::Instruction*>;
+  const Values read_in_place = fast ? ir::BroadcastsReadInPlace(*computation) : Values{};
+  const Values fused = fast ? ir::LoopFusedValues(*computation) : Values{};
+  auto roots_loop = [&](const ir::Instruction& instruction) {
+    return std::any_of(instruction.operands().begin(), instruction.operands().end(),
+                       [&](const ir::Instruction* operand) { return fused.contains(operand); });
+  };
   for (const ir::Instruction* instruction : order) {
-    if (instruction->opcode() == ir::Opcode::kParameter || read_in_place.contains(instruction)) {
+    if (instruction->opcode() == ir::Opcode::kParameter || read_in_place.contains(instruction) ||
+        fused.contains(instruction)) {
       continue;
     }
     InstructionStep step;
     step.instruction = instruction;
     step.result = slot_of.at(instruction);
     step.collective = ir::IsCollective(instruction->opcode());
+    if (roots_loop(*instruction)) {
+      FusedLoop loop = BuildFusedLoop(*instruction, fused, read_in_place);
+      for (const ir::Instruction* input : loop.inputs) step.operands.push_back(slot_of.at(input));
+      step.loop = std::make_shared<const FusedLoop>(std::move(loop));
+      list.steps.push_back(std::move(step));
+      continue;
+    }
     bool reads_broadcast = false;
     for (const ir::Instruction* operand : instruction->operands()) {
       const bool folded = read_in_place.contains(operand);

@@ -8,7 +8,10 @@
 //
 // With the fast kernels, a broadcast read in place (ir/broadcast_folding.h) gets no step and its
 // slot stays empty: its users' steps read the broadcast's operand slot instead, which therefore
-// lives until the last of them, as the memory model's alias rule says.
+// lives until the last of them, as the memory model's alias rule says. Likewise a value computed
+// inside its reader's loop (ir/loop_fusion.h) gets no step and no buffer: the loop's root step
+// runs the whole loop (fused_loops.h) and reads every input of the loop, so each input lives until
+// then, as the memory model's alias rule says.
 //
 // The buffers' lifetimes follow the memory model's rules (cost/liveness.h), so that a measured
 // peak and the predicted one count the same buffers: parameters live to the end (the caller owns
@@ -19,11 +22,13 @@
 #define ALPA_RUNTIME_INSTRUCTION_LIST_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ir/computation.h"
 #include "ir/module.h"
 #include "runtime/fast_kernels.h"
+#include "runtime/fused_loops.h"
 #include "support/status.h"
 
 namespace alpa::runtime {
@@ -41,8 +46,11 @@ struct InstructionStep {
   // (ExecuteOnBorrowedArguments), as XLA frees a donated buffer once it is consumed.
   std::vector<int32_t> release_if_donated;
   bool collective = false;
-  // The kernels layer's kernel for the instruction, or nullptr: the interpreter runs it.
+  // The kernels layer's kernel for the instruction, or nullptr: the interpreter runs it (unless
+  // the step runs a loop).
   FastKernel fast_kernel = nullptr;
+  // The loop the instruction roots, whose inputs are `operands`; null for a step of its own.
+  std::shared_ptr<const FusedLoop> loop;
 };
 
 struct InstructionList {
@@ -54,7 +62,8 @@ struct InstructionList {
 };
 
 enum class KernelChoice {
-  kFast,       // the kernels layer's where fast_kernels.h has one, broadcasts read in place
+  kFast,       // the kernels layer's where fast_kernels.h has one, broadcasts read in place,
+               // elementwise chains fused into loops
   kReference,  // the interpreter's handlers for every instruction: the oracle, for comparisons
 };
 

@@ -14,9 +14,12 @@ Result<std::unique_ptr<KernelLaunchTimer>> KernelLaunchTimer::Create() {
   ir::ModuleBuilder module("kernel_launch");
   ir::ComputationBuilder b = module.NewComputation("chain");
   ir::Instruction* x = b.Parameter(0, ir::Shape::Array(ir::DType::kF32, {1}), "x");
-  ir::Instruction* sum = x;
-  for (int64_t i = 0; i < kKernelsPerChain; ++i) sum = b.Add(sum, x);
-  ALPA_ASSIGN_OR_RETURN(ir::Computation * chain, b.Build(sum));
+  // Every partial sum is also an element of the output, so none has a single reader and the
+  // runtime runs each add as its own kernel instead of fusing the chain into one loop
+  // (ir/loop_fusion.h).
+  std::vector<ir::Instruction*> sums = {x};
+  for (int64_t i = 0; i < kKernelsPerChain; ++i) sums.push_back(b.Add(sums.back(), x));
+  ALPA_ASSIGN_OR_RETURN(ir::Computation * chain, b.Build(b.Tuple(std::move(sums))));
   auto timer = std::unique_ptr<KernelLaunchTimer>(new KernelLaunchTimer());
   ALPA_ASSIGN_OR_RETURN(timer->module_, module.Build(chain));
   ALPA_ASSIGN_OR_RETURN(timer->list_, CompileInstructionList(*timer->module_));

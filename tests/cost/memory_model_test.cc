@@ -107,9 +107,9 @@ TEST(MemoryModelTest, WithoutRolesOrTagsEverythingIsOtherOrTemporary) {
   auto module = ParseVerified(R"(
 HloModule m
 ENTRY main {
-  p = f32[4] parameter(0)
-  a = f32[4] negate(p)
-  ROOT b = f32[4] exponential(a)
+  p = s32[4] parameter(0)
+  a = s32[4] negate(p)
+  ROOT b = s32[4] abs(a)
 })");
   ASSERT_NE(module, nullptr);
   const MemoryModel model = BuildMemoryModel(*module->entry());

@@ -1,6 +1,7 @@
 // The instruction-list executor (instruction_list.h, device_executor.h): values equal to the
 // reference interpreter's, buffers freed after their last reader with the peak the memory model
-// computes for the same schedule, tuples built by moving, the memory limit, and the timeline.
+// computes for the same schedule, tuples built by moving, elementwise chains run as loops, the
+// memory limit, and the timeline.
 #include "runtime/device_executor.h"
 
 #include <gmock/gmock.h>
@@ -59,9 +60,29 @@ ir::Literal Ramp() {
   return ir::Literal::FromDoubles(ir::Shape::Array(ir::DType::kF32, {256}), values);
 }
 
+// An Adam-like update, p - lr * g / (sqrt(g * g) + eps): every value but the root has one reader
+// and all are elementwise arithmetic, so the fast kernels run them as one loop reading p, g and
+// the two scalars.
+constexpr std::string_view kUpdate = R"(HloModule update
+ENTRY main {
+  p = f32[256] parameter(0)
+  g = f32[256] parameter(1)
+  lr = f32[] constant(0.5)
+  lr_b = f32[256] broadcast(lr), dimensions={}
+  sq = f32[256] multiply(g, g)
+  root_v = f32[256] sqrt(sq)
+  eps = f32[] constant(0.001)
+  eps_b = f32[256] broadcast(eps), dimensions={}
+  den = f32[256] add(root_v, eps_b)
+  dir = f32[256] divide(g, den)
+  step = f32[256] multiply(lr_b, dir)
+  ROOT next = f32[256] subtract(p, step)
+})";
+
+// The slots and their release, as the reference kernels run them (one step per instruction).
 TEST(InstructionListTest, FreesEachValueAfterItsLastReaderAndNeverTheArgumentsOrTheRoot) {
   std::unique_ptr<ir::Module> module = Parse(kChain);
-  Result<InstructionList> list = CompileInstructionList(*module);
+  Result<InstructionList> list = CompileInstructionList(*module, KernelChoice::kReference);
   ASSERT_TRUE(list.ok()) << list.status().message();
   // Slots in post order: p 0, a 1, b 2, c 3, t 4.
   ASSERT_EQ(list->steps.size(), 4u);
@@ -112,9 +133,54 @@ TEST(DeviceExecutorTest, ValuesEqualTheInterpreterAndThePeakEqualsTheMemoryModel
   }
 }
 
-TEST(DeviceExecutorTest, AResultPastTheMemoryLimitFailsNamingTheBufferAndTheBytes) {
+// kChain with the fast kernels: exp(p) fuses into b = add(a, a), which runs as one loop reading
+// p; a gets no step and no buffer.
+TEST(InstructionListTest, AChainOfElementwiseOpsRunsAsOneLoopOverItsInputs) {
   std::unique_ptr<ir::Module> module = Parse(kChain);
   Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->steps.size(), 3u);  // b, c, t
+  const InstructionStep& b = list->steps[0];
+  EXPECT_EQ(b.instruction->name(), "b");
+  ASSERT_NE(b.loop, nullptr);
+  EXPECT_EQ(b.operands, std::vector<int32_t>{0});  // p's slot
+  EXPECT_EQ(b.loop->fused_values, 1);
+  EXPECT_EQ(list->steps[1].loop, nullptr);  // c: b has two readers, so c reads it from memory
+}
+
+TEST(DeviceExecutorTest, ALoopGivesTheReferenceBytesAndHoldsOnlyItsInputsAndOutput) {
+  std::unique_ptr<ir::Module> module = Parse(kUpdate);
+  Result<InstructionList> fast = CompileInstructionList(*module);
+  Result<InstructionList> reference = CompileInstructionList(*module, KernelChoice::kReference);
+  ASSERT_TRUE(fast.ok() && reference.ok());
+  const InstructionStep& loop = fast->steps.back();
+  ASSERT_NE(loop.loop, nullptr);
+  EXPECT_EQ(loop.loop->fused_values, 5);  // sq, root_v, den, dir, step
+  ASSERT_EQ(loop.loop->inputs.size(), 4u);
+  EXPECT_EQ(loop.loop->inputs[0]->name(), "g");
+  EXPECT_EQ(loop.loop->inputs[1]->name(), "eps");  // the broadcasts' scalars, read repeated
+  EXPECT_EQ(loop.loop->inputs[2]->name(), "lr");
+  EXPECT_EQ(loop.loop->inputs[3]->name(), "p");
+  EXPECT_EQ(loop.loop->loop.repeated, (std::vector<bool>{false, true, true, false}));
+
+  const std::vector<ir::Literal> arguments = {Ramp(), Ramp()};
+  ExecutionProfile fused, unfused;
+  Result<ir::Literal> got =
+      ExecuteInstructionList(*fast, arguments, interp::DeviceContext{}, {}, &fused);
+  Result<ir::Literal> want =
+      ExecuteInstructionList(*reference, arguments, interp::DeviceContext{}, {}, &unfused);
+  ASSERT_TRUE(got.ok() && want.ok());
+  EXPECT_EQ(*got, *want);  // multiply, sqrt, add, divide, subtract: exact in both
+  // p, g, the two constants and the output; the reference run holds its temporaries besides.
+  EXPECT_EQ(fused.peak_bytes, 3 * 1024 + 8);
+  EXPECT_GT(unfused.peak_bytes, 3 * 1024 + 8);
+  EXPECT_EQ(fused.peak_bytes, cost::NaivePeakMemory(*module->entry()).peak_bytes);
+}
+
+// The reference kernels: one step per instruction, whose result the message names.
+TEST(DeviceExecutorTest, AResultPastTheMemoryLimitFailsNamingTheBufferAndTheBytes) {
+  std::unique_ptr<ir::Module> module = Parse(kChain);
+  Result<InstructionList> list = CompileInstructionList(*module, KernelChoice::kReference);
   ASSERT_TRUE(list.ok());
   ExecuteOptions options;
   options.memory_limit_bytes = 2500;
@@ -141,7 +207,7 @@ TEST(DeviceExecutorTest, ArgumentsOfTheWrongShapeAreRejectedByName) {
 
 TEST(DeviceExecutorTest, TheTraceHasOneEventPerInstructionInOrderAndLoadsAsChromeTrace) {
   std::unique_ptr<ir::Module> module = Parse(kChain);
-  Result<InstructionList> list = CompileInstructionList(*module);
+  Result<InstructionList> list = CompileInstructionList(*module, KernelChoice::kReference);
   ASSERT_TRUE(list.ok());
   ExecuteOptions options;
   options.trace = true;
@@ -172,6 +238,28 @@ TEST(DeviceExecutorTest, TheTraceHasOneEventPerInstructionInOrderAndLoadsAsChrom
   EXPECT_EQ(device_one, (std::vector<std::string>{"a", "b", "c", "t"}));
   EXPECT_EQ(steps, 1);
   EXPECT_EQ(json["otherData"]["kernels"], 4);
+}
+
+TEST(DeviceExecutorTest, ALoopIsOneTraceEventThatCountsTheValuesInside) {
+  std::unique_ptr<ir::Module> module = Parse(kUpdate);
+  Result<InstructionList> list = CompileInstructionList(*module);
+  ASSERT_TRUE(list.ok());
+  ExecuteOptions options;
+  options.trace = true;
+  ExecutionProfile profile;
+  ASSERT_TRUE(
+      ExecuteInstructionList(*list, {Ramp(), Ramp()}, interp::DeviceContext{}, options, &profile)
+          .ok());
+  ExecutionTrace trace(1);
+  trace.Add(0, profile.events);
+  const nlohmann::json json = nlohmann::json::parse(trace.ToChromeTrace());
+  std::vector<std::string> loops;
+  for (const nlohmann::json& event : json["traceEvents"]) {
+    if (event["cat"] != "loop") continue;
+    loops.push_back(event["name"]);
+    EXPECT_EQ(event["args"]["fused_values"], 5);
+  }
+  EXPECT_EQ(loops, std::vector<std::string>{"next"});
 }
 
 }  // namespace

@@ -441,16 +441,18 @@ TEST(FastKernelsTest, TrainStepsUseThemAndAgreeWithTheInterpreter) {
     ASSERT_TRUE(step.ok()) << step.status().message();
     Result<InstructionList> list = CompileInstructionList(**step);
     ASSERT_TRUE(list.ok());
-    int64_t fast = 0;
+    int64_t fast = 0, loops = 0;
     for (const InstructionStep& s : list->steps) {
-      const bool is_fast = s.fast_kernel != nullptr;
+      const bool is_fast = s.fast_kernel != nullptr || s.loop != nullptr;
       fast += is_fast;
+      loops += s.loop != nullptr;
       if (!is_fast && s.instruction->shape().IsArray() && s.instruction->shape().rank() > 0) {
         EXPECT_TRUE(interpreted.count(std::string(ir::OpcodeName(s.instruction->opcode()))))
             << hlo::PrintInstruction(*s.instruction);
       }
     }
     EXPECT_GT(fast, static_cast<int64_t>(list->steps.size()) / 2);
+    EXPECT_GT(loops, 0);  // SGD's update p - lr * g at least (ir/loop_fusion.h)
     // A 16-bit model's gradients are 16-bit sums and products: where the two runs round one
     // value differently (an approximated function or a sum in another order lands on the other
     // side of a rounding boundary), the difference is an ulp of the model's type, and the rest

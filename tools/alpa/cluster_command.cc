@@ -121,7 +121,7 @@ std::string DevicesTable(const ClusterSpec& spec) {
     if (!seen.insert(host.device.name).second) continue;
     std::vector<std::string> row = {host.device.name, FormatBytes(host.device.memory_bytes),
                                     Bandwidth(host.device.memory_bandwidth),
-                                    host.device.fuses_kernels ? "fused" : "one per op",
+                                    host.device.fuses_kernels ? "fused" : "loops",
                                     FormatSeconds(host.device.kernel_launch_s)};
     for (const std::string& dtype : dtypes) {
       const double flops = host.device.PeakFlops(dtype);
