@@ -73,10 +73,13 @@ Liveness ComputeLiveness(const ir::Computation& computation, std::vector<const I
   }
   // Broadcasts the fast kernels read in place are views of their operands, like the aliases; so
   // are values computed inside their readers' kernels, the runtime's loops (ir/loop_fusion.h)
-  // or a fusing compiler's (`fused`).
+  // or a fusing compiler's (`fused`). A fusion given already holds the loops' values (FusionFor:
+  // XLA fuses every value a loop would, and on our runtime the fusion is the loops), so they
+  // are derived here only when none is.
   const std::unordered_set<const Instruction*> read_in_place =
       ir::BroadcastsReadInPlace(computation);
-  const std::unordered_set<const Instruction*> in_loops = ir::LoopFusedValues(computation);
+  const std::unordered_set<const Instruction*> in_loops =
+      fused.empty() ? ir::LoopFusedValues(computation) : std::unordered_set<const Instruction*>{};
   auto is_alias = [&](const Instruction* instruction) {
     return IsAliasOpcode(instruction->opcode()) || read_in_place.contains(instruction) ||
            in_loops.contains(instruction) || fused.contains(instruction);

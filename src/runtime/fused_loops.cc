@@ -1,5 +1,6 @@
 #include "runtime/fused_loops.h"
 
+#include <optional>
 #include <unordered_map>
 
 #include "runtime/fast_kernels_internal.h"
@@ -44,14 +45,19 @@ class LoopBuilder {
       return op != op_index_.end() ? input_count + op->second : input_index.at(operand);
     };
     for (const ir::Instruction* op : ops_) {
+      // ir::IsLoopOp admits exactly the opcodes these map.
+      const std::optional<kernels::UnaryFn> unary = internal::UnaryFnOf(op->opcode());
+      const std::optional<kernels::BinaryFn> binary = internal::BinaryFnOf(op->opcode());
+      ALPA_CHECK(unary.has_value() || binary.has_value(), "%{} ({}) has no loop kernel", op->name(),
+                 ir::OpcodeName(op->opcode()));
       kernels::LoopOp loop_op;
       loop_op.a = value_of(op->operand(0));
-      if (op->operand_count() == 2) {
+      if (binary) {
         loop_op.binary = true;
-        loop_op.binary_fn = *internal::BinaryFnOf(op->opcode());
+        loop_op.binary_fn = *binary;
         loop_op.b = value_of(op->operand(1));
       } else {
-        loop_op.unary = *internal::UnaryFnOf(op->opcode());
+        loop_op.unary = *unary;
       }
       loop.loop.ops.push_back(loop_op);
     }
