@@ -2,7 +2,9 @@
 // sizes; BatchMatMul in f32, f16 and bf16 on the same shapes (the 16-bit types through oneDNN's
 // own kernels where the CPU has them, else widened to f32); and a ResNet-style 3x3 convolution
 // through oneDNN next to the exact reference loop. Throughput is reported as the counter GFLOP/s
-// (2 flops per multiply-add).
+// (2 flops per multiply-add). The f32 vector math of the elementwise kernels runs once per
+// instruction set this CPU has (kernels/vector_math.h: sse2, avx2, avx512) on the same 16 Mi
+// elements, one thread, the counter Gelem (10^9 elements) per second beside each.
 //
 //   ninja -C <build> kernels_bench && <build>/bench/kernels_bench
 //   (OMP_NUM_THREADS=1 for single-core figures)
@@ -13,6 +15,7 @@
 
 #include "kernels/convolution.h"
 #include "kernels/matmul.h"
+#include "kernels/vector_math.h"
 
 namespace alpa::kernels {
 namespace {
@@ -145,6 +148,42 @@ BENCHMARK(BM_Conv2D<true>)
     ->Name("BM_Conv2DReference")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+
+// One unary or binary function (range 0: 0 exp, 1 tanh, 2 logistic, 3 multiply, 4 divide) on
+// the build of vector_math.cc for `isa`, over 16 Mi elements on this thread.
+void BM_VectorMath(benchmark::State& state, internal::VectorIsa isa) {
+  const internal::VectorMath* math = internal::VectorMathFor(isa);
+  if (math == nullptr) {
+    state.SkipWithError("this CPU lacks the instruction set");
+    return;
+  }
+  constexpr int64_t kCount = int64_t{1} << 24;
+  const std::vector<float> x = Filled(kCount, -0.01f), y = Filled(kCount, 0.3f);
+  std::vector<float> out(kCount);
+  const UnaryFn unary[] = {UnaryFn::kExp, UnaryFn::kTanh, UnaryFn::kLogistic};
+  const BinaryFn binary[] = {BinaryFn::kMultiply, BinaryFn::kDivide};
+  const int64_t fn = state.range(0);
+  for (auto _ : state) {
+    if (fn < 3) {
+      math->unary(unary[fn], x.data(), out.data(), kCount);
+    } else {
+      math->binary(binary[fn - 3], x.data(), y.data(), out.data(), kCount);
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["Gelem"] = benchmark::Counter(
+      static_cast<double>(kCount) * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_VectorMath, sse2, internal::VectorIsa::kBaseline)
+    ->DenseRange(0, 4)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_VectorMath, avx2, internal::VectorIsa::kAvx2)
+    ->DenseRange(0, 4)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_VectorMath, avx512, internal::VectorIsa::kAvx512)
+    ->DenseRange(0, 4)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace alpa::kernels

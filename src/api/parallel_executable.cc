@@ -322,7 +322,7 @@ Result<std::vector<std::vector<runtime::ExecutionEvent>>> ParallelExecutable::Ga
       gathered[d].push_back({step.instruction, step.collective, runtime::InterpretedStep(step),
                              static_cast<double>(event[1] - epoch_ns) * 1e-9,
                              static_cast<double>(event[2]) * 1e-9,
-                             step.loop != nullptr ? step.loop->fused_values : 0});
+                             step.loop != nullptr ? step.loop->loop.fused_values() : 0});
     }
   }
   return gathered;

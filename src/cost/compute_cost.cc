@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cost/flop_count.h"
+#include "ir/broadcast_folding.h"
 #include "ir/layer_boundary.h"
 #include "ir/loop_fusion.h"
 
@@ -78,7 +79,10 @@ DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device) {
 }
 
 FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation) {
-  return device.fuses_kernels ? FuseIntoReaders(computation) : ir::LoopFusedValues(computation);
+  if (device.fuses_kernels) return FuseIntoReaders(computation);
+  FusedValues in_loops = ir::LoopFusedValues(computation);
+  in_loops.merge(ir::BroadcastsReadInPlace(computation));
+  return in_loops;
 }
 
 void ComputationCost::Add(const InstructionCost& cost) {

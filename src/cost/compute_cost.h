@@ -49,7 +49,8 @@ struct DeviceThroughput {
 DeviceThroughput ThroughputOf(const cluster::DeviceSpec& device);
 
 // The values of `computation` kept inside kernels on `device`: FuseIntoReaders(computation) when
-// it fuses kernels, else the runtime's loop-fused values (ir::LoopFusedValues).
+// it fuses kernels, else what the runtime's loops keep: the values fused into them
+// (ir::LoopFusedValues) and the broadcasts they read in place (ir::BroadcastsReadInPlace).
 FusedValues FusionFor(const DeviceThroughput& device, const ir::Computation& computation);
 
 struct Efficiency {

@@ -3,23 +3,21 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "ir/loop_fusion.h"
+
 namespace alpa::ir {
 namespace {
 
-// The element types whose binary kernels read strided operands (kernels::BinaryStrided).
-bool IsFloatType(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
-}
-
-bool IsArrayOf(const Instruction& instruction, DType dtype, const std::vector<int64_t>& dims) {
-  const Shape& shape = instruction.shape();
-  return shape.IsArray() && shape.dtype() == dtype && shape.dims() == dims;
+// The element types loops read (kernels/fused_loop.h).
+bool IsLoopInputType(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
+         dtype == DType::kPred;
 }
 
 bool IsFoldableBroadcast(const Instruction& broadcast) {
   if (broadcast.opcode() != Opcode::kBroadcast) return false;
   const Shape& shape = broadcast.shape();
-  if (!shape.IsArray() || !IsFloatType(shape.dtype())) return false;
+  if (!shape.IsArray() || !IsLoopInputType(shape.dtype())) return false;
   const std::vector<int64_t>& mapped = broadcast.attributes().dimensions;
   if (!std::is_sorted(mapped.begin(), mapped.end()) ||
       std::adjacent_find(mapped.begin(), mapped.end()) != mapped.end()) {
@@ -29,25 +27,6 @@ bool IsFoldableBroadcast(const Instruction& broadcast) {
 }
 
 }  // namespace
-
-bool ReadsBroadcastsInPlace(const Instruction& instruction) {
-  switch (instruction.opcode()) {
-    case Opcode::kAdd:
-    case Opcode::kSubtract:
-    case Opcode::kMultiply:
-    case Opcode::kDivide:
-    case Opcode::kMaximum:
-    case Opcode::kMinimum:
-      break;
-    default:
-      return false;
-  }
-  const Shape& shape = instruction.shape();
-  if (!shape.IsArray() || !IsFloatType(shape.dtype())) return false;
-  return std::all_of(
-      instruction.operands().begin(), instruction.operands().end(),
-      [&](const Instruction* operand) { return IsArrayOf(*operand, shape.dtype(), shape.dims()); });
-}
 
 std::unordered_set<const Instruction*> BroadcastsReadInPlace(const Computation& computation) {
   // Per foldable broadcast: whether every user seen so far reads it in place.
@@ -59,7 +38,7 @@ std::unordered_set<const Instruction*> BroadcastsReadInPlace(const Computation& 
   }
   std::unordered_set<const Instruction*> seen_user;
   for (const std::unique_ptr<Instruction>& user : computation.instructions()) {
-    const bool folds = ReadsBroadcastsInPlace(*user);
+    const bool folds = IsLoopOp(*user);
     for (const Instruction* operand : user->operands()) {
       auto it = all_users_fold.find(operand);
       if (it == all_users_fold.end()) continue;

@@ -1,19 +1,18 @@
-// Broadcasts read in place: a float broadcast whose every user is binary arithmetic of its type
-// is never materialised. Each user reads the broadcast's operand directly, through strides that are
-// zero along the dimensions the broadcast adds (runtime/fast_kernels.h), so the broadcast costs no
-// pass over memory and no buffer. The memory model counts such a broadcast as an alias of its
-// operand (cost/liveness.h), which the runtime makes true: the operand lives until the
+// Broadcasts read in place: a broadcast whose every user is a loop op (loop_fusion.h) is never
+// materialised. Each user runs as a loop that reads the broadcast's operand directly, through
+// strides that are zero along the dimensions the broadcast adds (kernels/fused_loop.h), so the
+// broadcast costs no pass over memory and no buffer. The memory model counts such a broadcast as an
+// alias of its operand (cost/liveness.h), which the runtime makes true: the operand lives until the
 // broadcast's last user ran.
 //
 // A broadcast is read in place when
-//   - it is an f32, f16 or bf16 array that is not its computation's root and has at least one
-//     user;
+//   - it is an f32, f16, bf16 or pred array that is not its computation's root and has at least
+//     one user;
 //   - its `dimensions` are increasing (no transpose hides in it);
 //   - its result's minor dimension has at least kMinFoldedRow elements, or its operand is a
-//     scalar (the users' kernels run over rows of that length: shorter ones would cost more
+//     scalar (the users' loops copy it in runs of that length: shorter ones would cost more
 //     than the copy saves);
-//   - every user is an add, subtract, multiply, divide, maximum or minimum of arrays of the
-//     broadcast's type and dimensions.
+//   - every user is a loop op (ir::IsLoopOp).
 #ifndef ALPA_IR_BROADCAST_FOLDING_H_
 #define ALPA_IR_BROADCAST_FOLDING_H_
 
@@ -30,10 +29,6 @@ inline constexpr int64_t kMinFoldedRow = 16;
 
 // The broadcasts of `computation` read in place, by the rules above.
 std::unordered_set<const Instruction*> BroadcastsReadInPlace(const Computation& computation);
-
-// Whether `instruction` is a user the rules above allow: float binary arithmetic whose operands
-// have its type and dimensions.
-bool ReadsBroadcastsInPlace(const Instruction& instruction);
 
 // The strides, one per dimension of `broadcast`'s result, at which its row-major operand is read
 // for the result's row-major elements: the operand's own strides along the dimensions it maps

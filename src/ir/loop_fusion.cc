@@ -10,7 +10,11 @@
 namespace alpa::ir {
 namespace {
 
-bool IsLoopOpcode(Opcode opcode) {
+bool IsFloat(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+bool IsUnaryArithmetic(Opcode opcode) {
   switch (opcode) {
     case Opcode::kNegate:
     case Opcode::kAbs:
@@ -22,6 +26,14 @@ bool IsLoopOpcode(Opcode opcode) {
     case Opcode::kLogistic:
     case Opcode::kSin:
     case Opcode::kCos:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsBinaryArithmetic(Opcode opcode) {
+  switch (opcode) {
     case Opcode::kAdd:
     case Opcode::kSubtract:
     case Opcode::kMultiply:
@@ -35,43 +47,95 @@ bool IsLoopOpcode(Opcode opcode) {
   }
 }
 
-// Whether a loop reads every operand of `instruction` as a whole array or one repeated value:
-// none is a broadcast read in place from anything but a scalar.
-bool ReadsWholeOrRepeated(const Instruction& instruction,
-                          const std::unordered_set<const Instruction*>& read_in_place) {
-  return std::none_of(instruction.operands().begin(), instruction.operands().end(),
-                      [&](const Instruction* operand) {
-                        return read_in_place.contains(operand) &&
-                               operand->operand(0)->shape().rank() > 0;
-                      });
+// The operand types of a loop op with result type `dtype`, by the rules of loop_fusion.h.
+bool LoopOperandTypes(const Instruction& instruction, DType dtype) {
+  auto operand_type = [&](int64_t k) { return instruction.operand(k)->shape().dtype(); };
+  const int64_t count = instruction.operand_count();
+  const Opcode opcode = instruction.opcode();
+  if (IsUnaryArithmetic(opcode)) return count == 1 && IsFloat(dtype) && operand_type(0) == dtype;
+  if (IsBinaryArithmetic(opcode)) {
+    return count == 2 && IsFloat(dtype) && operand_type(0) == dtype && operand_type(1) == dtype;
+  }
+  switch (opcode) {
+    case Opcode::kCompare: {
+      const ComparisonType type = instruction.attributes().comparison_type;
+      return count == 2 && dtype == DType::kPred && IsFloat(operand_type(0)) &&
+             operand_type(1) == operand_type(0) &&
+             (type == ComparisonType::kDefault || type == ComparisonType::kFloat);
+    }
+    case Opcode::kSelect:
+      return count == 3 && IsFloat(dtype) && operand_type(0) == DType::kPred &&
+             operand_type(1) == dtype && operand_type(2) == dtype;
+    case Opcode::kConvert:
+      return count == 1 && IsFloat(dtype) && operand_type(0) != dtype &&
+             (IsFloat(operand_type(0)) || operand_type(0) == DType::kPred);
+    default:
+      return false;
+  }
+}
+
+// What the schedule without loops says about the values a loop may take: each instruction's step
+// (the post order), each value's one reader (nullptr once it has two), and each buffer's end,
+// the last step reading it directly or through a broadcast read in place (the end of the
+// schedule for the root, the program's output).
+struct Schedule {
+  std::unordered_map<const Instruction*, int64_t> step;
+  std::unordered_map<const Instruction*, const Instruction*> only_reader;
+  std::unordered_map<const Instruction*, int64_t> buffer_end;
+  std::unordered_set<const Instruction*> read_in_place;
+};
+
+Schedule ScheduleOf(const Computation& computation) {
+  Schedule schedule;
+  schedule.read_in_place = BroadcastsReadInPlace(computation);
+  const std::vector<Instruction*> order = computation.MakePostOrder();
+  const int64_t end = static_cast<int64_t>(order.size());
+  for (int64_t t = 0; t < end; ++t) {
+    const Instruction* reader = order[static_cast<size_t>(t)];
+    schedule.step.emplace(reader, t);
+    // A parameter counts as freed after its last reader too: a caller may donate it (a pipeline
+    // stage's inputs are freed once consumed, runtime/device_executor.h).
+    schedule.buffer_end[reader] = std::max(schedule.buffer_end[reader], t);
+    for (const Instruction* operand : reader->operands()) {
+      schedule.buffer_end[operand] = std::max(schedule.buffer_end[operand], t);
+      auto [it, first] = schedule.only_reader.emplace(operand, reader);
+      if (!first && it->second != reader) it->second = nullptr;
+    }
+  }
+  schedule.buffer_end[computation.root()] = end;
+  for (const Instruction* broadcast : schedule.read_in_place) {
+    int64_t& operand_end = schedule.buffer_end[broadcast->operand(0)];
+    operand_end = std::max(operand_end, schedule.buffer_end.at(broadcast));
+  }
+  return schedule;
 }
 
 // A loop being grown from its root: its members (the root first) and the memory it would change.
-// Every member and every input that is not a scalar has the root's dimensions and type, so each
-// holds the same bytes b; in units of b, running the loop at the root's step changes the bytes
-// live at step t of the schedule without loops by
+// Running the loop at the root's step changes the bytes live at step t of the schedule without
+// loops by
 //
-//   delta(t) = #{inputs l extended: last_use(l) < t <= step(root)}
-//            - #{members m but the root: step(m) <= t <= step(reader(m))}
+//   delta(t) = sum of bytes(l) over the array inputs l extended: end(l) < t <= step(root)
+//            - sum of bytes(m) over the members m but the root: step(m) <= t <= step(reader(m))
 //
 // (an input read by nothing after the loop must now live until the loop ran; a member's buffer
 // is never allocated). A member is added only if delta stays <= 0 at every step, so that a loop
-// never raises the memory live at any step, and so never the peak.
+// never raises the memory live at any step, and so never the peak, by more than the small
+// inputs it keeps a few steps longer: scalars, and the operands of the broadcasts it reads (at
+// most a 16th of one of its arrays, kMinFoldedRow, and in a training step a row statistic or a
+// bias, a 1,000th of one). Counting those would refuse the common loop that swaps its last
+// member's buffer for an input's at its root's step over the bytes of a learning rate.
 class LoopTree {
  public:
-  LoopTree(const Instruction* root, const std::unordered_map<const Instruction*, int64_t>& position,
-           const std::unordered_map<const Instruction*, int64_t>& last_use,
-           const std::unordered_set<const Instruction*>& read_in_place)
-      : members_{root}, position_(position), last_use_(last_use), read_in_place_(read_in_place) {}
+  LoopTree(const Instruction* root, const Schedule& schedule)
+      : members_{root}, schedule_(schedule) {}
 
   const std::vector<const Instruction*>& members() const { return members_; }
   bool Contains(const Instruction* value) const {
     return std::find(members_.begin(), members_.end(), value) != members_.end();
   }
 
-  // Adds `values` (read by members only, the first by one already in the loop, each later one
-  // by an earlier one) if the loop then still never raises the live memory; returns whether it
-  // did.
+  // Adds `values` (each read only by a member, or by an earlier one of `values`) if the loop
+  // then still never raises the live memory; returns whether it did.
   bool TryAdd(const std::vector<const Instruction*>& values) {
     members_.insert(members_.end(), values.begin(), values.end());
     if (NeverRaisesMemory()) return true;
@@ -81,26 +145,28 @@ class LoopTree {
 
  private:
   bool NeverRaisesMemory() const {
-    const int64_t root_step = position_.at(members_.front());
+    const int64_t root_step = schedule_.step.at(members_.front());
     std::map<int64_t, int64_t> changes;  // step -> change of delta from that step on
     std::unordered_set<const Instruction*> inputs;
     for (size_t i = 0; i < members_.size(); ++i) {
       const Instruction* member = members_[i];
       if (i > 0) {
-        --changes[position_.at(member)];
-        ++changes[ReaderStep(member) + 1];
+        const int64_t bytes = member->shape().ByteSize();
+        changes[schedule_.step.at(member)] -= bytes;
+        changes[schedule_.step.at(schedule_.only_reader.at(member)) + 1] += bytes;
       }
       for (const Instruction* operand : member->operands()) {
-        // Scalars cost nothing to keep, nor do the broadcasts read in place, which stand for
-        // theirs (ReadsWholeOrRepeated).
-        if (Contains(operand) || operand->shape().rank() == 0 || read_in_place_.contains(operand) ||
-            !inputs.insert(operand).second) {
+        // The small inputs are left out: scalars, and the operands of the broadcasts read in
+        // place (a row statistic or a bias, a row's or a column's worth of the loop's elements).
+        if (Contains(operand) || operand->shape().rank() == 0 ||
+            schedule_.read_in_place.contains(operand) || !inputs.insert(operand).second) {
           continue;
         }
-        const int64_t last = last_use_.at(operand);
-        if (last < root_step) {
-          ++changes[last + 1];
-          --changes[root_step + 1];
+        const int64_t end = schedule_.buffer_end.at(operand);
+        if (end < root_step) {
+          const int64_t bytes = operand->shape().ByteSize();
+          changes[end + 1] += bytes;
+          changes[root_step + 1] -= bytes;
         }
       }
     }
@@ -112,76 +178,37 @@ class LoopTree {
     return true;
   }
 
-  // The step of the member that reads `member` (its one reader).
-  int64_t ReaderStep(const Instruction* member) const {
-    for (const Instruction* reader : members_) {
-      const auto& operands = reader->operands();
-      if (std::find(operands.begin(), operands.end(), member) != operands.end()) {
-        return position_.at(reader);
-      }
-    }
-    return position_.at(members_.front());
-  }
-
   std::vector<const Instruction*> members_;
-  const std::unordered_map<const Instruction*, int64_t>& position_;
-  const std::unordered_map<const Instruction*, int64_t>& last_use_;
-  const std::unordered_set<const Instruction*>& read_in_place_;
+  const Schedule& schedule_;
 };
 
 }  // namespace
 
 bool IsLoopOp(const Instruction& instruction) {
-  if (!IsLoopOpcode(instruction.opcode())) return false;
   const Shape& shape = instruction.shape();
   if (!shape.IsArray()) return false;
-  const DType dtype = shape.dtype();
-  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) return false;
-  return std::all_of(instruction.operands().begin(), instruction.operands().end(),
-                     [&](const Instruction* operand) {
-                       const Shape& operand_shape = operand->shape();
-                       return operand_shape.IsArray() && operand_shape.dtype() == dtype &&
-                              operand_shape.dims() == shape.dims();
-                     });
+  const bool same_dims =
+      std::all_of(instruction.operands().begin(), instruction.operands().end(),
+                  [&](const Instruction* operand) {
+                    return operand->shape().IsArray() && operand->shape().dims() == shape.dims();
+                  });
+  return same_dims && LoopOperandTypes(instruction, shape.dtype());
 }
 
 std::unordered_set<const Instruction*> LoopFusedValues(const Computation& computation) {
-  const std::unordered_set<const Instruction*> read_in_place = BroadcastsReadInPlace(computation);
-  auto hosts_loop = [&](const Instruction& instruction) {
-    return IsLoopOp(instruction) && ReadsWholeOrRepeated(instruction, read_in_place);
-  };
+  const Schedule schedule = ScheduleOf(computation);
   const std::vector<Instruction*> order = computation.MakePostOrder();
-  const int64_t end = static_cast<int64_t>(order.size());
-  std::unordered_map<const Instruction*, int64_t> position;
-  for (int64_t t = 0; t < end; ++t) position.emplace(order[static_cast<size_t>(t)], t);
-  // Per value: its last reader's step in the schedule without loops (the end for the root, the
-  // program's output), and its one reader, or nullptr once it has two. A parameter counts as
-  // freed after its last reader too: a caller may donate it (a pipeline stage's inputs are freed
-  // once consumed, runtime/device_executor.h).
-  std::unordered_map<const Instruction*, int64_t> last_use;
-  std::unordered_map<const Instruction*, const Instruction*> only_reader;
-  for (int64_t t = 0; t < end; ++t) {
-    const Instruction* reader = order[static_cast<size_t>(t)];
-    last_use[reader] = std::max(last_use[reader], t);
-    for (const Instruction* operand : reader->operands()) {
-      last_use[operand] = std::max(last_use[operand], t);
-      auto [it, first] = only_reader.emplace(operand, reader);
-      if (!first && it->second != reader) it->second = nullptr;
-    }
-  }
-  last_use[computation.root()] = end;
-
   std::unordered_set<const Instruction*> fused;
   // Roots before the values they read (reverse schedule order), so that a value is offered to
   // its reader's loop before it could root a loop of its own.
-  for (int64_t t = end - 1; t >= 0; --t) {
-    const Instruction* root = order[static_cast<size_t>(t)];
-    if (fused.contains(root) || !hosts_loop(*root)) continue;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Instruction* root = *it;
+    if (fused.contains(root) || !IsLoopOp(*root)) continue;
     // Whether `value` may join the loop as an operand of `reader`, a member.
     auto may_join = [&](const Instruction* value, const Instruction* reader) {
-      const auto only = only_reader.find(value);
-      return value != computation.root() && only != only_reader.end() && only->second == reader &&
-             hosts_loop(*value);
+      const auto only = schedule.only_reader.find(value);
+      return value != computation.root() && only != schedule.only_reader.end() &&
+             only->second == reader && IsLoopOp(*value);
     };
     // `value` with every value that may join below it: offered whole first, since a value's
     // inputs may cost the loop memory that its own operands joining would give back.
@@ -197,7 +224,7 @@ std::unordered_set<const Instruction*> LoopFusedValues(const Computation& comput
       }
       return subtree;
     };
-    LoopTree tree(root, position, last_use, read_in_place);
+    LoopTree tree(root, schedule);
     for (size_t next = 0; next < tree.members().size(); ++next) {
       const Instruction* member = tree.members()[next];
       for (const Instruction* operand : member->operands()) {

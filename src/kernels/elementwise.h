@@ -3,17 +3,17 @@
 //
 // Vectorised with Eigen's packet math (its exp, log and tanh are polynomial or rational
 // approximations within a few ulp of the correctly rounded value, as XLA's CPU backend's are) or
-// by the compiler (plain loops; this file is built with -fno-math-errno so that sqrt vectorises),
-// and
-// split over the calling thread's OpenMP team in fixed chunks (parallel_for.h), so the bytes
-// written do not depend on the thread count. Semantics follow XLA where C++ does not already:
-// maximum and minimum propagate NaN; comparisons are IEEE (NaN unordered, -0 == +0), which is
-// XLA's default comparison type for floats (not TOTALORDER). `out` may alias an input; nothing
-// else may overlap.
+// by the compiler (plain loops), for the widest vectors the CPU has: the unary and binary f32
+// math is built for SSE2, AVX2 and AVX-512 and chosen at load time (vector_math.h). Split over the
+// calling thread's OpenMP team in fixed chunks (parallel_for.h), so the bytes written do not depend
+// on the thread count. Semantics follow XLA where C++ does not already: maximum and minimum
+// propagate NaN; comparisons are IEEE (NaN unordered, -0 == +0), which is XLA's default comparison
+// type for floats (not TOTALORDER). `out` may alias an input; nothing else may overlap.
 #ifndef ALPA_KERNELS_ELEMENTWISE_H_
 #define ALPA_KERNELS_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "ir/attributes.h"
@@ -33,23 +33,6 @@ void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n);
 
 // out[i] = fn(a[i], b[i]) for i < n. power is the C library's powf, as the interpreter's.
 void BinaryF32(BinaryFn fn, const float* a, const float* b, float* out, int64_t n);
-
-// An operand read at its own strides over the result's dimensions: element (i_0, ..., i_r-1) of
-// the result reads element sum_d i_d * strides[d] of `data`. Row-major strides read an array of
-// the result's shape; a stride of 0 repeats the operand along that dimension (a broadcast read in
-// place, ir/broadcast_folding.h).
-struct StridedOperand {
-  const void* data;
-  std::vector<int64_t> strides;
-};
-
-// out = fn(a, b) over a row-major result of `dims`, all three of `dtype` (f32, or f16 and bf16 as
-// the 16-bit functions below compute them). The dimensions are merged where both operands allow,
-// and each row of the last one runs as a vector loop over arrays or a repeated value, so an
-// operand's minor stride must be 0 or 1 once merged (as every broadcast with increasing
-// dimensions gives).
-void BinaryStrided(BinaryFn fn, ir::DType dtype, const StridedOperand& a, const StridedOperand& b,
-                   void* out, const std::vector<int64_t>& dims);
 
 // out[i] = a[i] <direction> b[i] for i < n.
 void CompareF32(ir::ComparisonDirection direction, const float* a, const float* b, bool* out,
@@ -86,6 +69,14 @@ void Binary16(BinaryFn fn, ir::DType dtype, const void* a, const void* b, void* 
 void Compare16(ir::ComparisonDirection direction, ir::DType dtype, const void* a, const void* b,
                bool* out, int64_t n);
 
+// --- any float type: the f32 kernels above for kF32, the 16-bit ones for kF16 and kBF16 (and
+// for Compare, CompareS32 for kS32).
+
+void Unary(UnaryFn fn, ir::DType dtype, const void* x, void* out, int64_t n);
+void Binary(BinaryFn fn, ir::DType dtype, const void* a, const void* b, void* out, int64_t n);
+void Compare(ir::ComparisonDirection direction, ir::DType dtype, const void* a, const void* b,
+             bool* out, int64_t n);
+
 // out[i] = x[i] converted from `from` to `to`, each f32, f16 or bf16 (or pred, from only): exact
 // widening, rounding to nearest even when narrowing (f16 <-> bf16 through f32, exact first).
 void ConvertFloat(ir::DType from, const void* x, ir::DType to, void* out, int64_t n);
@@ -94,6 +85,10 @@ void ConvertFloat(ir::DType from, const void* x, ir::DType to, void* out, int64_
 // row-major stride is `stride` (both > 0).
 void IotaS32(int32_t* out, int64_t n, int64_t stride, int64_t extent);
 void IotaF32(float* out, int64_t n, int64_t stride, int64_t extent);
+
+// The instruction set the f32 unary and binary kernels run on this CPU: sse2, avx2 or avx512 on
+// x86-64 (vector_math.h).
+std::string_view VectorInstructionSet();
 
 }  // namespace alpa::kernels
 

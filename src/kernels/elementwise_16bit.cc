@@ -1,8 +1,9 @@
-// The f16 and bf16 elementwise kernels of elementwise.h: blocks of kBlock elements widened into
-// f32 buffers on the stack, the f32 kernel run on the block (one chunk, so on this thread), the
-// result rounded into the output. A block stays in L1, so the 16-bit arrays are read and written
-// once, as an f32 kernel reads and writes its arrays; `out` may alias an input because each block
-// is read whole before it is written.
+// The f16 and bf16 elementwise kernels of elementwise.h, and the entry points over any float
+// type that choose between them and the f32 ones. The 16-bit kernels: blocks of kBlock elements
+// widened into f32 buffers on the stack, the f32 kernel run on the block (one chunk, so on this
+// thread), the result rounded into the output. A block stays in L1, so the 16-bit arrays are read
+// and written once, as an f32 kernel reads and writes its arrays; `out` may alias an input because
+// each block is read whole before it is written.
 #include <algorithm>
 
 #include "kernels/elementwise.h"
@@ -64,6 +65,34 @@ void Compare16(ir::ComparisonDirection direction, ir::DType dtype, const void* a
     Widen16ToF32(dtype, At(b, first), rhs, length);
     CompareF32(direction, lhs, rhs, out + first, length);
   });
+}
+
+void Unary(UnaryFn fn, ir::DType dtype, const void* x, void* out, int64_t n) {
+  if (dtype == ir::DType::kF32) {
+    UnaryF32(fn, static_cast<const float*>(x), static_cast<float*>(out), n);
+  } else {
+    Unary16(fn, dtype, x, out, n);
+  }
+}
+
+void Binary(BinaryFn fn, ir::DType dtype, const void* a, const void* b, void* out, int64_t n) {
+  if (dtype == ir::DType::kF32) {
+    BinaryF32(fn, static_cast<const float*>(a), static_cast<const float*>(b),
+              static_cast<float*>(out), n);
+  } else {
+    Binary16(fn, dtype, a, b, out, n);
+  }
+}
+
+void Compare(ir::ComparisonDirection direction, ir::DType dtype, const void* a, const void* b,
+             bool* out, int64_t n) {
+  if (dtype == ir::DType::kF32) {
+    CompareF32(direction, static_cast<const float*>(a), static_cast<const float*>(b), out, n);
+  } else if (dtype == ir::DType::kS32) {
+    CompareS32(direction, static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), out, n);
+  } else {
+    Compare16(direction, dtype, a, b, out, n);
+  }
 }
 
 void ConvertFloat(ir::DType from, const void* x, ir::DType to, void* out, int64_t n) {

@@ -117,7 +117,7 @@ Result<ir::Literal> ExecuteOnBorrowedArguments(const InstructionList& list,
       out.events.push_back({step.instruction, step.collective, InterpretedStep(step),
                             SecondsSince(options.epoch, start),
                             std::chrono::duration<double>(end - start).count(),
-                            step.loop != nullptr ? step.loop->fused_values : 0});
+                            step.loop != nullptr ? step.loop->loop.fused_values() : 0});
     }
     const size_t result = static_cast<size_t>(step.result);
     slot_bytes[result] = LiteralBytes(*value);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "ir/broadcast_folding.h"
 #include "ir/computation.h"
 #include "ir/dot_dimensions.h"
 #include "ir/shape_inference.h"
@@ -124,65 +123,23 @@ std::optional<ReduceExtents> ReduceExtentsOf(const std::vector<int64_t>& dims,
 
 Result<Literal> RunUnary(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  const kernels::UnaryFn fn = *UnaryFnOf(instruction.opcode());
-  const DType dtype = out.shape().dtype();
-  if (dtype == DType::kF32) {
-    kernels::UnaryF32(fn, operands[0]->typed_data<float>(), out.typed_data<float>(),
-                      out.element_count());
-  } else {
-    kernels::Unary16(fn, dtype, operands[0]->data(), out.data(), out.element_count());
-  }
+  kernels::Unary(*UnaryFnOf(instruction.opcode()), out.shape().dtype(), operands[0]->data(),
+                 out.data(), out.element_count());
   return out;
 }
 
 Result<Literal> RunBinary(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  const kernels::BinaryFn fn = *BinaryFnOf(instruction.opcode());
-  const DType dtype = out.shape().dtype();
-  if (dtype == DType::kF32) {
-    kernels::BinaryF32(fn, operands[0]->typed_data<float>(), operands[1]->typed_data<float>(),
-                       out.typed_data<float>(), out.element_count());
-  } else {
-    kernels::Binary16(fn, dtype, operands[0]->data(), operands[1]->data(), out.data(),
-                      out.element_count());
-  }
-  return out;
-}
-
-// A binary op reading broadcasts in place (ir/broadcast_folding.h): an operand whose value does
-// not have the result's dimensions is the operand of the broadcast the instruction names there.
-Result<Literal> RunBinaryReadingBroadcasts(const ir::Instruction& instruction,
-                                           const Operands& operands) {
-  Literal out = Literal::CreateUninitialized(instruction.shape());
-  const std::vector<int64_t>& dims = instruction.shape().dims();
-  auto read = [&](int64_t k) {
-    const Literal& value = *operands[static_cast<size_t>(k)];
-    return kernels::StridedOperand{value.data(),
-                                   value.shape().dims() == dims
-                                       ? Strides(instruction.shape())
-                                       : ir::BroadcastReadStrides(*instruction.operand(k))};
-  };
-  kernels::BinaryStrided(*BinaryFnOf(instruction.opcode()), instruction.shape().dtype(), read(0),
-                         read(1), out.data(), dims);
+  kernels::Binary(*BinaryFnOf(instruction.opcode()), out.shape().dtype(), operands[0]->data(),
+                  operands[1]->data(), out.data(), out.element_count());
   return out;
 }
 
 Result<Literal> RunCompare(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  const ir::ComparisonDirection direction = instruction.attributes().comparison_direction;
-  const DType dtype = operands[0]->shape().dtype();
-  if (dtype == DType::kF32) {
-    kernels::CompareF32(direction, operands[0]->typed_data<float>(),
-                        operands[1]->typed_data<float>(), out.typed_data<bool>(),
-                        out.element_count());
-  } else if (dtype != DType::kS32) {
-    kernels::Compare16(direction, dtype, operands[0]->data(), operands[1]->data(),
-                       out.typed_data<bool>(), out.element_count());
-  } else {
-    kernels::CompareS32(direction, operands[0]->typed_data<int32_t>(),
-                        operands[1]->typed_data<int32_t>(), out.typed_data<bool>(),
-                        out.element_count());
-  }
+  kernels::Compare(instruction.attributes().comparison_direction, operands[0]->shape().dtype(),
+                   operands[0]->data(), operands[1]->data(), out.typed_data<bool>(),
+                   out.element_count());
   return out;
 }
 
@@ -404,10 +361,6 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
 }
 
 }  // namespace
-
-FastKernel KernelReadingBroadcasts(const ir::Instruction& instruction) {
-  return ir::ReadsBroadcastsInPlace(instruction) ? RunBinaryReadingBroadcasts : nullptr;
-}
 
 FastKernel SelectFastKernel(const ir::Instruction& instruction) {
   // The kernels trust the attributes (dimensions, slices, padding) to fit the shapes: only an

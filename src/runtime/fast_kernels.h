@@ -6,8 +6,8 @@
 // Fast, with these element types and attributes ("float" is f32, f16 or bf16; the 16-bit types
 // are computed in f32 and rounded once, kernels/elementwise.h):
 //   elementwise   float negate, abs, exponential, log, tanh, sqrt, rsqrt, logistic, sine,
-//                 cosine, add, subtract, multiply, divide, maximum, minimum, power (the binary
-//                 ones but power also reading broadcasts in place, KernelReadingBroadcasts);
+//                 cosine, add, subtract, multiply, divide, maximum, minimum, power (reading
+//                 broadcasts in place, these and the loop ops run as loops: fused_loops.h);
 //                 compare of floats (default or FLOAT comparison) and s32 (default or SIGNED);
 //                 and, or of pred; clamp of s32 (scalar or array bounds); select of 4- or 2-byte
 //                 elements by a pred array; convert between floats, of pred to a float and of
@@ -52,11 +52,6 @@ using FastKernel = Result<ir::Literal> (*)(const ir::Instruction& instruction,
 
 // The fast kernel of `instruction`, or nullptr when the interpreter must run it.
 FastKernel SelectFastKernel(const ir::Instruction& instruction);
-
-// The kernel of a binary op that reads some of its operands' broadcasts in place
-// (ir/broadcast_folding.h): its values for those operands are the broadcasts' own operands.
-// nullptr for an instruction the folding rules do not allow.
-FastKernel KernelReadingBroadcasts(const ir::Instruction& instruction);
 
 }  // namespace alpa::runtime
 

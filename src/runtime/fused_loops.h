@@ -1,6 +1,7 @@
 // The runtime's fused loops (ir/loop_fusion.h): a loop op with the values fused into it becomes
 // one step of the instruction list that runs kernels::RunLoop over the loop's inputs, and the
-// fused values get no step and no buffer.
+// fused values get no step and no buffer. A loop op reading a broadcast in place
+// (ir/broadcast_folding.h) runs as a loop too, with no value fused into it.
 #ifndef ALPA_RUNTIME_FUSED_LOOPS_H_
 #define ALPA_RUNTIME_FUSED_LOOPS_H_
 
@@ -17,15 +18,19 @@ namespace alpa::runtime {
 
 struct FusedLoop {
   kernels::Loop loop;
-  // The values the loop reads, one per input of `loop`: an array of the root's dimensions, or a
-  // scalar for a repeated input (the operand of a broadcast read in place).
+  // The values the loop reads, one per input of `loop`: an array of the root's dimensions, or the
+  // operand of a broadcast read in place.
   std::vector<const ir::Instruction*> inputs;
-  int32_t fused_values = 0;  // values computed inside the loop: its ops but the root
 };
 
-// The loop rooted at `root`, a loop op that is not itself in `fused`, with the values of `fused`
-// (ir::LoopFusedValues) that it reads, transitively. `read_in_place` are the computation's
-// broadcasts read in place (ir::BroadcastsReadInPlace): a loop reads their scalar operands.
+// Whether `instruction`, a loop op that is not in `fused`, runs as a loop: it reads a value of
+// `fused` (ir::LoopFusedValues) or a broadcast of `read_in_place` (ir::BroadcastsReadInPlace).
+bool RunsAsLoop(const ir::Instruction& instruction,
+                const std::unordered_set<const ir::Instruction*>& fused,
+                const std::unordered_set<const ir::Instruction*>& read_in_place);
+
+// The loop rooted at `root` (one that RunsAsLoop), with the values of `fused` that it reads,
+// transitively.
 FusedLoop BuildFusedLoop(const ir::Instruction& root,
                          const std::unordered_set<const ir::Instruction*>& fused,
                          const std::unordered_set<const ir::Instruction*>& read_in_place);

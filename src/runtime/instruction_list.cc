@@ -41,10 +41,6 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module, KernelC
   using Values = std::unordered_set<const ir::Instruction*>;
   const Values read_in_place = fast ? ir::BroadcastsReadInPlace(*computation) : Values{};
   const Values fused = fast ? ir::LoopFusedValues(*computation) : Values{};
-  auto roots_loop = [&](const ir::Instruction& instruction) {
-    return std::any_of(instruction.operands().begin(), instruction.operands().end(),
-                       [&](const ir::Instruction* operand) { return fused.contains(operand); });
-  };
   for (const ir::Instruction* instruction : order) {
     if (instruction->opcode() == ir::Opcode::kParameter || read_in_place.contains(instruction) ||
         fused.contains(instruction)) {
@@ -54,25 +50,17 @@ Result<InstructionList> CompileInstructionList(const ir::Module& module, KernelC
     step.instruction = instruction;
     step.result = slot_of.at(instruction);
     step.collective = ir::IsCollective(instruction->opcode());
-    if (roots_loop(*instruction)) {
+    if (fast && RunsAsLoop(*instruction, fused, read_in_place)) {
       FusedLoop loop = BuildFusedLoop(*instruction, fused, read_in_place);
       for (const ir::Instruction* input : loop.inputs) step.operands.push_back(slot_of.at(input));
       step.loop = std::make_shared<const FusedLoop>(std::move(loop));
       list.steps.push_back(std::move(step));
       continue;
     }
-    bool reads_broadcast = false;
     for (const ir::Instruction* operand : instruction->operands()) {
-      const bool folded = read_in_place.contains(operand);
-      reads_broadcast |= folded;
-      step.operands.push_back(slot_of.at(folded ? operand->operand(0) : operand));
+      step.operands.push_back(slot_of.at(operand));
     }
-    if (fast) {
-      // BroadcastsReadInPlace folds a broadcast only when every user passes
-      // ir::ReadsBroadcastsInPlace, for which KernelReadingBroadcasts always has a kernel.
-      step.fast_kernel =
-          reads_broadcast ? KernelReadingBroadcasts(*instruction) : SelectFastKernel(*instruction);
-    }
+    if (fast) step.fast_kernel = SelectFastKernel(*instruction);
     list.steps.push_back(std::move(step));
   }
   // The last reader of each slot; a slot nobody reads is freed after its own step, and the slot

@@ -54,12 +54,12 @@ TEST(LoopFusionTest, ReadersThatAreNotLoopOpsKeepTheirOperands) {
   EXPECT_TRUE(p.Fused(p.b.Sum(sum, {1})).empty());
 }
 
-TEST(LoopFusionTest, BroadcastsOfArraysAndOtherTypesStayOutOfLoops) {
+TEST(LoopFusionTest, LoopsReadBroadcastsOfArraysOtherTypesStayOut) {
   {
-    Program p;  // a row broadcast read in place: the add reads it at strides, not as a loop
+    Program p;  // a column broadcast read in place, inside the loop
     Instruction* bias = p.b.Broadcast(p.b.Parameter(2, F32({64}), "bias"), {8, 64}, {1});
-    Instruction* scaled = p.b.Multiply(p.x, p.y);
-    EXPECT_TRUE(p.Fused(p.b.Add(scaled, bias)).empty());
+    Instruction* scaled = p.b.Exp(p.x);
+    EXPECT_EQ(p.Fused(p.b.Add(scaled, bias)), (Values{scaled}));
   }
   {
     ModuleBuilder mb("m");  // s32 arithmetic has no loop kernel
@@ -78,6 +78,36 @@ TEST(LoopFusionTest, BroadcastsOfArraysAndOtherTypesStayOutOfLoops) {
     ASSERT_TRUE(built.ok()) << built.status().message();
     EXPECT_EQ(LoopFusedValues(**built), (Values{squared}));
   }
+}
+
+// A masked, scaled and shifted softmax numerator in bf16, widened to f32 as the zoo's attention
+// does: every op joins one loop reading the scores, the mask and the row maxima; and a compare
+// joins the select that reads it.
+TEST(LoopFusionTest, ComparesSelectsAndConvertsJoinLoops) {
+  ModuleBuilder mb("m");
+  ComputationBuilder b = mb.NewComputation("main");
+  const Shape scores_shape = Shape::Array(DType::kBF16, {8, 64});
+  Instruction* scores = b.Parameter(0, scores_shape, "scores");
+  Instruction* mask =
+      b.Broadcast(b.Parameter(1, Shape::Array(DType::kPred, {64}), "mask"), {8, 64}, {1});
+  Instruction* maxima =
+      b.Broadcast(b.Parameter(2, Shape::Array(DType::kBF16, {8}), "maxima"), {8, 64}, {0});
+  Instruction* scale = b.Broadcast(b.ConstantScalar(DType::kBF16, 0.125), {8, 64}, {});
+  Instruction* low = b.Broadcast(b.ConstantScalar(DType::kBF16, -1e4), {8, 64}, {});
+  Instruction* scaled = b.Multiply(scores, scale);
+  Instruction* masked = b.Select(mask, scaled, low);
+  Instruction* shifted = b.Subtract(masked, maxima);
+  Instruction* e = b.Exp(shifted);
+  Instruction* widened = b.Convert(e, DType::kF32);
+  Instruction* x = b.Parameter(3, F32({8, 64}), "x");
+  Instruction* y = b.Parameter(4, F32({8, 64}), "y");
+  Instruction* greater = b.Compare(x, y, ComparisonDirection::kGt);
+  Instruction* larger = b.Select(greater, x, y);
+  Result<Computation*> built = b.Build(b.Tuple({widened, larger}));
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  EXPECT_EQ(LoopFusedValues(**built), (Values{scaled, masked, shifted, e, greater}));
+  EXPECT_TRUE(IsLoopOp(*widened));
+  EXPECT_TRUE(IsLoopOp(*greater));
 }
 
 // A loop runs at its root's step, keeping its inputs until then. Here p and q die at v, and w

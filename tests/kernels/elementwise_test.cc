@@ -195,43 +195,5 @@ TEST(ElementwiseTest, OneThreadAndTwoWriteTheSameBytes) {
 // The strided binary kernel against an element-by-element loop over the result's indices, for
 // the broadcast patterns a training step has: a bias along the minor dimension, a row statistic
 // along the middle one, a scalar, both operands broadcast, and a broadcast lhs.
-TEST(ElementwiseTest, StridedOperandsReadBroadcastsInPlace) {
-  struct Case {
-    std::vector<int64_t> dims;
-    std::vector<int64_t> a_strides, b_strides;
-  };
-  const std::vector<Case> cases = {
-      {{8, 50, 64}, {3200, 64, 1}, {0, 0, 1}},         // + bias[64]
-      {{8, 50, 64}, {3200, 64, 1}, {50, 1, 0}},        // - rowmax[8,50]
-      {{8, 50, 64}, {3200, 64, 1}, {0, 0, 0}},         // * scalar
-      {{8, 50, 64}, {0, 1, 0}, {64, 0, 1}},            // [50] against [8,64]
-      {{8, 50, 64}, {50, 1, 0}, {3200, 64, 1}},        // rowsum[8,50] / x
-      {{1, 4, 1, 300}, {0, 300, 0, 1}, {0, 1, 0, 0}},  // size-1 dimensions
-  };
-  for (const Case& c : cases) {
-    int64_t n = 1;
-    for (int64_t d : c.dims) n *= d;
-    const std::vector<float> a = Ramp(-3, 3, n), b = Ramp(0.5f, 2, n);
-    for (BinaryFn fn : {BinaryFn::kAdd, BinaryFn::kSubtract, BinaryFn::kMultiply, BinaryFn::kDivide,
-                        BinaryFn::kMaximum, BinaryFn::kMinimum}) {
-      std::vector<float> out(static_cast<size_t>(n)), want(static_cast<size_t>(n));
-      BinaryStrided(fn, ir::DType::kF32, {a.data(), c.a_strides}, {b.data(), c.b_strides},
-                    out.data(), c.dims);
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t rest = i, a_offset = 0, b_offset = 0;
-        for (size_t d = c.dims.size(); d-- > 0;) {
-          a_offset += rest % c.dims[d] * c.a_strides[d];
-          b_offset += rest % c.dims[d] * c.b_strides[d];
-          rest /= c.dims[d];
-        }
-        const float x = a[static_cast<size_t>(a_offset)], y = b[static_cast<size_t>(b_offset)];
-        BinaryF32(fn, &x, &y, &want[static_cast<size_t>(i)], 1);
-      }
-      EXPECT_EQ(std::memcmp(out.data(), want.data(), out.size() * sizeof(float)), 0)
-          << "function " << static_cast<int>(fn) << ", dims " << c.dims.size();
-    }
-  }
-}
-
 }  // namespace
 }  // namespace alpa::kernels

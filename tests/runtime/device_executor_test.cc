@@ -144,7 +144,7 @@ TEST(InstructionListTest, AChainOfElementwiseOpsRunsAsOneLoopOverItsInputs) {
   EXPECT_EQ(b.instruction->name(), "b");
   ASSERT_NE(b.loop, nullptr);
   EXPECT_EQ(b.operands, std::vector<int32_t>{0});  // p's slot
-  EXPECT_EQ(b.loop->fused_values, 1);
+  EXPECT_EQ(b.loop->loop.fused_values(), 1);
   EXPECT_EQ(list->steps[1].loop, nullptr);  // c: b has two readers, so c reads it from memory
 }
 
@@ -155,13 +155,16 @@ TEST(DeviceExecutorTest, ALoopGivesTheReferenceBytesAndHoldsOnlyItsInputsAndOutp
   ASSERT_TRUE(fast.ok() && reference.ok());
   const InstructionStep& loop = fast->steps.back();
   ASSERT_NE(loop.loop, nullptr);
-  EXPECT_EQ(loop.loop->fused_values, 5);  // sq, root_v, den, dir, step
+  EXPECT_EQ(loop.loop->loop.fused_values(), 5);  // sq, root_v, den, dir, step
   ASSERT_EQ(loop.loop->inputs.size(), 4u);
   EXPECT_EQ(loop.loop->inputs[0]->name(), "g");
   EXPECT_EQ(loop.loop->inputs[1]->name(), "eps");  // the broadcasts' scalars, read repeated
   EXPECT_EQ(loop.loop->inputs[2]->name(), "lr");
   EXPECT_EQ(loop.loop->inputs[3]->name(), "p");
-  EXPECT_EQ(loop.loop->loop.repeated, (std::vector<bool>{false, true, true, false}));
+  const std::vector<int64_t> array = {1}, repeated = {0};
+  for (size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(loop.loop->loop.inputs[k].strides, k == 1 || k == 2 ? repeated : array) << k;
+  }
 
   const std::vector<ir::Literal> arguments = {Ramp(), Ramp()};
   ExecutionProfile fused, unfused;
@@ -174,6 +177,68 @@ TEST(DeviceExecutorTest, ALoopGivesTheReferenceBytesAndHoldsOnlyItsInputsAndOutp
   // p, g, the two constants and the output; the reference run holds its temporaries besides.
   EXPECT_EQ(fused.peak_bytes, 3 * 1024 + 8);
   EXPECT_GT(unfused.peak_bytes, 3 * 1024 + 8);
+  EXPECT_EQ(fused.peak_bytes, cost::NaivePeakMemory(*module->entry()).peak_bytes);
+}
+
+// A masked, scaled and shifted score, as an attention's softmax computes one: a multiply by a
+// scalar, a select by a mask broadcast along the rows, a convert to f32 and a subtract of a row
+// statistic broadcast along the columns run as one loop reading xb, the scalars, the mask and m
+// in place; the mask (a compare reading a broadcast) is a loop of its own. The convert of x to
+// bf16 stays out: inside the loop it would keep x's f32 array alive until d, twice the bytes of
+// the bf16 array it frees. Every op is exact, so the bytes are the interpreter's.
+constexpr std::string_view kMaskedScores = R"(HloModule masked
+ENTRY main {
+  x = f32[8,32] parameter(0)
+  m = f32[8] parameter(1)
+  c = f32[32] parameter(2)
+  zero = f32[] constant(0)
+  zero_b = f32[32] broadcast(zero), dimensions={}
+  mask = pred[32] compare(c, zero_b), direction=GT
+  mask_b = pred[8,32] broadcast(mask), dimensions={1}
+  xb = bf16[8,32] convert(x)
+  half = bf16[] constant(0.5)
+  half_b = bf16[8,32] broadcast(half), dimensions={}
+  s = bf16[8,32] multiply(xb, half_b)
+  low = bf16[] constant(-100)
+  low_b = bf16[8,32] broadcast(low), dimensions={}
+  masked = bf16[8,32] select(mask_b, s, low_b)
+  w = f32[8,32] convert(masked)
+  m_b = f32[8,32] broadcast(m), dimensions={0}
+  ROOT d = f32[8,32] subtract(w, m_b)
+})";
+
+TEST(DeviceExecutorTest, ALoopReadsMasksAndRowStatisticsInPlaceAndGivesTheReferenceBytes) {
+  std::unique_ptr<ir::Module> module = Parse(kMaskedScores);
+  Result<InstructionList> fast = CompileInstructionList(*module);
+  Result<InstructionList> reference = CompileInstructionList(*module, KernelChoice::kReference);
+  ASSERT_TRUE(fast.ok() && reference.ok());
+  ASSERT_EQ(fast->steps.size(), 6u);  // zero, mask, xb, half, low, d
+  const InstructionStep& mask = fast->steps[1];
+  const InstructionStep& scores = fast->steps[5];
+  ASSERT_NE(mask.loop, nullptr);
+  ASSERT_NE(scores.loop, nullptr);
+  EXPECT_EQ(mask.loop->loop.fused_values(), 0);
+  EXPECT_EQ(scores.loop->loop.fused_values(), 3);  // s, masked, w
+  std::vector<std::string> inputs;
+  for (const ir::Instruction* input : scores.loop->inputs) inputs.push_back(input->name());
+  EXPECT_EQ(inputs, (std::vector<std::string>{"xb", "half", "mask", "low", "m"}));
+  EXPECT_EQ(scores.loop->loop.inputs[2].strides, (std::vector<int64_t>{0, 1}));  // the mask
+  EXPECT_EQ(scores.loop->loop.inputs[4].strides, (std::vector<int64_t>{1, 0}));  // m
+
+  auto values = [](std::vector<int64_t> dims, double scale) {
+    std::vector<double> v(
+        static_cast<size_t>(ir::Shape::Array(ir::DType::kF32, dims).ElementCount()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = scale * (static_cast<double>(i % 13) - 6.0);
+    return ir::Literal::FromDoubles(ir::Shape::Array(ir::DType::kF32, std::move(dims)), v);
+  };
+  const std::vector<ir::Literal> arguments = {values({8, 32}, 0.37), values({8}, 0.5),
+                                              values({32}, 1.0)};
+  ExecutionProfile fused;
+  Result<ir::Literal> got =
+      ExecuteInstructionList(*fast, arguments, interp::DeviceContext{}, {}, &fused);
+  Result<ir::Literal> want = ExecuteInstructionList(*reference, arguments, interp::DeviceContext{});
+  ASSERT_TRUE(got.ok() && want.ok()) << (got.ok() ? want : got).status().message();
+  EXPECT_EQ(*got, *want);
   EXPECT_EQ(fused.peak_bytes, cost::NaivePeakMemory(*module->entry()).peak_bytes);
 }
 

@@ -190,7 +190,7 @@ std::vector<Case> Cases() {
                        " broadcast(v), dimensions={1}\n"
                        "n = " +
                        s +
-                       " negate(a)\n"
+                       " reverse(a), dimensions={0}\n"
                        "ROOT r = " +
                        s + " add(n, a)"});
   cases.push_back(

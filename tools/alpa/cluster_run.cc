@@ -16,6 +16,7 @@
 #include "api/parallelize.h"
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
+#include "kernels/elementwise.h"
 #include "plan/plan_document.h"
 #include "runtime/execution_trace.h"
 #include "runtime/mpi_communicator.h"
@@ -383,6 +384,8 @@ int RunOnCluster(const ZooStep& zoo, const ZooStep* f32_step, const ClusterRunOp
     if (!json) {
       fmt::print("trace  {} (open in chrome://tracing or ui.perfetto.dev)\n", options.trace);
       fmt::print("       {}\n", InterpretedText(trace->InterpretedOpcodes()));
+      fmt::print("       elementwise f32 math on {} (ALPA_MAX_CPU_ISA caps it)\n",
+                 kernels::VectorInstructionSet());
     }
   }
   return check && !check->passed() ? kExitCheckFailed : kExitOk;
