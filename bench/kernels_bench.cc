@@ -2,7 +2,8 @@
 // sizes; BatchMatMul in f32, f16 and bf16 on the same shapes (the 16-bit types through oneDNN's
 // own kernels where the CPU has them, else widened to f32); and a ResNet-style 3x3 convolution
 // through oneDNN next to the exact reference loop. Throughput is reported as the counter GFLOP/s
-// (2 flops per multiply-add). The f32 vector math of the elementwise kernels runs once per
+// (2 flops per multiply-add); f32 with an operand read transposed beside the row-major run of the
+// same sizes. The f32 vector math of the elementwise kernels runs once per
 // instruction set this CPU has (kernels/vector_math.h: sse2, avx2, avx512) on the same 16 Mi
 // elements, one thread, the counter Gelem (10^9 elements) per second beside each.
 //
@@ -103,6 +104,48 @@ void MatMulShapes(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_MatMulDType<ir::DType::kF32>)->Name("BM_MatMulF32")->Apply(MatMulShapes);
 BENCHMARK(BM_MatMulDType<ir::DType::kF16>)->Name("BM_MatMulF16")->Apply(MatMulShapes);
 BENCHMARK(BM_MatMulDType<ir::DType::kBF16>)->Name("BM_MatMulBF16")->Apply(MatMulShapes);
+
+// f32 BatchMatMul of m x k x n with A and B each row-major (0) or read transposed in place (1), as
+// a backward pass's dots read them: dX = dY W^T reads W transposed, dW = X^T dY reads X so. The
+// GPT benchmark's shapes (docs/cpu-engine.md), each beside its row-major run; a narrow C (n 256)
+// is where oneDNN reads a transposed A slowly (runtime/fast_kernels.cc copies it there).
+void BM_MatMulLayouts(benchmark::State& state) {
+  const int64_t m = state.range(0), k = state.range(1), n = state.range(2);
+  const auto a_layout = static_cast<MatrixLayout>(state.range(3));
+  const auto b_layout = static_cast<MatrixLayout>(state.range(4));
+  const auto a = Filled(m * k, 0.01f), b = Filled(k * n, 0.02f);
+  std::vector<float> c(static_cast<size_t>(m * n));
+  auto run = [&] {
+    return BatchMatMul(ir::DType::kF32, 1, m, k, n, a.data(), b.data(), c.data(), a_layout,
+                       b_layout);
+  };
+  if (!run().ok()) {
+    state.SkipWithError("BatchMatMul failed");
+    return;
+  }
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(run());
+    benchmark::ClobberMemory();
+  }
+  SetFlops(state, 2.0 * m * k * n);
+}
+BENCHMARK(BM_MatMulLayouts)
+    ->ArgNames({"m", "k", "n", "a_t", "b_t"})
+    ->Args({4096, 2048, 1024, 0, 0})
+    ->Args({4096, 2048, 1024, 1, 0})
+    ->Args({1024, 2048, 4096, 0, 0})
+    ->Args({1024, 2048, 4096, 1, 0})
+    ->Args({1024, 1024, 512, 0, 0})
+    ->Args({1024, 1024, 512, 1, 0})
+    ->Args({1024, 1024, 256, 0, 0})
+    ->Args({1024, 1024, 256, 1, 0})
+    ->Args({2048, 4096, 1024, 0, 0})
+    ->Args({2048, 4096, 1024, 0, 1})
+    ->Args({2048, 1024, 4096, 0, 0})
+    ->Args({2048, 1024, 4096, 0, 1})
+    ->Args({1024, 256, 1024, 0, 0})
+    ->Args({1024, 256, 1024, 0, 1})
+    ->Unit(benchmark::kMillisecond);
 
 // N 8, 64 -> 64 channels, 56x56, 3x3 kernel, padding 1 (a ResNet-50 stage-1 layer).
 ConvolutionParams ResNetConv() {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "kernels/elementwise.h"
 
 namespace nb = nanobind;
 
@@ -37,6 +38,11 @@ namespace alpa::python {
 
 NB_MODULE(_core, module) {
   module.doc() = "Alpa C++: plan and run training steps over device meshes (the C++ API).";
+  // Refused at import, as the CLI refuses it before any command, so no kernel runs on a path the
+  // user did not ask for.
+  if (const std::string problem = alpa::kernels::VectorInstructionSetCapError(); !problem.empty()) {
+    alpa::python::Raise(alpa::InvalidArgument("{}", problem));
+  }
   module.def(
       "version", [] { return std::string(ALPA_VERSION); },
       "The version, as `alpa --version` prints it.");

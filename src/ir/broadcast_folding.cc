@@ -8,16 +8,11 @@
 namespace alpa::ir {
 namespace {
 
-// The element types loops read (kernels/fused_loop.h).
-bool IsLoopInputType(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
-         dtype == DType::kPred;
-}
-
 bool IsFoldableBroadcast(const Instruction& broadcast) {
   if (broadcast.opcode() != Opcode::kBroadcast) return false;
   const Shape& shape = broadcast.shape();
-  if (!shape.IsArray() || !IsLoopInputType(shape.dtype())) return false;
+  if (!shape.IsArray() || !(IsF32F16OrBF16(shape.dtype()) || shape.dtype() == DType::kPred))
+    return false;
   const std::vector<int64_t>& mapped = broadcast.attributes().dimensions;
   if (!std::is_sorted(mapped.begin(), mapped.end()) ||
       std::adjacent_find(mapped.begin(), mapped.end()) != mapped.end()) {

@@ -47,6 +47,10 @@ bool IsFloating(DType dtype) {
   }
 }
 
+bool IsF32F16OrBF16(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
 bool IsComplex(DType dtype) { return dtype == DType::kC64 || dtype == DType::kC128; }
 
 bool IsSignedInteger(DType dtype) {

@@ -46,6 +46,9 @@ std::optional<DType> ParseDType(std::string_view text);
 int64_t DTypeByteSize(DType dtype);
 
 bool IsFloating(DType dtype);  // f8*, f16, bf16, f32, f64
+// f32, f16 or bf16: the float types the CPU runtime's fast kernels and loops compute, in f32
+// (a 16-bit value widened exactly, each result rounded once).
+bool IsF32F16OrBF16(DType dtype);
 bool IsComplex(DType dtype);   // c64, c128
 bool IsInteger(DType dtype);   // s*, u* (not pred)
 bool IsSignedInteger(DType dtype);

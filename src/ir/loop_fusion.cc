@@ -8,13 +8,8 @@
 #include "ir/broadcast_folding.h"
 
 namespace alpa::ir {
-namespace {
 
-bool IsFloat(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
-}
-
-bool IsUnaryArithmetic(Opcode opcode) {
+bool IsLoopUnaryOpcode(Opcode opcode) {
   switch (opcode) {
     case Opcode::kNegate:
     case Opcode::kAbs:
@@ -32,7 +27,7 @@ bool IsUnaryArithmetic(Opcode opcode) {
   }
 }
 
-bool IsBinaryArithmetic(Opcode opcode) {
+bool IsLoopBinaryOpcode(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAdd:
     case Opcode::kSubtract:
@@ -47,28 +42,32 @@ bool IsBinaryArithmetic(Opcode opcode) {
   }
 }
 
+namespace {
+
 // The operand types of a loop op with result type `dtype`, by the rules of loop_fusion.h.
 bool LoopOperandTypes(const Instruction& instruction, DType dtype) {
   auto operand_type = [&](int64_t k) { return instruction.operand(k)->shape().dtype(); };
   const int64_t count = instruction.operand_count();
   const Opcode opcode = instruction.opcode();
-  if (IsUnaryArithmetic(opcode)) return count == 1 && IsFloat(dtype) && operand_type(0) == dtype;
-  if (IsBinaryArithmetic(opcode)) {
-    return count == 2 && IsFloat(dtype) && operand_type(0) == dtype && operand_type(1) == dtype;
+  if (IsLoopUnaryOpcode(opcode))
+    return count == 1 && IsF32F16OrBF16(dtype) && operand_type(0) == dtype;
+  if (IsLoopBinaryOpcode(opcode)) {
+    return count == 2 && IsF32F16OrBF16(dtype) && operand_type(0) == dtype &&
+           operand_type(1) == dtype;
   }
   switch (opcode) {
     case Opcode::kCompare: {
       const ComparisonType type = instruction.attributes().comparison_type;
-      return count == 2 && dtype == DType::kPred && IsFloat(operand_type(0)) &&
+      return count == 2 && dtype == DType::kPred && IsF32F16OrBF16(operand_type(0)) &&
              operand_type(1) == operand_type(0) &&
              (type == ComparisonType::kDefault || type == ComparisonType::kFloat);
     }
     case Opcode::kSelect:
-      return count == 3 && IsFloat(dtype) && operand_type(0) == DType::kPred &&
+      return count == 3 && IsF32F16OrBF16(dtype) && operand_type(0) == DType::kPred &&
              operand_type(1) == dtype && operand_type(2) == dtype;
     case Opcode::kConvert:
-      return count == 1 && IsFloat(dtype) && operand_type(0) != dtype &&
-             (IsFloat(operand_type(0)) || operand_type(0) == DType::kPred);
+      return count == 1 && IsF32F16OrBF16(dtype) && operand_type(0) != dtype &&
+             (IsF32F16OrBF16(operand_type(0)) || operand_type(0) == DType::kPred);
     default:
       return false;
   }

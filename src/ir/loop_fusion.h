@@ -48,6 +48,10 @@
 
 namespace alpa::ir {
 
+// The unary (negate ... cosine) and binary (add ... power) opcodes of the first rule above.
+bool IsLoopUnaryOpcode(Opcode opcode);
+bool IsLoopBinaryOpcode(Opcode opcode);
+
 // Whether `instruction` is a loop op, by the first rule above.
 bool IsLoopOp(const Instruction& instruction);
 

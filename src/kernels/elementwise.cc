@@ -46,6 +46,21 @@ void Iota(T* out, int64_t n, int64_t stride, int64_t extent) {
   });
 }
 
+// out[i] = pred[i] ? on_true[i] : on_false[i], through a mask from the predicate byte, so the
+// loop has no branch and vectorises.
+template <typename Bits>
+void SelectBits(const bool* pred, const void* on_true, const void* on_false, void* out, int64_t n) {
+  const Bits* if_true = static_cast<const Bits*>(on_true);
+  const Bits* if_false = static_cast<const Bits*>(on_false);
+  Bits* selected = static_cast<Bits*>(out);
+  ForChunks(n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const Bits mask = static_cast<Bits>(0u - static_cast<uint32_t>(pred[i]));
+      selected[i] = static_cast<Bits>((if_true[i] & mask) | (if_false[i] & ~mask));
+    }
+  });
+}
+
 }  // namespace
 
 void UnaryF32(UnaryFn fn, const float* x, float* out, int64_t n) {
@@ -90,25 +105,13 @@ void ClampS32(const int32_t* lo, int64_t lo_stride, const int32_t* x, const int3
   });
 }
 
-void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,
-              int64_t n) {
-  // A mask from the predicate byte, so the loop has no branch and vectorises.
-  ForChunks(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const uint32_t mask = 0u - static_cast<uint32_t>(pred[i]);
-      out[i] = (on_true[i] & mask) | (on_false[i] & ~mask);
-    }
-  });
-}
-
-void Select16(const bool* pred, const uint16_t* on_true, const uint16_t* on_false, uint16_t* out,
-              int64_t n) {
-  ForChunks(n, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const uint16_t mask = static_cast<uint16_t>(0u - static_cast<uint32_t>(pred[i]));
-      out[i] = static_cast<uint16_t>((on_true[i] & mask) | (on_false[i] & ~mask));
-    }
-  });
+void Select(ir::DType dtype, const bool* pred, const void* on_true, const void* on_false, void* out,
+            int64_t n) {
+  if (ir::DTypeByteSize(dtype) == 4) {
+    SelectBits<uint32_t>(pred, on_true, on_false, out, n);
+  } else {
+    SelectBits<uint16_t>(pred, on_true, on_false, out, n);
+  }
 }
 
 void ConvertS32ToF32(const int32_t* x, float* out, int64_t n) {

@@ -13,6 +13,7 @@
 #define ALPA_KERNELS_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,11 +50,10 @@ void LogicalPred(LogicalFn fn, const bool* a, const bool* b, bool* out, int64_t 
 void ClampS32(const int32_t* lo, int64_t lo_stride, const int32_t* x, const int32_t* hi,
               int64_t hi_stride, int32_t* out, int64_t n);
 
-// out[i] = pred[i] ? on_true[i] : on_false[i] for i < n (4-byte or 2-byte elements of any type).
-void Select32(const bool* pred, const uint32_t* on_true, const uint32_t* on_false, uint32_t* out,
-              int64_t n);
-void Select16(const bool* pred, const uint16_t* on_true, const uint16_t* on_false, uint16_t* out,
-              int64_t n);
+// out[i] = pred[i] ? on_true[i] : on_false[i] for i < n, the elements of `dtype`, any type of 4
+// or 2 bytes (the bytes are copied, so a NaN's payload is kept).
+void Select(ir::DType dtype, const bool* pred, const void* on_true, const void* on_false, void* out,
+            int64_t n);
 
 // out[i] = float(x[i]) for i < n: the exact conversions (s32 to f32 rounds to nearest even).
 void ConvertS32ToF32(const int32_t* x, float* out, int64_t n);
@@ -89,6 +89,11 @@ void IotaF32(float* out, int64_t n, int64_t stride, int64_t extent);
 // The instruction set the f32 unary and binary kernels run on this CPU: sse2, avx2 or avx512 on
 // x86-64 (vector_math.h).
 std::string_view VectorInstructionSet();
+
+// Empty, or why ALPA_MAX_CPU_ISA cannot be honoured: a value that names no instruction set, or
+// one whose extensions this CPU lacks (named, with the choices it has). The front ends (the CLI,
+// the Python package) refuse such a value before anything runs.
+std::string VectorInstructionSetCapError();
 
 }  // namespace alpa::kernels
 

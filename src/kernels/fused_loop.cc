@@ -84,42 +84,29 @@ class InputReader {
   std::vector<int64_t> extents_, strides_;
 };
 
-// One op on `count` elements of its operands' tiles (`value_dtypes[v]` value v's type).
-void RunOp(const LoopOp& op, const std::vector<ir::DType>& value_dtypes,
-           const std::vector<const std::byte*>& at, std::byte* out, int64_t count) {
-  auto operand = [&](size_t k) { return at[static_cast<size_t>(op.operands[k])]; };
+}  // namespace
+
+void RunLoopOp(const LoopOp& op, ir::DType operand_dtype, const void* const* operands, void* out,
+               int64_t count) {
   switch (op.kind) {
     case LoopOp::Kind::kUnary:
-      Unary(op.unary, op.dtype, operand(0), out, count);
+      Unary(op.unary, op.dtype, operands[0], out, count);
       break;
     case LoopOp::Kind::kBinary:
-      Binary(op.binary, op.dtype, operand(0), operand(1), out, count);
+      Binary(op.binary, op.dtype, operands[0], operands[1], out, count);
       break;
     case LoopOp::Kind::kCompare:
-      Compare(op.direction, value_dtypes[static_cast<size_t>(op.operands[0])], operand(0),
-              operand(1), reinterpret_cast<bool*>(out), count);
+      Compare(op.direction, operand_dtype, operands[0], operands[1], static_cast<bool*>(out),
+              count);
       break;
-    case LoopOp::Kind::kSelect: {
-      const bool* predicate = reinterpret_cast<const bool*>(operand(0));
-      if (ir::DTypeByteSize(op.dtype) == 4) {
-        Select32(predicate, reinterpret_cast<const uint32_t*>(operand(1)),
-                 reinterpret_cast<const uint32_t*>(operand(2)), reinterpret_cast<uint32_t*>(out),
-                 count);
-      } else {
-        Select16(predicate, reinterpret_cast<const uint16_t*>(operand(1)),
-                 reinterpret_cast<const uint16_t*>(operand(2)), reinterpret_cast<uint16_t*>(out),
-                 count);
-      }
+    case LoopOp::Kind::kSelect:
+      Select(op.dtype, static_cast<const bool*>(operands[0]), operands[1], operands[2], out, count);
       break;
-    }
     case LoopOp::Kind::kConvert:
-      ConvertFloat(value_dtypes[static_cast<size_t>(op.operands[0])], operand(0), op.dtype, out,
-                   count);
+      ConvertFloat(operand_dtype, operands[0], op.dtype, out, count);
       break;
   }
 }
-
-}  // namespace
 
 void RunLoop(const Loop& loop, const std::vector<const void*>& inputs, void* out) {
   int64_t n = 1;
@@ -164,7 +151,12 @@ void RunLoop(const Loop& loop, const std::vector<const void*>& inputs, void* out
         std::byte* result = i + 1 == loop.ops.size()
                                 ? static_cast<std::byte*>(out) + start * out_element
                                 : scratch_tile(input_count + i);
-        RunOp(loop.ops[i], value_dtypes, at, result, count);
+        const LoopOp& op = loop.ops[i];
+        const void* operands[3] = {};
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+          operands[k] = at[static_cast<size_t>(op.operands[k])];
+        }
+        RunLoopOp(op, value_dtypes[static_cast<size_t>(op.operands[0])], operands, result, count);
         at[input_count + i] = result;
       }
     }

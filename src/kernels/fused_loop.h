@@ -3,8 +3,8 @@
 // the tree stay in the cache. Over n elements it reads each input once and writes the output
 // once, where the ops run one by one would read and write n elements per op.
 //
-// Each op runs on its tile the kernel it runs alone (elementwise.h: Unary, Binary, Compare,
-// Select32/Select16, ConvertFloat; the 16-bit ones round each result to 16 bits), so a loop's
+// Each op runs on its tile the kernel it runs alone (RunLoopOp: elementwise.h's Unary, Binary,
+// Compare, Select or ConvertFloat; the 16-bit ones round each result to 16 bits), so a loop's
 // output equals, byte for byte, that of its ops run one after the other. An input is an array of
 // the loop's dimensions or a broadcast read in place (its operand read at strides that are 0
 // along the dimensions the broadcast adds, ir/broadcast_folding.h), copied tile by tile into the
@@ -58,6 +58,12 @@ struct Loop {
   // The values computed inside the loop (its ops but the output), never written to memory.
   int32_t fused_values() const { return static_cast<int32_t>(ops.size()) - 1; }
 };
+
+// `op` over `count` elements by the kernel it runs alone: operand k's elements at operands[k],
+// operand 0's of `operand_dtype` (a compare's and a convert's type; the others are op.dtype or
+// pred).
+void RunLoopOp(const LoopOp& op, ir::DType operand_dtype, const void* const* operands, void* out,
+               int64_t count);
 
 // The output (the last op's value) for the inputs' data, `inputs[k]` input k's.
 void RunLoop(const Loop& loop, const std::vector<const void*>& inputs, void* out);

@@ -14,78 +14,101 @@ namespace {
 using internal::Accumulator;
 using internal::Widen;
 
-// Exact loop in i-k-j order (unit-stride inner loop over the row of B and of C), accumulating a
-// row of C in Accumulator<T> and storing it once.
+// Where element (row, col) of a batch's rows x cols matrix lies: row-major, or stored transposed.
+struct MatrixStrides {
+  int64_t row, col;
+};
+MatrixStrides StridesOf(int64_t rows, int64_t cols, MatrixLayout layout) {
+  return layout == MatrixLayout::kRowMajor ? MatrixStrides{cols, 1} : MatrixStrides{1, rows};
+}
+
+// The operands of one problem: sizes, layouts, buffers.
 template <typename T>
-void LoopMatMul(int64_t batch, int64_t m, int64_t k, int64_t n, const T* a, const T* b, T* c) {
-  std::vector<Accumulator<T>> row(static_cast<size_t>(n));
-  for (int64_t p = 0; p < batch; ++p) {
-    const T* ap = a + p * m * k;
-    const T* bp = b + p * k * n;
-    T* cp = c + p * m * n;
-    for (int64_t i = 0; i < m; ++i) {
+struct Problem {
+  int64_t batch, m, k, n;
+  const T* a;
+  const T* b;
+  T* c;
+  MatrixLayout a_layout, b_layout;
+};
+
+// Exact loop in i-k-j order (the inner loop over a row of B and of C, unit-stride when B is
+// row-major), accumulating a row of C in Accumulator<T> and storing it once.
+template <typename T>
+void LoopMatMul(const Problem<T>& p) {
+  const MatrixStrides as = StridesOf(p.m, p.k, p.a_layout);
+  const MatrixStrides bs = StridesOf(p.k, p.n, p.b_layout);
+  std::vector<Accumulator<T>> row(static_cast<size_t>(p.n));
+  for (int64_t batch = 0; batch < p.batch; ++batch) {
+    const T* a = p.a + batch * p.m * p.k;
+    const T* b = p.b + batch * p.k * p.n;
+    T* c = p.c + batch * p.m * p.n;
+    for (int64_t i = 0; i < p.m; ++i) {
       std::fill(row.begin(), row.end(), Accumulator<T>(0));
-      for (int64_t q = 0; q < k; ++q) {
-        const Accumulator<T> a_iq = Widen(ap[i * k + q]);
-        const T* b_row = bp + q * n;
-        for (int64_t j = 0; j < n; ++j) row[j] += a_iq * Widen(b_row[j]);
+      for (int64_t q = 0; q < p.k; ++q) {
+        const Accumulator<T> a_iq = Widen(a[i * as.row + q * as.col]);
+        const T* b_row = b + q * bs.row;
+        for (int64_t j = 0; j < p.n; ++j) row[j] += a_iq * Widen(b_row[j * bs.col]);
       }
-      for (int64_t j = 0; j < n; ++j) cp[i * n + j] = static_cast<T>(row[j]);
+      for (int64_t j = 0; j < p.n; ++j) c[i * p.n + j] = static_cast<T>(row[j]);
     }
   }
 }
 
-// f64 and complex: Eigen's blocked product on row-major views, one batch at a time.
+// f64 and complex: Eigen's blocked product on strided views, one batch at a time.
 template <typename T>
-void EigenMatMul(int64_t batch, int64_t m, int64_t k, int64_t n, const T* a, const T* b, T* c) {
+void EigenMatMul(const Problem<T>& p) {
   using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  for (int64_t p = 0; p < batch; ++p) {
-    Eigen::Map<const Matrix> ap(a + p * m * k, m, k);
-    Eigen::Map<const Matrix> bp(b + p * k * n, k, n);
-    Eigen::Map<Matrix> cp(c + p * m * n, m, n);
-    cp.noalias() = ap * bp;
+  using Strided = Eigen::Map<const Matrix, 0, Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>>;
+  auto view = [](const T* data, int64_t rows, int64_t cols, MatrixLayout layout) {
+    const MatrixStrides strides = StridesOf(rows, cols, layout);
+    return Strided(data, rows, cols,
+                   Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>(strides.row, strides.col));
+  };
+  for (int64_t batch = 0; batch < p.batch; ++batch) {
+    Eigen::Map<Matrix> c(p.c + batch * p.m * p.n, p.m, p.n);
+    c.noalias() = view(p.a + batch * p.m * p.k, p.m, p.k, p.a_layout) *
+                  view(p.b + batch * p.k * p.n, p.k, p.n, p.b_layout);
   }
 }
 
 // f32 through oneDNN, or the exact loop where oneDNN rejects the shape.
-Status F32MatMul(int64_t batch, int64_t m, int64_t k, int64_t n, const float* a, const float* b,
-                 float* c) {
-  Status status = internal::OneDnnMatMul(ir::DType::kF32, batch, m, k, n, a, b, c);
+Status F32MatMul(const Problem<float>& p) {
+  Status status = internal::OneDnnMatMul(ir::DType::kF32, p.batch, p.m, p.k, p.n, p.a, p.b, p.c,
+                                         p.a_layout, p.b_layout);
   if (status.code() == StatusCode::kUnimplemented) {
-    LoopMatMul(batch, m, k, n, a, b, c);
+    LoopMatMul(p);
     return Status::Ok();
   }
   return status;
 }
 
 // f16/bf16 through oneDNN's 16-bit kernel where this CPU has one (bf16 here: about twice the f32
-// rate); elsewhere widened to f32 in per-thread scratch and rounded once. Both sum in f32.
+// rate); elsewhere widened to f32 in per-thread scratch (keeping each operand's layout) and
+// rounded once. Both sum in f32.
 template <typename T>
-Status HalfMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n, const void* a,
-                  const void* b, void* c) {
-  Status status = internal::OneDnnMatMul(dtype, batch, m, k, n, a, b, c);
+Status HalfMatMul(ir::DType dtype, const Problem<T>& p) {
+  Status status =
+      internal::OneDnnMatMul(dtype, p.batch, p.m, p.k, p.n, p.a, p.b, p.c, p.a_layout, p.b_layout);
   if (status.code() != StatusCode::kUnimplemented) return status;
-  return internal::RunWidenedToF32<T>(a, batch * m * k, b, batch * k * n, c, batch * m * n,
-                                      [&](const float* a32, const float* b32, float* c32) {
-                                        return F32MatMul(batch, m, k, n, a32, b32, c32);
-                                      });
+  return internal::RunWidenedToF32<T>(
+      p.a, p.batch * p.m * p.k, p.b, p.batch * p.k * p.n, p.c, p.batch * p.m * p.n,
+      [&](const float* a32, const float* b32, float* c32) {
+        return F32MatMul({p.batch, p.m, p.k, p.n, a32, b32, c32, p.a_layout, p.b_layout});
+      });
 }
 
 template <typename T>
-Status TypedMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n,
-                   const void* a_data, const void* b_data, void* c_data) {
-  const T* a = static_cast<const T*>(a_data);
-  const T* b = static_cast<const T*>(b_data);
-  T* c = static_cast<T*>(c_data);
+Status TypedMatMul(ir::DType dtype, const Problem<T>& p) {
   if constexpr (std::is_same_v<T, float>) {
-    return F32MatMul(batch, m, k, n, a, b, c);
+    return F32MatMul(p);
   } else if constexpr (std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>) {
-    return HalfMatMul<T>(dtype, batch, m, k, n, a_data, b_data, c_data);
+    return HalfMatMul<T>(dtype, p);
   } else if constexpr (std::is_integral_v<T>) {
-    LoopMatMul(batch, m, k, n, a, b, c);
+    LoopMatMul(p);
     return Status::Ok();
   } else {
-    EigenMatMul(batch, m, k, n, a, b, c);
+    EigenMatMul(p);
     return Status::Ok();
   }
 }
@@ -98,7 +121,7 @@ bool CheckedProduct(int64_t x, int64_t y, int64_t* product) {
 }  // namespace
 
 Status BatchMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n, const void* a,
-                   const void* b, void* c) {
+                   const void* b, void* c, MatrixLayout a_layout, MatrixLayout b_layout) {
   if (batch < 0 || m < 0 || k < 0 || n < 0) {
     return InvalidArgument("BatchMatMul: negative size in batch={} m={} k={} n={}", batch, m, k, n);
   }
@@ -122,7 +145,9 @@ Status BatchMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t
       std::fill_n(static_cast<T*>(c), c_count, T(0));
       return Status::Ok();
     }
-    return TypedMatMul<T>(dtype, batch, m, k, n, a, b, c);
+    return TypedMatMul<T>(
+        dtype, Problem<T>{batch, m, k, n, static_cast<const T*>(a), static_cast<const T*>(b),
+                          static_cast<T*>(c), a_layout, b_layout});
   });
 }
 

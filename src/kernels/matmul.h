@@ -1,7 +1,9 @@
 // Batched matrix multiplication on raw row-major buffers: the kernel behind `dot`.
 //
-// The interpreter (and later the runtime) transposes dot operands into the canonical layout below
-// and calls BatchMatMul; kernels know nothing of instructions or shapes beyond these sizes.
+// The interpreter transposes dot operands into the canonical layout below and calls BatchMatMul;
+// the runtime passes an operand whose matrices are stored transposed as it is (MatrixLayout), the
+// kernels reading it through strides. Kernels know nothing of instructions or shapes beyond these
+// sizes.
 //
 // Which path each dtype takes:
 //   f32          oneDNN matmul primitive (batched), created once per (batch, m, k, n) and cached.
@@ -32,12 +34,20 @@
 
 namespace alpa::kernels {
 
-// C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for b < batch; all row-major and contiguous.
-// k == 0 writes zeros; m == 0, n == 0 or batch == 0 writes nothing. Negative sizes, null
-// buffers with a non-zero element count, or an element count that overflows int64 are
-// InvalidArgument. `c` must not alias `a` or `b`.
+// How an operand's matrices lie in memory: row-major as the product reads them (A[b] m x k, B[b]
+// k x n), or each stored transposed (A[b] k x m, B[b] n x k), batch after batch either way. A
+// backward pass's dots read one operand transposed (dW = X^T dY, dX = dY W^T): oneDNN reads it in
+// place through strides, where a copy would cost a pass over it (the attention's probabilities
+// alone are 64 MiB a layer in the large GPT benchmark).
+enum class MatrixLayout { kRowMajor, kTransposed };
+
+// C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] for b < batch; A and B laid out as `a_layout` and
+// `b_layout` say, C row-major, all three contiguous. k == 0 writes zeros; m == 0, n == 0 or batch
+// == 0 writes nothing. Negative sizes, null buffers with a non-zero element count, or an element
+// count that overflows int64 are InvalidArgument. `c` must not alias `a` or `b`.
 Status BatchMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n, const void* a,
-                   const void* b, void* c);
+                   const void* b, void* c, MatrixLayout a_layout = MatrixLayout::kRowMajor,
+                   MatrixLayout b_layout = MatrixLayout::kRowMajor);
 
 }  // namespace alpa::kernels
 

@@ -101,6 +101,15 @@ dnnl::memory::desc RowMajor(const Dims& dims, dnnl::memory::data_type type) {
   return dnnl::memory::desc(dims, type, strides);
 }
 
+// The descriptor of [batch, rows, cols] matrices of `type`, each row-major or stored transposed
+// (cols x rows): the same dimensions, their two inner strides swapped.
+dnnl::memory::desc Matrices(int64_t batch, int64_t rows, int64_t cols, MatrixLayout layout,
+                            dnnl::memory::data_type type) {
+  const Dims strides =
+      layout == MatrixLayout::kRowMajor ? Dims{rows * cols, cols, 1} : Dims{rows * cols, 1, rows};
+  return dnnl::memory::desc({batch, rows, cols}, type, strides);
+}
+
 dnnl::primitive_attr UserScratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -140,14 +149,22 @@ Status Execute(const CachedPrimitive& cached, const std::vector<Arg>& buffers) {
 }  // namespace
 
 Status OneDnnMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n, const void* a,
-                    const void* b, void* c) {
+                    const void* b, void* c, MatrixLayout a_layout, MatrixLayout b_layout) {
   const std::optional<dnnl::memory::data_type> type = OneDnnType(dtype);
   if (!type) return Unimplemented("oneDNN has no {} matmul", ir::DTypeName(dtype));
-  const dnnl::memory::desc a_md = RowMajor({batch, m, k}, *type);
-  const dnnl::memory::desc b_md = RowMajor({batch, k, n}, *type);
+  const dnnl::memory::desc a_md = Matrices(batch, m, k, a_layout, *type);
+  const dnnl::memory::desc b_md = Matrices(batch, k, n, b_layout, *type);
   const dnnl::memory::desc c_md = RowMajor({batch, m, n}, *type);
+  const std::vector<int64_t> key = {kMatMul,
+                                    static_cast<int64_t>(dtype),
+                                    batch,
+                                    m,
+                                    k,
+                                    n,
+                                    static_cast<int64_t>(a_layout),
+                                    static_cast<int64_t>(b_layout)};
   std::shared_ptr<const CachedPrimitive> cached =
-      Cache().GetOrCreate({kMatMul, static_cast<int64_t>(dtype), batch, m, k, n}, [&] {
+      Cache().GetOrCreate(key, [&] {
         dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), UserScratchpad(),
                                         Engine());
         return CachedPrimitive{dnnl::matmul(pd), pd.scratchpad_desc()};

@@ -15,13 +15,16 @@
 
 #include "ir/dtype.h"
 #include "kernels/convolution.h"
+#include "kernels/matmul.h"
 #include "support/status.h"
 
 namespace alpa::kernels::internal {
 
-// C[b] = A[b] * B[b], all three row-major in `dtype`; all sizes > 0.
+// C[b] = A[b] * B[b] in `dtype`, A and B laid out as `a_layout` and `b_layout` say (matmul.h), C
+// row-major; all sizes > 0.
 Status OneDnnMatMul(ir::DType dtype, int64_t batch, int64_t m, int64_t k, int64_t n, const void* a,
-                    const void* b, void* c);
+                    const void* b, void* c, MatrixLayout a_layout = MatrixLayout::kRowMajor,
+                    MatrixLayout b_layout = MatrixLayout::kRowMajor);
 
 // Forward convolution in `dtype`; `params` must be valid and SelectConvolutionPath must say
 // kOneDnn.

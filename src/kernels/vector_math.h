@@ -38,7 +38,8 @@ struct VectorMath {
 const VectorMath* VectorMathFor(VectorIsa isa);
 
 // The widest vector math this CPU runs, chosen on first use; ALPA_MAX_CPU_ISA (sse2, avx2 or
-// avx512) caps it, to compare instruction sets on one machine or reproduce a narrower CPU's bytes.
+// avx512) caps it, to compare instruction sets on one machine or reproduce a narrower CPU's bytes
+// (VectorInstructionSetCapError checks the value).
 const VectorMath& BestVectorMath();
 
 std::string_view VectorIsaName(VectorIsa isa);

@@ -1,6 +1,8 @@
 // Chooses among the builds of vector_math.cc (vector_math.h) for the CPU the program runs on.
-#include <cstdio>
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -45,18 +47,41 @@ const VectorMath* VectorMathFor(VectorIsa isa) {
 
 namespace {
 
-// The widest instruction set ALPA_MAX_CPU_ISA allows (as oneDNN's ONEDNN_MAX_CPU_ISA caps its
-// own): all when it is unset. A value it does not name ends the program with a message, before
-// any kernel ran.
-VectorIsa MaxIsaAllowed() {
+constexpr VectorIsa kAllIsas[] = {VectorIsa::kBaseline, VectorIsa::kAvx2, VectorIsa::kAvx512};
+
+const char* IsaCap() {
   const char* value = std::getenv("ALPA_MAX_CPU_ISA");
-  if (value == nullptr || *value == '\0') return VectorIsa::kAvx512;
-  for (VectorIsa isa : {VectorIsa::kBaseline, VectorIsa::kAvx2, VectorIsa::kAvx512}) {
-    if (VectorIsaName(isa) == value) return isa;
+  return value == nullptr || *value == '\0' ? nullptr : value;
+}
+
+std::optional<VectorIsa> ParseIsa(std::string_view name) {
+  for (VectorIsa isa : kAllIsas) {
+    if (VectorIsaName(isa) == name) return isa;
   }
-  std::fprintf(stderr, "error: ALPA_MAX_CPU_ISA=%s: expected %s, avx2 or avx512 (or unset)\n",
-               value, std::string(VectorIsaName(VectorIsa::kBaseline)).c_str());
-  std::exit(2);
+  return std::nullopt;
+}
+
+// The widest instruction set ALPA_MAX_CPU_ISA allows (as oneDNN's ONEDNN_MAX_CPU_ISA caps its
+// own): all when it is unset. The front ends refuse a value it does not name
+// (VectorInstructionSetCapError) before any kernel runs; a program that skips that check gets
+// the baseline, which every CPU runs.
+VectorIsa MaxIsaAllowed() {
+  const char* value = IsaCap();
+  if (value == nullptr) return VectorIsa::kAvx512;
+  return ParseIsa(value).value_or(VectorIsa::kBaseline);
+}
+
+// The extensions an instruction set needs, as a user reads them.
+std::string_view IsaExtensions(VectorIsa isa) {
+  switch (isa) {
+    case VectorIsa::kBaseline:
+      return "the build's baseline";
+    case VectorIsa::kAvx2:
+      return "AVX2 and FMA";
+    case VectorIsa::kAvx512:
+      return "AVX-512 F, DQ, BW and VL";
+  }
+  return "?";
 }
 
 }  // namespace
@@ -90,3 +115,31 @@ std::string_view VectorIsaName(VectorIsa isa) {
 }
 
 }  // namespace alpa::kernels::internal
+
+namespace alpa::kernels {
+
+std::string VectorInstructionSetCapError() {
+  using internal::VectorIsa;
+  const char* value = internal::IsaCap();
+  if (value == nullptr) return "";
+  std::string choices;
+  for (VectorIsa isa : internal::kAllIsas) {
+    if (internal::VectorMathFor(isa) == nullptr) continue;
+    choices += (choices.empty() ? "" : ", ") + std::string(internal::VectorIsaName(isa));
+  }
+  const std::optional<VectorIsa> isa = internal::ParseIsa(value);
+  if (!isa) {
+    return fmt::format(
+        "ALPA_MAX_CPU_ISA={}: not an instruction set; set it to one this CPU runs ({}) or unset it",
+        value, choices);
+  }
+  if (internal::VectorMathFor(*isa) == nullptr) {
+    return fmt::format(
+        "ALPA_MAX_CPU_ISA={}: this CPU lacks {}, which {} needs; set it to one this CPU runs ({}) "
+        "or unset it",
+        value, internal::IsaExtensions(*isa), value, choices);
+  }
+  return "";
+}
+
+}  // namespace alpa::kernels

@@ -71,7 +71,7 @@ bool ScatterAddsRows(const ir::Instruction& scatter) {
     return false;
   const Shape& table = scatter.operand(0)->shape();
   const Shape& indices = scatter.operand(1)->shape();
-  if (!table.IsArray() || !IsFastFloat(table.dtype()) || scatter.shape() != table ||
+  if (!table.IsArray() || !ir::IsF32F16OrBF16(table.dtype()) || scatter.shape() != table ||
       !RowsOfTable(table, indices, scatter.operand(2)->shape()) ||
       ir::ScalarBinaryOpcode(*scatter.to_apply(), table.dtype()) != Opcode::kAdd) {
     return false;

@@ -70,7 +70,6 @@ namespace {
 
 using internal::BinaryFnOf;
 using internal::IsArrayOf;
-using internal::IsFastFloat;
 using internal::Operands;
 using internal::Strides;
 using internal::UnaryFnOf;
@@ -145,15 +144,8 @@ Result<Literal> RunCompare(const ir::Instruction& instruction, const Operands& o
 
 Result<Literal> RunSelect(const ir::Instruction& instruction, const Operands& operands) {
   Literal out = Literal::CreateUninitialized(instruction.shape());
-  if (ir::DTypeByteSize(out.shape().dtype()) == 4) {
-    kernels::Select32(operands[0]->typed_data<bool>(), operands[1]->typed_data<uint32_t>(),
-                      operands[2]->typed_data<uint32_t>(), out.typed_data<uint32_t>(),
-                      out.element_count());
-  } else {
-    kernels::Select16(operands[0]->typed_data<bool>(), operands[1]->typed_data<uint16_t>(),
-                      operands[2]->typed_data<uint16_t>(), out.typed_data<uint16_t>(),
-                      out.element_count());
-  }
+  kernels::Select(out.shape().dtype(), operands[0]->typed_data<bool>(), operands[1]->data(),
+                  operands[2]->data(), out.data(), out.element_count());
   return out;
 }
 
@@ -215,13 +207,34 @@ Result<Literal> RunReduce(const ir::Instruction& instruction, const Operands& op
   return out;
 }
 
-// `operand` with result dimension i its dimension order[i]: its own buffer when the order is the
-// identity, else a transposed copy in `scratch`.
-Result<const void*> Ordered(const Literal& operand, const std::vector<int64_t>& order,
-                            Literal& scratch) {
-  bool identity = true;
-  for (size_t i = 0; i < order.size(); ++i) identity &= order[i] == static_cast<int64_t>(i);
-  if (identity) return static_cast<const void*>(operand.data());
+// How `operand` can be read as the matrices of a batched matmul whose position i is its dimension
+// order[i]: `batch_dims` batch dimensions, then `row_dims` dimensions of the matrices' rows, then
+// those of their columns.
+//   - in place, row-major: the order is the identity;
+//   - in place, each matrix transposed, where `transposed_in_place`: the operand is
+//     [batch..., columns..., rows...] in memory, each group in order (dW = X^T dY reads X so,
+//     dX = dY W^T reads W so);
+//   - otherwise through a transposed copy in `scratch`, row-major.
+struct MatrixOperand {
+  const void* data;
+  kernels::MatrixLayout layout;
+};
+Result<MatrixOperand> AsMatrices(const Literal& operand, const std::vector<int64_t>& order,
+                                 size_t batch_dims, size_t row_dims, bool transposed_in_place,
+                                 Literal& scratch) {
+  const size_t rank = order.size();
+  const size_t column_dims = rank - batch_dims - row_dims;
+  bool identity = true, transposed = transposed_in_place;
+  for (size_t i = 0; i < rank; ++i) {
+    identity &= order[i] == static_cast<int64_t>(i);
+    // Row dimension j is at batch_dims + column_dims + j in memory, column j at batch_dims + j.
+    const size_t in_memory = i < batch_dims              ? i
+                             : i < batch_dims + row_dims ? i + column_dims
+                                                         : i - row_dims;
+    transposed &= order[i] == static_cast<int64_t>(in_memory);
+  }
+  if (identity) return MatrixOperand{operand.data(), kernels::MatrixLayout::kRowMajor};
+  if (transposed) return MatrixOperand{operand.data(), kernels::MatrixLayout::kTransposed};
   const std::vector<int64_t> operand_strides = Strides(operand.shape());
   std::vector<int64_t> dims, strides;
   for (int64_t d : order) {
@@ -233,8 +246,16 @@ Result<const void*> Ordered(const Literal& operand, const std::vector<int64_t>& 
   const kernels::StridedView view{dims, std::move(strides), Strides(scratch.shape())};
   ALPA_RETURN_IF_ERROR(
       kernels::StridedCopy(ir::DTypeByteSize(dtype), view, operand.data(), scratch.data()));
-  return static_cast<const void*>(scratch.data());
+  return MatrixOperand{scratch.data(), kernels::MatrixLayout::kRowMajor};
 }
+
+// oneDNN 2.6 reads one transposed A at half its row-major rate when C is narrow: on an AVX2 EPYC
+// (kernels_bench --benchmark_filter=Layouts) 1024x1024x256 ran at 63 GFLOP/s against 151
+// row-major, where n = 512 ran level (146) and a transposed B cost nothing at any width. Below
+// this many columns of C a single (unbatched) transposed A is copied first, which costs less.
+// Batches of them are read in place at any width: the large GPT's attention gradients (64
+// batches of 512x512x64) took 0.23 s a step so against 0.34 s copied.
+constexpr int64_t kMinColumnsForTransposedLhs = 512;
 
 int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
   int64_t product = 1;
@@ -243,9 +264,9 @@ int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
 }
 
 // As the interpreter's dot: the operands in the order lhs [batch, free, contracting] and rhs
-// [batch, contracting, free] make the row-major product C[b, m, n] the dot's result. Operands
-// already in that order are read in place; the others are transposed by the parallel strided
-// copy.
+// [batch, contracting, free] make the row-major product C[b, m, n] the dot's result. Operands in
+// that order, or holding each matrix transposed (a single lhs matrix only for a wide enough C),
+// are read in place; the others are transposed by the parallel strided copy.
 Result<Literal> RunDot(const ir::Instruction& instruction, const Operands& operands) {
   const ir::DotDimensionNumbers& dn = *instruction.attributes().dot_dims;
   const Shape& lhs = operands[0]->shape();
@@ -253,14 +274,23 @@ Result<Literal> RunDot(const ir::Instruction& instruction, const Operands& opera
   const ir::DotMatMulLayout layout = ir::MatMulLayoutOf(lhs.rank(), rhs.rank(), dn);
   const int64_t k = Product(lhs, dn.lhs_contracting_dims);
   if (k == 0) return Literal::CreateZeros(instruction.shape());  // an empty sum
+  const size_t batch_dims = dn.lhs_batch_dims.size();
+  const int64_t batch = Product(lhs, dn.lhs_batch_dims);
+  const int64_t n = Product(rhs, layout.rhs_free);
   Literal lhs_scratch, rhs_scratch;
-  ALPA_ASSIGN_OR_RETURN(const void* a, Ordered(*operands[0], layout.lhs_order, lhs_scratch));
-  ALPA_ASSIGN_OR_RETURN(const void* b, Ordered(*operands[1], layout.rhs_order, rhs_scratch));
+  ALPA_ASSIGN_OR_RETURN(
+      const MatrixOperand a,
+      AsMatrices(*operands[0], layout.lhs_order, batch_dims, layout.lhs_free.size(),
+                 batch > 1 || n >= kMinColumnsForTransposedLhs, lhs_scratch));
+  ALPA_ASSIGN_OR_RETURN(
+      const MatrixOperand b,
+      AsMatrices(*operands[1], layout.rhs_order, batch_dims, dn.rhs_contracting_dims.size(),
+                 /*transposed_in_place=*/true, rhs_scratch));
   Literal out = Literal::CreateUninitialized(instruction.shape());
   if (out.element_count() == 0) return out;
-  ALPA_RETURN_IF_ERROR(kernels::BatchMatMul(out.shape().dtype(), Product(lhs, dn.lhs_batch_dims),
-                                            Product(lhs, layout.lhs_free), k,
-                                            Product(rhs, layout.rhs_free), a, b, out.data()));
+  ALPA_RETURN_IF_ERROR(kernels::BatchMatMul(out.shape().dtype(), batch,
+                                            Product(lhs, layout.lhs_free), k, n, a.data, b.data,
+                                            out.data(), a.layout, b.layout));
   return out;
 }
 
@@ -280,7 +310,7 @@ bool ComparesFast(const ir::Instruction& instruction) {
   const DType dtype = instruction.operand(0)->shape().dtype();
   const ir::ComparisonType type = instruction.attributes().comparison_type;
   if (instruction.operand(1)->shape().dtype() != dtype) return false;
-  if (IsFastFloat(dtype)) {
+  if (ir::IsF32F16OrBF16(dtype)) {
     return type == ir::ComparisonType::kDefault || type == ir::ComparisonType::kFloat;
   }
   return dtype == DType::kS32 &&
@@ -290,7 +320,7 @@ bool ComparesFast(const ir::Instruction& instruction) {
 // One f32, f16, bf16 or s32 input with an init value of its type.
 bool ReducesFast(const ir::Instruction& instruction) {
   const DType dtype = instruction.shape().IsArray() ? instruction.shape().dtype() : DType::kPred;
-  if (instruction.operand_count() != 2 || (!IsFastFloat(dtype) && dtype != DType::kS32) ||
+  if (instruction.operand_count() != 2 || (!ir::IsF32F16OrBF16(dtype) && dtype != DType::kS32) ||
       !IsArrayOf(instruction.operand(0)->shape(), dtype) ||
       !IsArrayOf(instruction.operand(1)->shape(), dtype) ||
       instruction.operand(1)->shape().rank() != 0 || !ReduceFnOf(instruction)) {
@@ -331,10 +361,10 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
   const Opcode opcode = instruction.opcode();
   const Shape& shape = instruction.shape();
   const DType operand = instruction.operand(0)->shape().dtype();
-  if (UnaryFnOf(opcode) && IsFastFloat(shape.dtype()) && operand == shape.dtype()) {
+  if (UnaryFnOf(opcode) && ir::IsF32F16OrBF16(shape.dtype()) && operand == shape.dtype()) {
     return RunUnary;
   }
-  if (BinaryFnOf(opcode) && IsFastFloat(shape.dtype()) && operand == shape.dtype() &&
+  if (BinaryFnOf(opcode) && ir::IsF32F16OrBF16(shape.dtype()) && operand == shape.dtype() &&
       instruction.operand(1)->shape().dtype() == shape.dtype()) {
     return RunBinary;
   }
@@ -352,8 +382,8 @@ FastKernel SelectElementwise(const ir::Instruction& instruction) {
     return RunSelect;
   }
   // Between float types, and from s32 (to f32) and pred. The same type is data movement.
-  if (opcode == Opcode::kConvert && IsFastFloat(shape.dtype()) && operand != shape.dtype() &&
-      (IsFastFloat(operand) || operand == DType::kPred ||
+  if (opcode == Opcode::kConvert && ir::IsF32F16OrBF16(shape.dtype()) && operand != shape.dtype() &&
+      (ir::IsF32F16OrBF16(operand) || operand == DType::kPred ||
        (operand == DType::kS32 && shape.dtype() == DType::kF32))) {
     return RunConvert;
   }
@@ -378,7 +408,7 @@ FastKernel SelectFastKernel(const ir::Instruction& instruction) {
   }
   if (instruction.opcode() == Opcode::kDot) {
     const Shape& shape = instruction.shape();
-    const bool one_float_type = shape.IsArray() && IsFastFloat(shape.dtype()) &&
+    const bool one_float_type = shape.IsArray() && ir::IsF32F16OrBF16(shape.dtype()) &&
                                 IsArrayOf(instruction.operand(0)->shape(), shape.dtype()) &&
                                 IsArrayOf(instruction.operand(1)->shape(), shape.dtype());
     return one_float_type && instruction.attributes().dot_dims ? RunDot : nullptr;

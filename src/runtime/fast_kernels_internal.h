@@ -34,12 +34,6 @@ inline bool IsArrayOf(const ir::Shape& shape, ir::DType dtype) {
   return shape.IsArray() && shape.dtype() == dtype;
 }
 
-// The float types the elementwise, reduce, dot and scatter kernels compute with: f32, and f16 and
-// bf16 widened to f32 and rounded once.
-inline bool IsFastFloat(ir::DType dtype) {
-  return dtype == ir::DType::kF32 || dtype == ir::DType::kF16 || dtype == ir::DType::kBF16;
-}
-
 // The elementwise kernels' functions of the float unary and binary opcodes (negate ... cosine,
 // add ... power), or nullopt for any other opcode.
 std::optional<kernels::UnaryFn> UnaryFnOf(ir::Opcode opcode);

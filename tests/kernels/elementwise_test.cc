@@ -159,7 +159,7 @@ TEST(ElementwiseTest, SelectConvertAndIota) {
   const bool pred[] = {true, false, true};
   const uint32_t on_true[] = {1, 2, 3}, on_false[] = {10, 20, 30};
   uint32_t selected[3];
-  Select32(pred, on_true, on_false, selected, 3);
+  Select(ir::DType::kU32, pred, on_true, on_false, selected, 3);
   EXPECT_EQ(std::vector<uint32_t>(selected, selected + 3), (std::vector<uint32_t>{1, 20, 3}));
 
   const int32_t ints[] = {-7, 16777217};

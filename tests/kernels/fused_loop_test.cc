@@ -110,36 +110,10 @@ std::vector<std::byte> OneByOne(const Loop& loop,
   }
   for (const LoopOp& op : loop.ops) {
     std::vector<std::byte> out(static_cast<size_t>(kLength * ir::DTypeByteSize(op.dtype)));
-    auto operand = [&](size_t k) { return values[static_cast<size_t>(op.operands[k])].data(); };
-    const ir::DType first = dtypes[static_cast<size_t>(op.operands[0])];
-    switch (op.kind) {
-      case LoopOp::Kind::kUnary:
-        Unary(op.unary, op.dtype, operand(0), out.data(), kLength);
-        break;
-      case LoopOp::Kind::kBinary:
-        Binary(op.binary, op.dtype, operand(0), operand(1), out.data(), kLength);
-        break;
-      case LoopOp::Kind::kCompare:
-        Compare(op.direction, first, operand(0), operand(1), reinterpret_cast<bool*>(out.data()),
-                kLength);
-        break;
-      case LoopOp::Kind::kSelect:
-        if (ir::DTypeByteSize(op.dtype) == 4) {
-          Select32(reinterpret_cast<const bool*>(operand(0)),
-                   reinterpret_cast<const uint32_t*>(operand(1)),
-                   reinterpret_cast<const uint32_t*>(operand(2)),
-                   reinterpret_cast<uint32_t*>(out.data()), kLength);
-        } else {
-          Select16(reinterpret_cast<const bool*>(operand(0)),
-                   reinterpret_cast<const uint16_t*>(operand(1)),
-                   reinterpret_cast<const uint16_t*>(operand(2)),
-                   reinterpret_cast<uint16_t*>(out.data()), kLength);
-        }
-        break;
-      case LoopOp::Kind::kConvert:
-        ConvertFloat(first, operand(0), op.dtype, out.data(), kLength);
-        break;
-    }
+    std::vector<const void*> operands;
+    for (int32_t v : op.operands) operands.push_back(values[static_cast<size_t>(v)].data());
+    RunLoopOp(op, dtypes[static_cast<size_t>(op.operands[0])], operands.data(), out.data(),
+              kLength);
     values.push_back(std::move(out));
     dtypes.push_back(op.dtype);
   }

@@ -39,11 +39,29 @@ TEST(BatchMatMulTest, BatchesAreIndependent) {
   EXPECT_THAT(c, ::testing::ElementsAre(3, 6));
 }
 
-// Every dtype against the triple loop over odd sizes. Inputs are small integers, so every partial
-// sum is exact in all of these types and the results must match exactly.
+// `batch` matrices of rows x cols, each transposed (stored cols x rows).
+template <typename T>
+std::vector<T> Transposed(const std::vector<T>& matrices, int64_t batch, int64_t rows,
+                          int64_t cols) {
+  std::vector<T> transposed(matrices.size());
+  for (int64_t p = 0; p < batch; ++p) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        transposed[static_cast<size_t>((p * cols + c) * rows + r)] =
+            matrices[static_cast<size_t>((p * rows + r) * cols + c)];
+      }
+    }
+  }
+  return transposed;
+}
+
+// Every dtype against the triple loop over odd sizes, each operand row-major and transposed.
+// Inputs are small integers, so every partial sum is exact in all of these types and the results
+// must match exactly.
 template <typename T>
 void ExpectMatchesNaive(DType dtype) {
   const int64_t sizes[] = {1, 3, 7, 17};
+  constexpr MatrixLayout kLayouts[] = {MatrixLayout::kRowMajor, MatrixLayout::kTransposed};
   uint32_t seed = 1;
   for (int64_t batch : {1, 3}) {
     for (int64_t m : sizes) {
@@ -51,11 +69,23 @@ void ExpectMatchesNaive(DType dtype) {
         for (int64_t n : sizes) {
           const auto a = RandomBuffer<T>(batch * m * k, seed++);
           const auto b = RandomBuffer<T>(batch * k * n, seed++);
-          std::vector<T> c(static_cast<size_t>(batch * m * n));
-          ASSERT_TRUE(BatchMatMul(dtype, batch, m, k, n, a.data(), b.data(), c.data()).ok());
-          ASSERT_EQ(c, NaiveMatMul(batch, m, k, n, a, b))
-              << ir::DTypeName(dtype) << " batch=" << batch << " m=" << m << " k=" << k
-              << " n=" << n;
+          const std::vector<T> expected = NaiveMatMul(batch, m, k, n, a, b);
+          for (MatrixLayout a_layout : kLayouts) {
+            for (MatrixLayout b_layout : kLayouts) {
+              const std::vector<T> a_stored =
+                  a_layout == MatrixLayout::kRowMajor ? a : Transposed(a, batch, m, k);
+              const std::vector<T> b_stored =
+                  b_layout == MatrixLayout::kRowMajor ? b : Transposed(b, batch, k, n);
+              std::vector<T> c(static_cast<size_t>(batch * m * n));
+              ASSERT_TRUE(BatchMatMul(dtype, batch, m, k, n, a_stored.data(), b_stored.data(),
+                                      c.data(), a_layout, b_layout)
+                              .ok());
+              ASSERT_EQ(c, expected)
+                  << ir::DTypeName(dtype) << " batch=" << batch << " m=" << m << " k=" << k
+                  << " n=" << n << " a transposed=" << (a_layout == MatrixLayout::kTransposed)
+                  << " b transposed=" << (b_layout == MatrixLayout::kTransposed);
+            }
+          }
         }
       }
     }

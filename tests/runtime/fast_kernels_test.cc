@@ -22,8 +22,10 @@
 #include "hlo/parser.h"
 #include "hlo/printer.h"
 #include "interp/random_inputs.h"
+#include "ir/loop_fusion.h"
 #include "models/zoo.h"
 #include "runtime/device_executor.h"
+#include "runtime/fast_kernels_internal.h"
 #include "runtime/instruction_list.h"
 #include "tests/kernels/test_util.h"
 
@@ -271,6 +273,23 @@ std::vector<Case> Cases() {
                    "p = f32[96,40] parameter(0)\nq = f32[24,96] parameter(1)\n"
                    "ROOT r = f32[40,24] dot(p, q), lhs_contracting_dims={0}, "
                    "rhs_contracting_dims={1}"});
+  // The attention's q k^T (rhs matrices transposed) and p^T dO (lhs ones), and groups of several
+  // dimensions: read in place.
+  cases.push_back({"dot of batches of transposed matrices",
+                   "p = f32[4,33,16] parameter(0)\nq = f32[4,17,16] parameter(1)\n"
+                   "a = f32[4,33,17] dot(p, q), lhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                   "rhs_batch_dims={0}, rhs_contracting_dims={2}\n"
+                   "ROOT r = f32[4,17,16] dot(a, p), lhs_batch_dims={0}, lhs_contracting_dims={1}, "
+                   "rhs_batch_dims={0}, rhs_contracting_dims={1}"});
+  cases.push_back({"dot of transposed groups of dimensions",
+                   "p = f32[6,5,7,3] parameter(0)\nq = f32[9,6,5] parameter(1)\n"
+                   "ROOT r = f32[7,3,9] dot(p, q), lhs_contracting_dims={0,1}, "
+                   "rhs_contracting_dims={1,2}"});
+  // Batch dimensions that do not lead, and a rotation that is no transposition: copied first.
+  cases.push_back({"dot of operands in other orders",
+                   "p = f32[5,4,6,7] parameter(0)\nq = f32[4,7,3] parameter(1)\n"
+                   "ROOT r = f32[4,5,6,3] dot(p, q), lhs_batch_dims={1}, "
+                   "lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}"});
   return cases;
 }
 
@@ -313,7 +332,10 @@ std::vector<Case> SixteenBitCases(const std::string& type) {
                                          "scatter-add rows",
                                          "reduce row max",
                                          "dot in place",
-                                         "dot of transposed operands"};
+                                         "dot of transposed operands",
+                                         "dot of batches of transposed matrices",
+                                         "dot of transposed groups of dimensions",
+                                         "dot of operands in other orders"};
   std::vector<Case> cases;
   for (const Case& c : Cases()) {
     if (!retyped.count(c.name)) continue;
@@ -355,6 +377,18 @@ TEST(FastKernelsTest, BroadcastsReadInPlaceGetNoStep) {
   };
   EXPECT_EQ(broadcast_steps("broadcasts read in place"), 0);
   EXPECT_EQ(broadcast_steps("broadcast materialised"), 1);
+}
+
+// Loop fusion (ir) admits the unary and binary opcodes the elementwise kernels compute, and only
+// those: a loop op the runtime could not map to a kernel would fail at run time.
+TEST(FastKernelsTest, LoopOpcodesAreTheElementwiseKernelsOpcodes) {
+  for (int i = 0; i < ir::kOpcodeCount; ++i) {
+    const auto opcode = static_cast<ir::Opcode>(i);
+    EXPECT_EQ(ir::IsLoopUnaryOpcode(opcode), internal::UnaryFnOf(opcode).has_value())
+        << ir::OpcodeName(opcode);
+    EXPECT_EQ(ir::IsLoopBinaryOpcode(opcode), internal::BinaryFnOf(opcode).has_value())
+        << ir::OpcodeName(opcode);
+  }
 }
 
 TEST(FastKernelsTest, AgreeWithTheInterpreter) {

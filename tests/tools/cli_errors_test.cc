@@ -257,5 +257,28 @@ ENTRY %main (x: f16[1]) -> f16[1] {
   EXPECT_THAT(r.err, HasSubstr("out of range for f16"));
 }
 
+// ALPA_MAX_CPU_ISA is refused before any command runs when it names no instruction set, or one
+// this CPU lacks (named, with the choices it has); a value the CPU runs is taken.
+TEST_F(AlpaCliTest, VectorInstructionSetCapsTheCpuCannotHonour) {
+  const RunResult bogus = RunProgram("env", {"ALPA_MAX_CPU_ISA=avx1024", ALPA_BINARY, "zoo"});
+  ExpectBadInput(
+      bogus, "ALPA_MAX_CPU_ISA=avx1024: not an instruction set; set it to one this CPU runs (sse2");
+
+#if defined(__x86_64__)
+  const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                          __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+#else
+  const bool has_avx512 = false;
+#endif
+  const RunResult avx512 = RunProgram("env", {"ALPA_MAX_CPU_ISA=avx512", ALPA_BINARY, "zoo"});
+  if (has_avx512) {
+    EXPECT_EQ(avx512.exit_code, 0) << Describe(avx512);
+  } else {
+    ExpectBadInput(avx512, "ALPA_MAX_CPU_ISA=avx512: this CPU lacks AVX-512 F, DQ, BW and VL");
+  }
+  const RunResult sse2 = RunProgram("env", {"ALPA_MAX_CPU_ISA=sse2", ALPA_BINARY, "zoo"});
+  EXPECT_EQ(sse2.exit_code, 0) << Describe(sse2);
+}
+
 }  // namespace
 }  // namespace alpa::tools::testing

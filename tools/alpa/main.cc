@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include "kernels/elementwise.h"
 #include "tools/alpa/cluster_command.h"
 #include "tools/alpa/command_util.h"
 #include "tools/alpa/eval_command.h"
@@ -76,6 +77,10 @@ int main(int argc, char** argv) {
     }
     if (cluster.show->parsed()) help = "alpa cluster show --help";
     fmt::print(stderr, "alpa: error: {}\nRun '{}' for more information.\n", e.what(), help);
+    return kExitBadInput;
+  }
+  if (const std::string problem = alpa::kernels::VectorInstructionSetCapError(); !problem.empty()) {
+    fmt::print(stderr, "alpa: error: {}\n", problem);
     return kExitBadInput;
   }
   try {
