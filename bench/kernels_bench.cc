@@ -33,21 +33,28 @@ void SetFlops(benchmark::State& state, double flops_per_iteration) {
                          benchmark::Counter::kIsRate);
 }
 
-void BM_MatMulOneDnn(benchmark::State& state) {
-  const int64_t size = state.range(0);
-  const auto a = Filled(size * size, 0.01f), b = Filled(size * size, 0.02f);
-  std::vector<float> c(static_cast<size_t>(size * size));
-  // The first call JIT-compiles and caches the primitive; it is not part of the measurement.
-  if (!BatchMatMul(ir::DType::kF32, 1, size, size, size, a.data(), b.data(), c.data()).ok()) {
+// Times `run` (one BatchMatMul of m x k x n, returning its Status) and reports GFLOP/s. The first
+// call JIT-compiles and caches the primitive; it is not part of the measurement.
+template <typename Run>
+void TimeMatMul(benchmark::State& state, int64_t m, int64_t k, int64_t n, const Run& run) {
+  if (!run().ok()) {
     state.SkipWithError("BatchMatMul failed");
     return;
   }
   for (auto _ : state) {
-    benchmark::DoNotOptimize(
-        BatchMatMul(ir::DType::kF32, 1, size, size, size, a.data(), b.data(), c.data()));
+    benchmark::DoNotOptimize(run());
     benchmark::ClobberMemory();
   }
-  SetFlops(state, 2.0 * size * size * size);
+  SetFlops(state, 2.0 * m * k * n);
+}
+
+void BM_MatMulOneDnn(benchmark::State& state) {
+  const int64_t size = state.range(0);
+  const auto a = Filled(size * size, 0.01f), b = Filled(size * size, 0.02f);
+  std::vector<float> c(static_cast<size_t>(size * size));
+  TimeMatMul(state, size, size, size, [&] {
+    return BatchMatMul(ir::DType::kF32, 1, size, size, size, a.data(), b.data(), c.data());
+  });
 }
 
 // The textbook i-j-k loop (strided reads of B), as a floor to compare against.
@@ -86,16 +93,8 @@ void BM_MatMulDType(benchmark::State& state) {
   };
   const auto a = filled(m * k), b = filled(k * n);
   auto c = filled(m * n);
-  auto run = [&] { return BatchMatMul(kDType, 1, m, k, n, a.data(), b.data(), c.data()); };
-  if (!run().ok()) {
-    state.SkipWithError("BatchMatMul failed");
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(run());
-    benchmark::ClobberMemory();
-  }
-  SetFlops(state, 2.0 * m * k * n);
+  TimeMatMul(state, m, k, n,
+             [&] { return BatchMatMul(kDType, 1, m, k, n, a.data(), b.data(), c.data()); });
 }
 
 void MatMulShapes(benchmark::internal::Benchmark* b) {
@@ -115,19 +114,10 @@ void BM_MatMulLayouts(benchmark::State& state) {
   const auto b_layout = static_cast<MatrixLayout>(state.range(4));
   const auto a = Filled(m * k, 0.01f), b = Filled(k * n, 0.02f);
   std::vector<float> c(static_cast<size_t>(m * n));
-  auto run = [&] {
+  TimeMatMul(state, m, k, n, [&] {
     return BatchMatMul(ir::DType::kF32, 1, m, k, n, a.data(), b.data(), c.data(), a_layout,
                        b_layout);
-  };
-  if (!run().ok()) {
-    state.SkipWithError("BatchMatMul failed");
-    return;
-  }
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(run());
-    benchmark::ClobberMemory();
-  }
-  SetFlops(state, 2.0 * m * k * n);
+  });
 }
 BENCHMARK(BM_MatMulLayouts)
     ->ArgNames({"m", "k", "n", "a_t", "b_t"})

@@ -11,8 +11,10 @@ namespace {
 bool IsFoldableBroadcast(const Instruction& broadcast) {
   if (broadcast.opcode() != Opcode::kBroadcast) return false;
   const Shape& shape = broadcast.shape();
-  if (!shape.IsArray() || !(IsF32F16OrBF16(shape.dtype()) || shape.dtype() == DType::kPred))
+  // The element types loops read (kernels/fused_loop.h).
+  if (!shape.IsArray() || !(IsF32F16OrBF16(shape.dtype()) || shape.dtype() == DType::kPred)) {
     return false;
+  }
   const std::vector<int64_t>& mapped = broadcast.attributes().dimensions;
   if (!std::is_sorted(mapped.begin(), mapped.end()) ||
       std::adjacent_find(mapped.begin(), mapped.end()) != mapped.end()) {

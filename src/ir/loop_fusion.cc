@@ -49,8 +49,9 @@ bool LoopOperandTypes(const Instruction& instruction, DType dtype) {
   auto operand_type = [&](int64_t k) { return instruction.operand(k)->shape().dtype(); };
   const int64_t count = instruction.operand_count();
   const Opcode opcode = instruction.opcode();
-  if (IsLoopUnaryOpcode(opcode))
+  if (IsLoopUnaryOpcode(opcode)) {
     return count == 1 && IsF32F16OrBF16(dtype) && operand_type(0) == dtype;
+  }
   if (IsLoopBinaryOpcode(opcode)) {
     return count == 2 && IsF32F16OrBF16(dtype) && operand_type(0) == dtype &&
            operand_type(1) == dtype;

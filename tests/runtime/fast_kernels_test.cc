@@ -285,7 +285,7 @@ std::vector<Case> Cases() {
                    "p = f32[6,5,7,3] parameter(0)\nq = f32[9,6,5] parameter(1)\n"
                    "ROOT r = f32[7,3,9] dot(p, q), lhs_contracting_dims={0,1}, "
                    "rhs_contracting_dims={1,2}"});
-  // Batch dimensions that do not lead, and a rotation that is no transposition: copied first.
+  // A batch dimension that does not lead: the lhs is copied into order first.
   cases.push_back({"dot of operands in other orders",
                    "p = f32[5,4,6,7] parameter(0)\nq = f32[4,7,3] parameter(1)\n"
                    "ROOT r = f32[4,5,6,3] dot(p, q), lhs_batch_dims={1}, "
