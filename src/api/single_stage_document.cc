@@ -132,6 +132,13 @@ std::string SingleStagePlanText(const SingleStageReport& report, const std::vect
                       FormatBytes(estimate.peak_memory_bytes),
                       FormatBytes(solution.memory_budget_bytes));
   text += fmt::format("                {}\n", plan::PeakLine(report.peak));
+  if (estimate.peak_memory_bytes > solution.memory_budget_bytes) {
+    text += fmt::format(
+        "                over the budget by {} once the partitioner's copies and partial sums "
+        "are counted (they are not terms of the solver's problem); raise the budget, use more "
+        "devices or turn on rematerialisation\n",
+        FormatBytes(estimate.peak_memory_bytes - solution.memory_budget_bytes));
+  }
   std::vector<std::string> kinds;
   for (const auto& [kind, count] : estimate.communication.count) {
     kinds.push_back(fmt::format("{} {}", count, cost::CollectiveKindName(kind)));

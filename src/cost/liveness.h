@@ -24,6 +24,16 @@
 //     donated buffers so on the devices whose kernels it fuses; our CPU runtime does not (it
 //     keeps the old weights and state through the update), so there nothing is donated;
 //   - constants are buffers like any other;
+//   - given how the shardings chosen for a device are lowered (`Lowering`, below), step t also
+//     holds its operands' resharded copies and its result's unreduced partial sums while it runs:
+//     usage(t) is then the largest of the three moments of the step the SPMD partitioner emits,
+//         resharding:  before(t) + copies(t)
+//         kernel:      before(t) + copies(t) - copied(t) + (partial(t) if any, else bytes(t))
+//         collective:  before(t) - copied(t) - dying(t) + partial(t) + bytes(t)
+//     where before(t) is what is live before t allocates, copied(t) the operands that die once
+//     copied, dying(t) the other buffers t reads last (the copies die with them, unless t is
+//     computed inside its reader's kernel, where they live until that reader ran), and a value
+//     read through a copy is never computed inside a kernel (a collective reads it);
 //   - buffers inside called computations (fusion temporaries, loop bodies) are not counted: a
 //     fusion's output is the only buffer it materializes.
 //
@@ -67,6 +77,11 @@ struct Liveness {
   int64_t peak_step = -1;                     // first step reaching peak_bytes; -1 if none
   int64_t parameter_bytes = 0;                // bytes of all parameters (live throughout)
   std::unordered_map<const ir::Instruction*, int64_t> step_of;  // the inverse of order
+  // What the peak is made of: held_at_peak[t] says whether buffers[t] is live at the peak (at a
+  // lowered step, at the moment that is its peak), and peak_lowering_bytes counts the resharded
+  // copies and partial sums beside them; together they are peak_bytes.
+  std::vector<bool> held_at_peak;
+  int64_t peak_lowering_bytes = 0;
 
   int64_t steps() const { return static_cast<int64_t>(order.size()); }
   // The step of `instruction`, or -1 when it is not in the order.
@@ -82,20 +97,36 @@ struct DonatedBuffer {
   const ir::Instruction* next = nullptr;
 };
 
+// What lowering the chosen shardings adds around one instruction on a device: the partitioner
+// reshards the operands right before it and runs its strategy's collective right after it.
+struct LoweredInstruction {
+  // Bytes of the copies of its operands in the layouts it reads (all-gathered, all-to-all'ed or
+  // sliced), and the operands so copied.
+  int64_t resharded_operand_bytes = 0;
+  std::vector<const ir::Instruction*> resharded_operands;
+  // Bytes its kernel writes before its strategy's collective combines them into the result (the
+  // partial sums an all-reduce or a reduce-scatter reduces); 0 when it runs none.
+  int64_t unreduced_result_bytes = 0;
+};
+using Lowering = std::unordered_map<const ir::Instruction*, LoweredInstruction>;
+
 // Liveness over the post order (ir::Computation::MakePostOrder). `fused`: the values kept inside
 // kernels beyond the runtime's loops, which count always (empty for our CPU runtime);
-// `donated`: the parameters updated in place.
+// `donated`: the parameters updated in place; `lowering`: the partitioner's buffers around each
+// instruction (none for an unpartitioned program).
 Liveness ComputeLiveness(const ir::Computation& computation,
                          const BufferBytesFn& bytes = FullShapeBytes,
                          const FusedValues& fused = NoFusion(),
-                         const std::vector<DonatedBuffer>& donated = {});
+                         const std::vector<DonatedBuffer>& donated = {},
+                         const Lowering& lowering = {});
 
 // Liveness over a given order: every instruction of `computation` exactly once, each after its
 // operands (checked).
 Liveness ComputeLiveness(const ir::Computation& computation,
                          std::vector<const ir::Instruction*> order, const BufferBytesFn& bytes,
                          const FusedValues& fused = NoFusion(),
-                         const std::vector<DonatedBuffer>& donated = {});
+                         const std::vector<DonatedBuffer>& donated = {},
+                         const Lowering& lowering = {});
 
 }  // namespace alpa::cost
 

@@ -25,6 +25,7 @@ constexpr std::array<CategoryNames, kNumMemoryCategories> kCategoryNames = {{
     {"temporaries", "temporaries"},
     {"input batch", "batch"},
     {"other parameters", "other_parameters"},
+    {"collective buffers", "collective_buffers"},
 }};
 
 // The computation as step-indexed plain data: who reads each step's value.
@@ -227,11 +228,11 @@ MemoryModel BuildMemoryModel(const ir::Computation& computation,
   ALPA_CHECK(options.num_micro_batches >= 1, "num_micro_batches is {}", options.num_micro_batches);
   MemoryModel model;
   model.num_micro_batches = options.num_micro_batches;
-  model.liveness =
-      options.order.empty()
-          ? ComputeLiveness(computation, options.bytes, *options.fused, options.donated)
-          : ComputeLiveness(computation, options.order, options.bytes, *options.fused,
-                            options.donated);
+  model.liveness = options.order.empty()
+                       ? ComputeLiveness(computation, options.bytes, *options.fused,
+                                         options.donated, options.lowering)
+                       : ComputeLiveness(computation, options.order, options.bytes, *options.fused,
+                                         options.donated, options.lowering);
   const Graph graph(model.liveness);
   const std::vector<ParameterRole> roles =
       RolesByStep(computation, model.liveness, options.parameter_roles);
@@ -249,7 +250,9 @@ MemoryModel BuildMemoryModel(const ir::Computation& computation,
   for (int64_t t = 0; t < model.liveness.steps(); ++t) {
     const BufferInterval& buffer = model.liveness.buffers[static_cast<size_t>(t)];
     const ValueInfo& value = model.values[static_cast<size_t>(t)];
-    if (buffer.live_at(model.liveness.peak_step)) model.at_peak[value.category] += buffer.bytes;
+    if (model.liveness.held_at_peak[static_cast<size_t>(t)]) {
+      model.at_peak[value.category] += buffer.bytes;
+    }
     if (value.category == MemoryCategory::kSavedActivations) {
       model.saved_activation_bytes += buffer.bytes;
     }
@@ -260,6 +263,7 @@ MemoryModel BuildMemoryModel(const ir::Computation& computation,
       model.gradient_bytes += buffer.bytes;
     }
   }
+  model.at_peak[MemoryCategory::kCollectiveBuffers] = model.liveness.peak_lowering_bytes;
   ALPA_CHECK(model.at_peak.total() == model.liveness.peak_bytes,
              "the breakdown ({} bytes) does not add up to the peak ({} bytes)",
              model.at_peak.total(), model.liveness.peak_bytes);

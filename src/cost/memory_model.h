@@ -13,6 +13,8 @@
 //   saved activations  forward values computed from the data that the backward pass reads
 //   temporaries        everything else: working values of the pass that is running, casts of the
 //                      weights, the optimizer update's values
+//   collective buffers what the partitioner adds around the instruction at the peak (given a
+//                      Lowering, liveness.h): its operands' resharded copies, its partial sums
 //
 // Passes come from the value tags a train step carries (autodiff/train_step.h):
 //   forward   = loss-tagged values and every non-parameter value they are computed from
@@ -62,13 +64,14 @@ enum class MemoryCategory {
   kTemporaries,
   kBatch,
   kOtherParameters,
+  kCollectiveBuffers,
 };
-inline constexpr int kNumMemoryCategories = 7;
+inline constexpr int kNumMemoryCategories = 8;
 
 // "weights", "optimizer state", "gradients", "saved activations", "temporaries", "input batch",
-// "other parameters".
+// "other parameters", "collective buffers".
 std::string_view MemoryCategoryName(MemoryCategory category);
-// The same as a JSON key: "weights", "optimizer_state", ..., "other_parameters".
+// The same as a JSON key: "weights", "optimizer_state", ..., "collective_buffers".
 std::string_view MemoryCategoryKey(MemoryCategory category);
 
 // Bytes per category.
@@ -93,6 +96,8 @@ struct MemoryModelOptions {
   // Parameters whose next values are written over them (liveness.h: on devices that update
   // donated buffers in place).
   std::vector<DonatedBuffer> donated;
+  // The partitioner's buffers around each instruction (liveness.h); none when unpartitioned.
+  Lowering lowering;
 };
 
 struct ValueInfo {

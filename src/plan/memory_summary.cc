@@ -14,10 +14,10 @@ namespace alpa::plan {
 namespace {
 
 constexpr cost::MemoryCategory kCategories[] = {
-    cost::MemoryCategory::kWeights,        cost::MemoryCategory::kOptimizerState,
-    cost::MemoryCategory::kGradients,      cost::MemoryCategory::kSavedActivations,
-    cost::MemoryCategory::kTemporaries,    cost::MemoryCategory::kBatch,
-    cost::MemoryCategory::kOtherParameters};
+    cost::MemoryCategory::kWeights,         cost::MemoryCategory::kOptimizerState,
+    cost::MemoryCategory::kGradients,       cost::MemoryCategory::kSavedActivations,
+    cost::MemoryCategory::kTemporaries,     cost::MemoryCategory::kBatch,
+    cost::MemoryCategory::kOtherParameters, cost::MemoryCategory::kCollectiveBuffers};
 
 std::string Share(int64_t part, int64_t whole) {
   return whole > 0 ? fmt::format("{:.1f}%",

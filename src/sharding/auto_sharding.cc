@@ -10,12 +10,17 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_set>
+#include <utility>
 
 #include "cost/liveness.h"
+#include "ir/broadcast_folding.h"
 #include "sharding/batch_dims.h"
 #include "sharding/build_cost_graph.h"
 #include "sharding/resharding.h"
 #include "sharding/strategy_dispatch.h"
+#include "sharding/strategy_util.h"
+#include "solver/checker.h"
 #include "solver/milp_model.h"
 #include "support/units.h"
 
@@ -124,6 +129,72 @@ cost::BufferBytesFn ChosenBytes(const ShardingSolution& solution) {
   };
 }
 
+// Bytes a strategy's kernel writes before its own collectives make the result from them: the
+// input of each (collective_cost.h's sizes: an all-gather's is its output over the group).
+int64_t UnreducedResultBytes(const Strategy& strategy, const std::vector<int64_t>& mesh_shape) {
+  int64_t largest = 0;
+  for (const StrategyCollective& collective : strategy.collectives) {
+    int64_t input = collective.bytes;
+    if (collective.kind == cost::CollectiveKind::kAllGather) {
+      for (int64_t axis : collective.axes) input /= mesh_shape[static_cast<size_t>(axis)];
+    }
+    largest = std::max(largest, input);
+  }
+  return largest;
+}
+
+// The buffers the partitioner adds around each instruction under the chosen strategies (its
+// operands' resharded copies, the partial sums of its strategy's own collectives). A broadcast
+// read in a layout it reaches by slicing is broadcast again from its operand's tile
+// (spmd/partitioner.cc): no collective reads it, and the new broadcast is a copy only where the
+// broadcast is not read in place (then only the operand's slice, if it is cut, is a buffer).
+cost::Lowering LoweringOf(const ir::Computation& computation, const ShardingSolution& solution,
+                          const std::vector<int64_t>& mesh_shape) {
+  const std::unordered_set<const ir::Instruction*> read_in_place =
+      ir::BroadcastsReadInPlace(computation);
+  cost::Lowering lowering;
+  const StrategyGraph& graph = solution.graph;
+  for (size_t v = 0; v < graph.nodes.size(); ++v) {
+    const Strategy& chosen = solution.Chosen(static_cast<int64_t>(v));
+    const ir::Instruction& user = *graph.nodes[v].instruction;
+    cost::LoweredInstruction lowered;
+    lowered.unreduced_result_bytes = UnreducedResultBytes(chosen, mesh_shape);
+    for (const OperandLeaf& operand : OperandLeaves(user)) {
+      const ir::Instruction* producer = user.operand(operand.operand);
+      const ValueSource source = graph.SourceOf(*producer, operand.leaf);
+      const ShardingSpec& from =
+          solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)];
+      const ShardingSpec& to =
+          chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)];
+      if (from == to) continue;
+      if (producer->opcode() != ir::Opcode::kBroadcast || !ReachedBySlicing(from, to)) {
+        lowered.resharded_operand_bytes += TileBytes(to, *operand.shape, mesh_shape);
+        lowered.resharded_operands.push_back(producer);
+        continue;
+      }
+      const std::vector<int64_t>& dimensions = producer->attributes().dimensions;
+      const ShardingSpec source_to = BroadcastOperandSpec(to, dimensions);
+      if (BroadcastOperandSpec(from, dimensions) != source_to) {
+        lowered.resharded_operand_bytes +=
+            TileBytes(source_to, producer->operand(0)->shape(), mesh_shape);
+      }
+      // (A broadcast read in place by some readers only is counted as a copy for every one,
+      // though a loop among them reads its new broadcast in place too.)
+      if (!read_in_place.contains(producer) && !solution.fused.contains(producer)) {
+        lowered.resharded_operand_bytes += TileBytes(to, *operand.shape, mesh_shape);
+      }
+    }
+    if (lowered.unreduced_result_bytes > 0 || lowered.resharded_operand_bytes > 0) {
+      lowering.emplace(&user, std::move(lowered));
+    }
+  }
+  return lowering;
+}
+
+// How many times AutoShard solves again with a lower memory limit when the buffers lowering adds
+// take its plan past the budget (each round sets the limit that far below the budget).
+constexpr int kBudgetTightenings = 3;
+
 // Step time, collectives and the exact per-device peak of the chosen strategies.
 ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolution& solution,
                           const ReshardCostModel& reshard_cost,
@@ -173,8 +244,8 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
         solution.Chosen(value.next).output[0], solution.Chosen(value.parameter).output[0],
         graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
   }
-  const cost::Liveness liveness = cost::ComputeLiveness(computation, ChosenBytes(solution),
-                                                        solution.fused, solution.donated);
+  const cost::Liveness liveness = cost::ComputeLiveness(
+      computation, ChosenBytes(solution), solution.fused, solution.donated, solution.lowering);
   estimate.peak_memory_bytes = liveness.peak_bytes;
   if (liveness.peak_step >= 0) {
     estimate.peak_instruction = liveness.order[static_cast<size_t>(liveness.peak_step)];
@@ -422,8 +493,46 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   }
   phase = Clock::now();
   solution.choice = ExpandChoice(problem, solution.answer.choice);
+  solution.lowering = LoweringOf(computation, solution, reshard_cost.mesh_shape());
   solution.estimate = Estimate(computation, solution, reshard_cost, carried);
   solution.timings.estimate_s = SecondsSince(phase);
+  // The problem's memory terms hold each value over its interval; the estimate also counts the
+  // buffers the partitioner puts around an instruction (resharded copies, partial sums:
+  // cost/liveness.h), which depend on pairs of choices and so are not terms of the problem. When
+  // they take the plan past the budget, the problem is solved again with its limit lowered by
+  // what they added to this plan's peak; a plan that still overshoots is kept (its estimate
+  // says so), and `problem` is the last one solved.
+  for (int round = 0; round < kBudgetTightenings &&
+                      solution.estimate.peak_memory_bytes > solution.memory_budget_bytes;
+       ++round) {
+    ALPA_ASSIGN_OR_RETURN(const solver::Evaluation terms,
+                          solver::EvaluateChoice(problem.request, solution.answer.choice));
+    const int64_t unpriced =
+        solution.estimate.peak_memory_bytes - static_cast<int64_t>(terms.peak_usage);
+    if (unpriced <= 0) break;
+    problem.request.usage_limit = solution.memory_budget_bytes - unpriced;
+    phase = Clock::now();
+    Result<solver::Answer> answer = SolveForPlan(problem.request, options.solve);
+    solution.timings.solve_s += SecondsSince(phase);
+    if (!answer.ok() || (answer->status != solver::SolveStatus::kOptimal &&
+                         answer->status != solver::SolveStatus::kFeasible)) {
+      break;
+    }
+    phase = Clock::now();
+    std::vector<int64_t> looser_choice =
+        std::exchange(solution.choice, ExpandChoice(problem, answer->choice));
+    cost::Lowering looser_lowering = std::exchange(
+        solution.lowering, LoweringOf(computation, solution, reshard_cost.mesh_shape()));
+    ShardingEstimate tighter = Estimate(computation, solution, reshard_cost, carried);
+    solution.timings.estimate_s += SecondsSince(phase);
+    if (tighter.peak_memory_bytes >= solution.estimate.peak_memory_bytes) {
+      solution.choice = std::move(looser_choice);
+      solution.lowering = std::move(looser_lowering);
+      break;
+    }
+    solution.answer = std::move(answer).value();
+    solution.estimate = std::move(tighter);
+  }
   solution.problem = std::move(problem.request);
   return solution;
 }
@@ -464,6 +573,7 @@ cost::MemoryModel SolutionMemoryModel(const ir::Computation& computation,
   options.fused = &solution.fused;
   options.donated = solution.donated;
   options.bytes = ChosenBytes(solution);
+  options.lowering = solution.lowering;
   return cost::BuildMemoryModel(computation, options);
 }
 

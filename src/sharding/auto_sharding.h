@@ -114,6 +114,9 @@ struct ShardingSolution {
   cost::FusedValues fused;
   // The parameters updated in place (AutoShardingOptions::next_values on a fusing device).
   std::vector<cost::DonatedBuffer> donated;
+  // What the partitioner adds around each instruction under `choice` (its operands' resharded
+  // copies, its partial sums: cost/liveness.h); the estimate's peak counts it.
+  cost::Lowering lowering;
   ShardingEstimate estimate;
   ShardingTimings timings;
 

@@ -298,6 +298,29 @@ MaskPlan PlanMasks(const ShardingSpec& from, const ShardingSpec& to,
 
 }  // namespace
 
+bool ReachedBySlicing(const ShardingSpec& from, const ShardingSpec& to) {
+  if (from.rank() != to.rank() || !from.partial_axes.empty() || !to.partial_axes.empty()) {
+    return false;
+  }
+  for (int64_t d = 0; d < from.rank(); ++d) {
+    const std::vector<int64_t>& kept = from.dim_axes[static_cast<size_t>(d)];
+    const std::vector<int64_t>& wanted = to.dim_axes[static_cast<size_t>(d)];
+    if (kept.size() > wanted.size() || !std::equal(kept.begin(), kept.end(), wanted.begin())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+ShardingSpec BroadcastOperandSpec(const ShardingSpec& spec,
+                                  const std::vector<int64_t>& dimensions) {
+  ShardingSpec operand = ShardingSpec::Replicated(static_cast<int64_t>(dimensions.size()));
+  for (size_t i = 0; i < dimensions.size(); ++i) {
+    operand.dim_axes[i] = spec.dim_axes[static_cast<size_t>(dimensions[i])];
+  }
+  return operand;
+}
+
 std::string ToString(const ReshardStep& step) {
   return fmt::format("{} over axes {{{}}}: {} B", cost::CollectiveKindName(step.kind),
                      fmt::join(step.axes, ","), step.bytes);

@@ -85,6 +85,14 @@ std::vector<ReshardStep> PlanReshard(const ShardingSpec& from, const ShardingSpe
                                      const std::vector<int64_t>& tensor_dims,
                                      int64_t element_bytes);
 
+// Whether `to` is `from` with more axes entering its dimensions (each appended minor), nothing
+// partial: each device cuts its tile out of its own, with no collective (step 1 above).
+bool ReachedBySlicing(const ShardingSpec& from, const ShardingSpec& to);
+
+// The layout of a broadcast's operand that a result laid out by `spec` implies: operand
+// dimension i split as result dimension dimensions[i] is (the broadcast's `dimensions`).
+ShardingSpec BroadcastOperandSpec(const ShardingSpec& spec, const std::vector<int64_t>& dimensions);
+
 enum class ReshardRoute { kDirect, kGatherFirst, kGatherAndSlice };
 
 // The route PlanReshard takes from `from` to `to` (the order of preference above).

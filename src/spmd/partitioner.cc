@@ -8,6 +8,7 @@
 
 #include "ir/builder.h"
 #include "sharding/build_cost_graph.h"
+#include "sharding/resharding.h"
 #include "spmd/handlers.h"
 #include "spmd/literal_split.h"
 #include "spmd/mesh_groups.h"
@@ -152,6 +153,8 @@ class Partitioner {
                                                     "the result " + Name(*root)));
     }
     ALPA_ASSIGN_OR_RETURN(ir::Computation * entry, builder_.Build(local_root));
+    // A broadcast every reader took broadcast again (ReadArray) is read by none: never run it.
+    if (broadcast_again_) entry->RemoveDeadInstructions();
     module_.module()->mutable_config().num_partitions = DeviceCount(s_.mesh_shape());
     return module_.Build(entry);
   }
@@ -168,9 +171,8 @@ class Partitioner {
       const std::string what =
           fmt::format("operand {} ({}) of {}", o, Name(operand), Name(instruction));
       if (operand.shape().IsArray()) {
-        ALPA_ASSIGN_OR_RETURN(
-            ir::Instruction * local,
-            EmitReshard(s_, value.local, value.specs[0], required[0], operand.shape(), what));
+        ALPA_ASSIGN_OR_RETURN(ir::Instruction * local,
+                              ReadArray(operand, value, required[0], what));
         input.operands.push_back(local);
       } else if (value.specs == required) {
         input.operands.push_back(value.local);
@@ -194,6 +196,30 @@ class Partitioner {
                           EmitStrategyCollectives(s_, instruction, strategy, scatter_dims, local));
     values_[&instruction] = LocalValue{local, strategy.output};
     return Status::Ok();
+  }
+
+  // The tile of the array `operand` laid out by `to`. A broadcast that reaches `to` by slicing
+  // is broadcast again from its operand's tile (sliced as `to` implies), rather than written out
+  // whole and sliced: a loop then reads the new broadcast in place, and the memory model counts
+  // no copy of it (sharding::LoweringOf).
+  Result<ir::Instruction*> ReadArray(const ir::Instruction& operand, const LocalValue& value,
+                                     const ShardingSpec& to, const std::string& what) {
+    const ShardingSpec& from = value.specs[0];
+    if (operand.opcode() != ir::Opcode::kBroadcast ||
+        value.local->opcode() != ir::Opcode::kBroadcast || from == to ||
+        !sharding::ReachedBySlicing(from, to)) {
+      return EmitReshard(s_, value.local, from, to, operand.shape(), what);
+    }
+    const std::vector<int64_t>& dimensions = operand.attributes().dimensions;
+    ALPA_ASSIGN_OR_RETURN(
+        ir::Instruction * source,
+        EmitReshard(s_, value.local->operand(0), sharding::BroadcastOperandSpec(from, dimensions),
+                    sharding::BroadcastOperandSpec(to, dimensions), operand.operand(0)->shape(),
+                    what));
+    ALPA_ASSIGN_OR_RETURN(const ir::Shape local,
+                          LocalShape(operand.shape(), to, s_.mesh_shape(), what));
+    broadcast_again_ = true;
+    return s_.b().Broadcast(source, local.dims(), dimensions);
   }
 
   // Tuples and get-tuple-elements of tuples: views of other nodes' values.
@@ -245,6 +271,7 @@ class Partitioner {
   ir::ComputationBuilder builder_;
   SpmdBuilder s_;
   std::unordered_map<const ir::Instruction*, LocalValue> values_;
+  bool broadcast_again_ = false;  // some reader took a broadcast broadcast again (ReadArray)
 };
 
 }  // namespace

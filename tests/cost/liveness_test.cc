@@ -262,5 +262,68 @@ ENTRY main {
   EXPECT_EQ(read_after.BufferOf(late->entry()->GetInstruction("next")).bytes, 1024);
 }
 
+// How ZeRO-2 lowers an update on a device: the update u is computed on this device's quarter of
+// the optimizer state, all-gathered, and subtracted from the replicated weight. u is read by the
+// all-gather, so it is written to memory (512 B, not computed inside next's loop) and freed once
+// copied; the gathered copy (1 KiB) lives while next runs. usage at next: w, m, the copy, next.
+TEST(LivenessTest, AReshardedOperandIsWrittenOutAndItsCopyLivesWhileItsReaderRuns) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  w = f32[256] parameter(0)
+  m = f32[256] parameter(1)
+  u = f32[256] multiply(m, m)
+  ROOT next = f32[256] subtract(w, u)
+})");
+  ASSERT_NE(module, nullptr);
+  const ir::Computation& entry = *module->entry();
+  const ir::Instruction* u = entry.GetInstruction("u");
+  const ir::Instruction* next = entry.GetInstruction("next");
+  auto bytes = [&](const ir::Instruction& instruction) {
+    return instruction.name() == "m" || instruction.name() == "u" ? 256 : 1024;
+  };
+  EXPECT_EQ(ComputeLiveness(entry, bytes).usage, (std::vector<int64_t>{1280, 1280, 1280, 2304}));
+  Lowering lowering;
+  lowering[next].resharded_operand_bytes = 1024;
+  lowering[next].resharded_operands = {u};
+  const Liveness lowered = ComputeLiveness(entry, bytes, NoFusion(), {}, lowering);
+  EXPECT_FALSE(lowered.BufferOf(u).alias);
+  EXPECT_EQ(lowered.BufferOf(u).bytes, 256);
+  // Step 3's moments: resharding w m u copy = 2560; kernel w m copy next = 3328.
+  EXPECT_EQ(lowered.usage, (std::vector<int64_t>{1280, 1280, 1536, 3328}));
+  EXPECT_EQ(lowered.peak_step, 3);
+  // The peak's contents: w, m and next held, u freed once copied, the copy beside them.
+  EXPECT_EQ(lowered.held_at_peak, (std::vector<bool>{true, true, false, true}));
+  EXPECT_EQ(lowered.peak_lowering_bytes, 1024);
+}
+
+// A dot split along its contracting dimension on 4 devices writes the whole local product (its
+// partial sums, 1 KiB) and a reduce-scatter leaves each device its quarter (256 B). The
+// collective runs after the kernel's dying operand a is freed, and holds the partial sums
+// beside the result: x, y, partial, d = 1792 B, above the kernel's x, y, a, partial = 1600 B.
+TEST(LivenessTest, PartialSumsLiveUntilTheirCollectiveWroteTheResult) {
+  auto module = ParseVerified(R"(
+HloModule m
+ENTRY main {
+  x = s32[64] parameter(0)
+  y = s32[16,4] parameter(1)
+  a = s32[16] slice(x), slice={[0:16]}
+  ROOT d = s32[4] dot(a, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  const ir::Computation& entry = *module->entry();
+  auto bytes = [&](const ir::Instruction& instruction) -> int64_t {
+    return instruction.name() == "a" ? 64 : 256;
+  };
+  EXPECT_EQ(ComputeLiveness(entry, bytes).peak_bytes, 256 + 256 + 64 + 256);
+  Lowering lowering;
+  lowering[entry.GetInstruction("d")].unreduced_result_bytes = 1024;
+  const Liveness lowered = ComputeLiveness(entry, bytes, NoFusion(), {}, lowering);
+  EXPECT_EQ(lowered.usage.back(), 256 + 256 + 1024 + 256);
+  EXPECT_EQ(lowered.peak_bytes, 1792);
+  EXPECT_EQ(lowered.held_at_peak, (std::vector<bool>{true, true, false, true}));  // x y d
+  EXPECT_EQ(lowered.peak_lowering_bytes, 1024);                                   // the partials
+}
+
 }  // namespace
 }  // namespace alpa::cost

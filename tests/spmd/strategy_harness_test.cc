@@ -308,5 +308,67 @@ TEST(StrategyHarnessTest, EveryOfferedStrategyRunsAsTheReference) {
       << report;
 }
 
+// The name of the strategy `name`'s generator offers whose result is laid out by `spec`.
+std::string StrategyWithOutput(const sharding::ShardingSolution& solution,
+                               const ir::Computation& entry, const std::string& name,
+                               const sharding::ShardingSpec& spec) {
+  const sharding::StrategySet& offered =
+      solution.graph.nodes[static_cast<size_t>(solution.graph.NodeOf(*entry.GetInstruction(name)))]
+          .set;
+  for (const sharding::Strategy& strategy : offered.strategies) {
+    if (strategy.output[0] == spec) return strategy.name;
+  }
+  return "";
+}
+
+// A replicated broadcast read split by a loop op is broadcast again from its operand into the
+// reader's tile: no tile is cut out of a whole broadcast written to memory (which the runtime
+// would materialise, 4 times the tile here), and the plan counts no copy of it.
+TEST(StrategyHarnessTest, ABroadcastReadSplitIsBroadcastAgainIntoTheTile) {
+  Result<std::unique_ptr<ir::Module>> module = hlo::ParseHloModule(R"(HloModule rebroadcast
+ENTRY main {
+  p = f32[64] parameter(0)
+  x = f32[16,64] parameter(1)
+  b = f32[16,64] broadcast(p), dimensions={1}
+  ROOT op = f32[16,64] multiply(x, b)
+})",
+                                                                   "rebroadcast");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const ir::Computation& entry = *(*module)->entry();
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("local:4");
+  ASSERT_TRUE(cluster.ok());
+  const std::vector<int64_t> mesh = {4};
+  const cluster::LogicalMesh logical = sharding::testing::WholeMesh(*cluster, mesh);
+  Result<sharding::ShardingSolution> free = sharding::AutoShard(entry, *cluster, logical, {});
+  ASSERT_TRUE(free.ok()) << free.status().message();
+  sharding::AutoShardingOptions options;
+  options.pinned_strategies = {
+      {"b", StrategyWithOutput(*free, entry, "b", sharding::ShardingSpec::Replicated(2))},
+      {"op", StrategyWithOutput(*free, entry, "op", sharding::ShardingSpec::SplitDim(2, 0, {0}))}};
+  ASSERT_FALSE(options.pinned_strategies["b"].empty());
+  ASSERT_FALSE(options.pinned_strategies["op"].empty());
+  Result<sharding::ShardingSolution> pinned =
+      sharding::AutoShard(entry, *cluster, logical, options);
+  ASSERT_TRUE(pinned.ok()) << pinned.status().message();
+  EXPECT_FALSE(pinned->lowering.contains(entry.GetInstruction("op")));
+
+  Result<std::unique_ptr<ir::Module>> program = PartitionComputation(entry, *pinned, mesh);
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  const ir::Instruction* product = (*program)->entry()->GetInstruction("op");
+  ASSERT_NE(product, nullptr);
+  const ir::Instruction* tile = product->operand(1);
+  EXPECT_EQ(tile->opcode(), ir::Opcode::kBroadcast) << ir::OpcodeName(tile->opcode());
+  EXPECT_EQ(tile->shape().dims(), (std::vector<int64_t>{4, 64}));
+
+  const std::vector<ir::Literal> arguments = interp::RandomArguments(entry, 7);
+  Result<ir::Literal> want = interp::EvaluateModule(**module, arguments);
+  ASSERT_TRUE(want.ok());
+  Result<std::vector<ir::Literal>> got =
+      RunOnFourDevices(**program, entry, *pinned, arguments, mesh,
+                       pinned->Chosen(pinned->graph.NodeOf(*entry.root())).output);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(Difference(*got, *want), "");
+}
+
 }  // namespace
 }  // namespace alpa::spmd
