@@ -129,6 +129,17 @@ cost::BufferBytesFn ChosenBytes(const ShardingSolution& solution) {
   };
 }
 
+// The layout an operand leaf of `user` is produced in, and the one `chosen` (user's strategy)
+// reads it in: the two ends of a graph edge.
+std::pair<const ShardingSpec&, const ShardingSpec&> LayoutsOf(const ShardingSolution& solution,
+                                                              const ir::Instruction& user,
+                                                              const Strategy& chosen,
+                                                              const OperandLeaf& operand) {
+  const ValueSource source = solution.graph.SourceOf(*user.operand(operand.operand), operand.leaf);
+  return {solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)],
+          chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)]};
+}
+
 // Bytes a strategy's kernel writes before its own collectives make the result from them: the
 // input of each (collective_cost.h's sizes: an all-gather's is its output over the group).
 int64_t UnreducedResultBytes(const Strategy& strategy, const std::vector<int64_t>& mesh_shape) {
@@ -161,11 +172,7 @@ cost::Lowering LoweringOf(const ir::Computation& computation, const ShardingSolu
     lowered.unreduced_result_bytes = UnreducedResultBytes(chosen, mesh_shape);
     for (const OperandLeaf& operand : OperandLeaves(user)) {
       const ir::Instruction* producer = user.operand(operand.operand);
-      const ValueSource source = graph.SourceOf(*producer, operand.leaf);
-      const ShardingSpec& from =
-          solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)];
-      const ShardingSpec& to =
-          chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)];
+      const auto [from, to] = LayoutsOf(solution, user, chosen, operand);
       if (from == to) continue;
       if (producer->opcode() != ir::Opcode::kBroadcast || !ReachedBySlicing(from, to)) {
         lowered.resharded_operand_bytes += TileBytes(to, *operand.shape, mesh_shape);
@@ -230,11 +237,7 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
     }
     const ir::Instruction& user = *graph.nodes[v].instruction;
     for (const OperandLeaf& operand : OperandLeaves(user)) {
-      const ValueSource source = graph.SourceOf(*user.operand(operand.operand), operand.leaf);
-      const ShardingSpec& from =
-          solution.Chosen(source.node).output[static_cast<size_t>(source.leaf)];
-      const ShardingSpec& to =
-          chosen.operands[static_cast<size_t>(operand.operand)][static_cast<size_t>(operand.leaf)];
+      const auto [from, to] = LayoutsOf(solution, user, chosen, operand);
       node.resharding_seconds += add_resharding(from, to, *operand.shape);
     }
   }
