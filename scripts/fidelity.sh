@@ -35,7 +35,10 @@ POINTS=(
   "gpt-tiny, local:2, data, remat|run gpt-tiny --cluster local:2 --method data --remat"
   "gpt-tiny, local:2, data, remat, 2 micro-batches|run gpt-tiny --cluster local:2 --method data --remat --micro-batches 2"
   "gpt-tiny, local:2, data, remat, 4 micro-batches|run gpt-tiny --cluster local:2 --method data --remat --micro-batches 4"
-  "gpt-tiny 4 layers, local:4, pipeshard|run gpt-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 4"
+  "gpt-tiny 4 layers, local:4, pipeshard, 1 micro-batch|run gpt-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 1"
+  "gpt-tiny 4 layers, local:4, pipeshard, 2 micro-batches|run gpt-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 2"
+  "gpt-tiny 4 layers, local:4, pipeshard, 4 micro-batches|run gpt-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 4"
+  "gpt-tiny 4 layers, local:4, pipeshard, remat, 4 micro-batches|run gpt-tiny --layers 4 --cluster local:4 --method pipeshard --remat --micro-batches 4"
   "mlp-tiny, local:2, shard|run mlp-tiny --cluster local:2"
   "mlp-tiny, local:2, data|run mlp-tiny --cluster local:2 --method data"
   "mlp-tiny, local:2, zero2|run mlp-tiny --cluster local:2 --method zero2"
@@ -45,7 +48,10 @@ POINTS=(
   "mlp-tiny, local:2, data, remat|run mlp-tiny --cluster local:2 --method data --remat"
   "mlp-tiny, local:2, data, remat, 2 micro-batches|run mlp-tiny --cluster local:2 --method data --remat --micro-batches 2"
   "mlp-tiny, local:2, data, remat, 4 micro-batches|run mlp-tiny --cluster local:2 --method data --remat --micro-batches 4"
-  "mlp-tiny 4 layers, local:4, pipeshard|run mlp-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 4"
+  "mlp-tiny 4 layers, local:4, pipeshard, 1 micro-batch|run mlp-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 1"
+  "mlp-tiny 4 layers, local:4, pipeshard, 2 micro-batches|run mlp-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 2"
+  "mlp-tiny 4 layers, local:4, pipeshard, 4 micro-batches|run mlp-tiny --layers 4 --cluster local:4 --method pipeshard --micro-batches 4"
+  "mlp-tiny 4 layers, local:4, pipeshard, remat, 4 micro-batches|run mlp-tiny --layers 4 --cluster local:4 --method pipeshard --remat --micro-batches 4"
   "moe-tiny, local:2, shard|run moe-tiny --cluster local:2"
   "wresnet-tiny, local:2, shard|run wresnet-tiny --cluster local:2"
   "bert-tiny, local:2, shard|run bert-tiny --cluster local:2"
@@ -60,14 +66,16 @@ s = json.load(sys.stdin)["summary"]
 gib = 2**30
 def fmt_b(x): return f"{x / gib:.3f} GiB" if x >= gib / 10 else f"{x / 2**20:.3f} MiB"
 step_p, step_m = s["predicted_step_time_s"], s["measured_step_time_s"]
-if s.get("method") == "pipeshard":  # the stage furthest from its prediction
-    pairs = [(st["predicted_peak_memory_bytes"], st["measured_peak_memory_bytes"])
-             for st in s["stages"]]
-    peak_p, peak_m = max(pairs, key=lambda p: abs(p[1] / p[0] - 1))
+def line(label, peak_p, peak_m):
+    print(f"| {label} | our runtime | {step_p:.4g} | {step_m:.4g} | {step_p / step_m:.2f} | "
+          f"{fmt_b(peak_p)} | {fmt_b(peak_m)} | {peak_p / peak_m:.2f} |")
+if s.get("method") == "pipeshard":  # the stage furthest from its prediction, as compiled and planned
+    for kind, key in (("compiled", "compiled_peak_memory_bytes"),
+                      ("planned", "predicted_peak_memory_bytes")):
+        pairs = [(st[key], st["measured_peak_memory_bytes"]) for st in s["stages"]]
+        line(f"{sys.argv[1]}, as {kind}", *max(pairs, key=lambda p: abs(p[1] / p[0] - 1)))
 else:
-    peak_p, peak_m = s["predicted_peak_memory_bytes"], s["measured_peak_memory_bytes"]
-print(f"| {sys.argv[1]} | our runtime | {step_p:.4g} | {step_m:.4g} | {step_p / step_m:.2f} | "
-      f"{fmt_b(peak_p)} | {fmt_b(peak_m)} | {peak_p / peak_m:.2f} |")
+    line(sys.argv[1], s["predicted_peak_memory_bytes"], s["measured_peak_memory_bytes"])
 ' "$1"
 }
 

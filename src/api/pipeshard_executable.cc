@@ -93,6 +93,14 @@ Result<PipeshardExecutable> ParallelizePipeshard(const PipeshardStep& step,
                         BuildStagePrograms(*step.loss, step.weights, step.training, cluster, plan,
                                            configs, options.stages));
   exe.stages_ = std::make_shared<std::vector<StageProgram>>(std::move(stages));
+  std::vector<pipeline::StageMemory> memory;
+  for (const StageProgram& stage : *exe.stages_) {
+    memory.push_back(plan::StageMemoryOf(stage.figures));
+  }
+  ALPA_ASSIGN_OR_RETURN(
+      exe.compiled_memory_,
+      pipeline::PipelinePeakMemory(memory, plan.schedule, static_cast<int>(micro_batches),
+                                   static_cast<int>(plan.num_chunks)));
   const int64_t groups = static_cast<int64_t>(plan.stages.size()) / plan.num_chunks;
   ALPA_ASSIGN_OR_RETURN(
       exe.schedule_,

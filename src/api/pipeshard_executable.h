@@ -39,6 +39,7 @@
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "pipeline/schedule.h"
+#include "pipeline/stage_memory.h"
 #include "plan/layer_costs.h"
 #include "plan/pipeshard_planner.h"
 #include "runtime/communicator.h"
@@ -98,6 +99,12 @@ class PipeshardExecutable {
   int64_t between_meshes_bytes() const { return between_meshes_bytes_; }
   // For each carried value: the first stage that holds it, and its layout on that stage's mesh.
   std::vector<std::pair<int64_t, sharding::ShardingSpec>> CarriedPlacement() const;
+  // Each device group's memory at its peak as its stages were compiled: their costs under the
+  // solutions they run (StageProgram::figures) under the plan's schedule
+  // (pipeline/stage_memory.h), by group (the devices of plan stage j are group j % groups).
+  // The prediction a run's measured peaks answer to; the plan's own
+  // (PlannedStage::peak_memory_bytes) composes its stages from their layers' costs.
+  const pipeline::PipelineMemory& compiled_memory() const { return compiled_memory_; }
   // Each device's profile of the last step (peak memory, busy time, events when traced).
   const std::vector<runtime::PipelineProfile>& last_run() const { return last_run_; }
   // Every device's static list (for tests and --trace).
@@ -147,6 +154,7 @@ class PipeshardExecutable {
   runtime::Communicator* world_ = nullptr;             // under MPI (BindProcess), else null
   runtime::Mailbox* mailbox_ = nullptr;
   PipeshardRunOptions options_;
+  pipeline::PipelineMemory compiled_memory_;
   int64_t cross_mesh_bytes_ = 0;
   int64_t between_meshes_bytes_ = 0;
   bool placed_ = false;

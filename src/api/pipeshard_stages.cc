@@ -110,6 +110,11 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   const ir::Computation& entry = *step.step->entry();
   ALPA_ASSIGN_OR_RETURN(stage.solution,
                         sharding::AutoShard(entry, cluster, mesh, sharding_options));
+  const cluster::HostType& host =
+      cluster::HostTypes(cluster)[static_cast<size_t>(config.submesh.host_type)];
+  ALPA_ASSIGN_OR_RETURN(stage.figures, plan::FiguresOfStagePlan(stage.loss, step, stage.solution,
+                                                                config.logical_shape,
+                                                                host.host.device.fuses_kernels));
 
   // Roles: the step's parameters (autodiff/train_step.h's layout) and its result leaves
   // (loss, W'..., state'..., shared'... (t + 1), input gradients..., then the sent values

@@ -19,6 +19,7 @@
 #include "pipeline/stage_slicing.h"
 #include "plan/layer_costs.h"
 #include "plan/pipeshard_planner.h"
+#include "plan/stage_composition.h"
 #include "sharding/auto_sharding.h"
 #include "sharding/sharding_spec.h"
 #include "spmd/collective_stats.h"
@@ -33,6 +34,9 @@ struct StageProgram {
   std::vector<int64_t> mesh_shape;
   std::vector<int64_t> devices;  // global ids, row-major over the logical mesh
   sharding::ShardingSolution solution;
+  // Its costs under that solution (plan/stage_composition.h): what the plan's composition of
+  // its layers' costs answers to, priced before it runs.
+  plan::StageFigures figures;
   std::unique_ptr<ir::Module> program;  // partitioned
   spmd::StageRoles roles;
   spmd::StageSplit split;

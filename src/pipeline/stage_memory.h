@@ -1,29 +1,36 @@
 // Peak memory of each device of a pipelined plan, and the smallest device memory the plan fits in.
 //
 // Each (virtual) stage brings, per device of its mesh (cost/memory_model.h gives the figures):
-//   static_bytes       weights + gradients + optimizer state, held the whole step
+//   static_bytes       weights + gradients' sums + optimizer state, held the whole step
+//   gradient_sum_bytes of those, the gradients' running sums where the device keeps them apart
+//                      from a micro-batch's (our CPU runtime: a backward writes its gradients,
+//                      then they are added to the sums): held only from the end of the stage's
+//                      first backward, before which a task's temporaries count the gradients it
+//                      computes. 0 where the sums are held all step and added to in place (XLA)
 //   activation_bytes   the saved activations of one micro-batch, held from the start of its
 //                      forward to the end of its backward
 //   temporary_bytes    what the stage needs besides those while it runs one task (its working
 //                      values: the temporaries of its computation's peak)
-//
-// Device d runs its stages (one, or v chunks under interleaved 1F1B) one task at a time:
-//
 //   update_temporary_bytes  what the stage's once-per-step update needs besides static: its new
 //                      weights and state and its working values, after every backward (no
 //                      activations held)
 //
-//   peak(d) = sum_j static(j) + max(max over time of sum_j activation(j) · in_flight(j, t)
-//                                     + max_j temporary(j),
-//                                   max_j update_temporary(j))
+// Device d runs its stages (one, or v chunks under interleaved 1F1B) one task at a time, in the
+// order of its task list (the simulator's, simulator.h), and holds while a task of stage j runs
+//
+//   held(task) = sum_i static(i) - sum over its stages i yet to end a backward of
+//                gradient_sum(i) + activations held + temporary(j)
+//
+// where a forward counts its own micro-batch's activations (allocated at its start) and a
+// backward still counts its own (freed at its end). Then
+//
+//   peak(d) = max(max over its tasks of held(task), sum_i static(i) + max_i update_temporary(i))
 //   smallest memory the plan fits in = max over devices d of peak(d)
 //
-// The first two terms are the simulator's per-device peak (simulator.h): in_flight counts the
-// micro-batches between the start of their forward and the end of their backward, which depends
-// only on the device's task order. Closed forms with S devices and B micro-batches: GPipe holds
-// all B on every device; 1F1B holds min(B, S - s) on device s. Adding the largest temporaries to
-// the largest in-flight activations is an upper bound, reached when a stage's temporaries peak
-// while the most micro-batches are in flight (the 1F1B steady state).
+// Which micro-batches are in flight depends only on the device's task order. Closed forms with S
+// devices and B micro-batches: GPipe holds all B on every device; 1F1B holds min(B, S - s) on
+// device s. A stage's temporaries are those of its largest task, so held(task) bounds what the
+// task holds, reached when the task is the one that peaks (a backward, mostly).
 #ifndef ALPA_PIPELINE_STAGE_MEMORY_H_
 #define ALPA_PIPELINE_STAGE_MEMORY_H_
 
@@ -40,15 +47,19 @@ struct StageMemory {
   int64_t activation_bytes = 0;  // per micro-batch in flight
   int64_t temporary_bytes = 0;
   int64_t update_temporary_bytes = 0;
+  int64_t gradient_sum_bytes = 0;  // of static_bytes
 };
 
 struct DeviceMemory {
-  int64_t static_bytes = 0;      // sum over its stages
-  int64_t activation_bytes = 0;  // the most held at once
-  int64_t temporary_bytes = 0;   // the largest of its stages'
-  int64_t update_temporary_bytes = 0;  // likewise: its stages update one after another
-  int peak_in_flight = 0;        // micro-batches (summed over chunks) holding activations at once
-  int64_t peak_bytes = 0;        // static + max(activations + temporaries, update's)
+  int64_t static_bytes = 0;  // sum over its stages
+  // At the first of its tasks that holds the most (held(task) in the header):
+  int64_t pending_gradient_bytes = 0;  // of static, the gradients' sums not yet held
+  int64_t activation_bytes = 0;        // the activations held
+  int peak_in_flight = 0;              // by micro-batches (summed over chunks)
+  int64_t temporary_bytes = 0;         // the task's stage's
+  int64_t update_temporary_bytes = 0;  // the largest of its stages': they update one by one
+  // max(static - pending gradients + activations + temporaries, static + update's)
+  int64_t peak_bytes = 0;
 };
 
 struct PipelineMemory {

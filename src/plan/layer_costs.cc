@@ -15,6 +15,7 @@
 #include "hlo/printer.h"
 #include "ir/value_tag.h"
 #include "pipeline/stage_slicing.h"
+#include "plan/pipelined_step_memory.h"
 #include "plan/stage_composition.h"
 #include "sharding/hlo_sharding.h"
 #include "sharding/parallel_methods.h"
@@ -122,8 +123,10 @@ void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution
       stack.push_back(entry.root()->operand(1 + state));
       static_bytes += BufferBytes(memory, *parameters[static_cast<size_t>(state)]);
     }
+    int64_t& gradient_bytes = cost.weight_gradient_bytes.emplace_back(0);
     if (const ir::Instruction* gradient = gradients[static_cast<size_t>(i)]) {
-      static_bytes += BufferBytes(memory, *gradient);
+      gradient_bytes = BufferBytes(memory, *gradient);
+      static_bytes += gradient_bytes;
     }
     double& update_s = cost.weight_update_s.emplace_back(0);
     std::set<const ir::Instruction*> seen;
@@ -171,48 +174,25 @@ Result<LayerCost> CostOfStagePlan(const pipeline::StageLoss& stage, const StageS
   cost.update_s += estimate.carried_seconds;
   AttributeToWeights(layer, solution, memory, gradient_only, cost);
   cost.static_bytes = memory.StaticBytes();
-  cost.activation_bytes = memory.SavedActivationBytesPerMicroBatch(0, memory.num_layers + 1);
   const std::vector<ir::Instruction*> parameters = entry.parameters();
-  for (int64_t p : layer.held_inputs) {
-    cost.activation_bytes += BufferBytes(memory, *parameters[static_cast<size_t>(p)]);
+  auto parameters_of = [&](const std::vector<int64_t>& numbers) {
+    std::vector<const ir::Instruction*> of;
+    for (int64_t p : numbers) of.push_back(parameters[static_cast<size_t>(p)]);
+    return of;
+  };
+  std::vector<const ir::Instruction*> sent;
+  for (const ir::Instruction* value : SentValues(entry, std::ssize(stage.sent))) {
+    if (value != nullptr) sent.push_back(value);
   }
+  const PipelinedStepMemory held = PipelinedMemoryOf(
+      entry, memory, parameters_of(layer.held_inputs), parameters_of(layer.cotangent_inputs), sent);
+  cost.activation_bytes = held.activation_bytes;
   cost.peak_bytes = estimate.peak_memory_bytes;
-  // By pass: the task peak over the forward and backward steps; the update's temporaries, the
-  // largest sum of the update's own live buffers (its new weights and state, its working values)
-  // at any of its steps, summed by one sweep over their lifetimes. A pipeline runs the update
-  // after every micro-batch's backward, so nothing else of the step is live then but static.
-  const cost::Liveness& liveness = memory.liveness;
-  std::vector<int64_t> update_live(static_cast<size_t>(liveness.steps()) + 1, 0);
-  for (size_t t = 0; t < memory.values.size(); ++t) {
-    const cost::BufferInterval& buffer = liveness.buffers[t];
-    const bool update = memory.values[t].pass == cost::Pass::kOther;  // kOther: the update
-    if (update && memory.values[t].category == cost::MemoryCategory::kTemporaries) {
-      update_live[static_cast<size_t>(buffer.start)] += buffer.bytes;
-      update_live[static_cast<size_t>(buffer.end)] -= buffer.bytes;
-    }
-  }
-  int64_t live = 0;
-  for (size_t t = 0; t < memory.values.size(); ++t) {
-    live += update_live[t];
-    if (memory.values[t].pass == cost::Pass::kOther) {
-      cost.update_temporary_bytes = std::max(cost.update_temporary_bytes, live);
-    } else {
-      cost.task_peak_bytes = std::max(cost.task_peak_bytes, liveness.usage[t]);
-    }
-  }
-  // Of those, the step's results (the new weights and state), which stay live to its end.
-  std::set<const ir::Instruction*> results(entry.root()->operands().begin(),
-                                           entry.root()->operands().end());
-  for (const ir::Instruction* result : results) {
-    const size_t t = static_cast<size_t>(liveness.StepOf(result));
-    if (memory.values[t].pass == cost::Pass::kOther &&
-        memory.values[t].category == cost::MemoryCategory::kTemporaries) {
-      cost.update_result_bytes += liveness.buffers[t].bytes;
-    }
-  }
-  cost.update_result_bytes = std::min(cost.update_result_bytes, cost.update_temporary_bytes);
-  // The estimate's peak bounds both (the solver's figure; the memory model's usage can count a
-  // few buffers more).
+  cost.task_peak_bytes = held.task_peak_bytes;
+  cost.update_temporary_bytes = held.update_temporary_bytes;
+  cost.update_result_bytes = held.update_result_bytes;
+  // The estimate's peak bounds the task's (the solver's figure; the memory model's usage can
+  // count a few buffers more).
   cost.task_peak_bytes = std::min(cost.task_peak_bytes, cost.peak_bytes);
   cost.collectives = estimate.communication.count;
   // The step's first parameters are the layer's weights (autodiff/train_step.h).
@@ -265,6 +245,7 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
   // The step's batch parameters are the loss's non-weights, in order (autodiff/train_step.h).
   std::set<int64_t> held(stage.activations.begin(), stage.activations.end());
   held.insert(stage.batch.begin(), stage.batch.end());
+  const std::set<int64_t> cotangents(stage.cotangents.begin(), stage.cotangents.end());
   // The weights come first, in stage.weights order.
   int64_t step_parameter =
       std::find(layout.begin(), layout.end(), autodiff::StepParameter::kBatch) - layout.begin();
@@ -275,6 +256,7 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
       continue;
     }
     if (held.count(p)) layer.held_inputs.push_back(step_parameter);
+    if (cotangents.count(p)) layer.cotangent_inputs.push_back(step_parameter);
     layer.step_parameter.push_back(step_parameter++);
   }
   ALPA_ASSIGN_OR_RETURN(layer.parameters,

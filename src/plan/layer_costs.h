@@ -76,6 +76,8 @@ struct StageStep {
   // layer received and the model's batch (tokens, labels). Saved activations (memory_model.h)
   // are computed values only, so a layer that keeps nothing else (remat) would hold nothing.
   std::vector<int64_t> held_inputs;
+  // The cotangents of the values it sends on, which a micro-batch brings to its backward pass.
+  std::vector<int64_t> cotangent_inputs;
   // By the stage loss's parameter: the step parameter it is (a weight: its master copy).
   std::vector<int64_t> step_parameter;
   double flops = 0;
@@ -108,14 +110,15 @@ struct LayerCost {
   double backward_s = 0;
   double update_s = 0;
   int64_t static_bytes = 0;  // weights, optimizer state, gradients
-  // Held for the backward pass, per micro-batch: saved activations and the inputs received.
+  // Held for the backward pass, per micro-batch, as a pipeline holds it
+  // (pipelined_step_memory.h): the residuals and the inputs received that the backward reads.
   int64_t activation_bytes = 0;
-  int64_t peak_bytes = 0;                               // of the layer's step on one micro-batch
-  // The same split by pass: the peak while its forward and backward run, and what its update
-  // adds to the static bytes at its own peak (its new weights and state and working values).
+  int64_t peak_bytes = 0;  // of the layer's step on one micro-batch
+  // The same split by pass, as a pipeline runs it (pipelined_step_memory.h): the peak while its
+  // forward and backward run, and what its update adds to the static bytes at its own peak.
   int64_t task_peak_bytes = 0;
   int64_t update_temporary_bytes = 0;
-  int64_t update_result_bytes = 0;  // of those, its new weights and state (live to its end)
+  int64_t update_result_bytes = 0;                      // of those, what stays live to its end
   std::map<cost::CollectiveKind, int64_t> collectives;  // per step
   // XLA sharding text of each of the layer's weights, in LayerCostTable::weights order.
   std::vector<std::string> weight_shardings;
@@ -124,6 +127,9 @@ struct LayerCost {
   // stage holding several layers that read it (GPT's tied embedding) holds and runs once.
   std::vector<int64_t> weight_static_bytes;
   std::vector<double> weight_update_s;
+  // Per weight: its gradient's bytes (of weight_static_bytes), which a pipeline sums over the
+  // micro-batches (stage_composition.h).
+  std::vector<int64_t> weight_gradient_bytes;
   // The layouts at the layer's boundaries, by position: of each value it sends on
   // (StageLoss::sent) and of the cotangent it receives for it; of each activation it receives
   // (StageLoss::activations) and of the gradient it returns for it.

@@ -161,6 +161,15 @@ PipeshardReport ReportOfPlan(const ir::Module& loss, const LayerCostTable& table
   return report;
 }
 
+nlohmann::ordered_json StageMemoryJson(const PlannedStage& stage) {
+  return {{"static_bytes", stage.static_bytes},
+          {"activation_bytes_per_micro_batch", stage.activation_bytes},
+          {"micro_batches_in_flight", stage.micro_batches_in_flight},
+          {"temporary_bytes", stage.temporary_bytes},
+          {"pending_gradient_bytes", stage.pending_gradient_bytes},
+          {"update_temporary_bytes", stage.update_temporary_bytes}};
+}
+
 // A micro-batch count the user fixed below the plan's pipeline depth leaves stages idle most of
 // the step, and Alpa's formula sum t + (B - 1) max t, which assumes a steady state where every
 // stage is busy, is no guide there: the step time is the simulator's.
@@ -195,12 +204,7 @@ nlohmann::ordered_json PipeshardPlanJson(const PipeshardReport& report, const La
          {"update_time_s", stage.update_s},
          {"peak_memory_bytes", stage.peak_memory_bytes},
          {"device_memory_bytes", stage.memory_bytes},
-         {"memory",
-          {{"static_bytes", stage.static_bytes},
-           {"activation_bytes_per_micro_batch", stage.activation_bytes},
-           {"micro_batches_in_flight", stage.micro_batches_in_flight},
-           {"temporary_bytes", stage.temporary_bytes},
-           {"update_temporary_bytes", stage.update_temporary_bytes}}},
+         {"memory", StageMemoryJson(stage)},
          {"comm", CommJson(stage.collectives)},
          {"parameters", StageParametersJson(report, table, stage.choice)}});
   }

@@ -25,7 +25,7 @@
 //                "device_memory_bytes" (what the stage may use: --memory-budget when given),
 //                "memory": {"static_bytes", "activation_bytes_per_micro_batch",
 //                           "micro_batches_in_flight", "temporary_bytes",
-//                           "update_temporary_bytes"},
+//                           "pending_gradient_bytes", "update_temporary_bytes"},
 //                "comm": {"all-reduce", ...}, "parameters": [{"name", "sharding"}]}],
 //    "warnings": [text] (fewer micro-batches than pipeline stages, when the count was given),
 //    "alternatives": [{"name": "data parallel" | "best uniform grid point", "dp", "op", "pp",
@@ -96,6 +96,9 @@ PipeshardReport ReportOfPlan(const ir::Module& loss, const LayerCostTable& table
 // the step, and Alpa's formula sum t + (B - 1) max t, which assumes a steady state where every
 // stage is busy, is no guide there: the step time is the simulator's.
 std::optional<std::string> FewMicroBatchesWarning(const PipeshardPlan& plan);
+
+// A stage's "memory" object (above): what its devices hold at their peak.
+nlohmann::ordered_json StageMemoryJson(const PlannedStage& stage);
 
 // The plan document (above); `cluster` as described, before any budget.
 nlohmann::ordered_json PipeshardPlanJson(const PipeshardReport& report, const LayerCostTable& table,

@@ -56,7 +56,7 @@ bool BetterPlan(const PipeshardPlan& a, const PipeshardPlan& b) {
 // Alpa's max_n_succ_stages: how many stages may follow one that holds `in flight` = successors
 // + 1 micro-batches under 1F1B; -1 when not even one fits.
 int64_t MaxSuccessors(const StageFigures& stage, int64_t memory_bytes) {
-  const int64_t free_bytes = memory_bytes - stage.static_bytes - stage.temporary_bytes;
+  const int64_t free_bytes = memory_bytes - stage.static_bytes - stage.temporary_bytes();
   if (free_bytes < stage.activation_bytes) return -1;
   if (stage.static_bytes + stage.update_temporary_bytes() > memory_bytes) return -1;
   if (stage.activation_bytes == 0) return kUnlimitedSuccessors;
@@ -181,7 +181,7 @@ Result<std::vector<std::vector<int64_t>>> StageDevices(const LayerCostTable& tab
 Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& cluster) {
   const int64_t total_devices = cluster::TotalDevices(cluster);
   auto needed = [](const StageFigures& stage) {
-    return stage.static_bytes + stage.activation_bytes + stage.temporary_bytes;
+    return stage.static_bytes + stage.activation_bytes + stage.temporary_bytes();
   };
   std::optional<StageFigures> least;
   size_t least_config = 0;
@@ -227,7 +227,7 @@ Status NothingFits(const LayerCostTable& table, const cluster::ClusterSpec& clus
       "what would make it fit: {}; or devices with more memory",
       total_devices, MeshConfigName(table.configs[least_config]), FormatBytes(least_needed),
       table.micro_batch_size, FormatBytes(least->static_bytes),
-      FormatBytes(least->activation_bytes), FormatBytes(least->temporary_bytes),
+      FormatBytes(least->activation_bytes), FormatBytes(least->temporary_bytes()),
       FormatBytes(memory), remedies);
 }
 
@@ -295,7 +295,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                        .update_s = figures.update_s,
                        .static_bytes = figures.static_bytes,
                        .activation_bytes = figures.activation_bytes,
-                       .temporary_bytes = figures.temporary_bytes,
+                       .temporary_bytes = figures.temporary_bytes(),
                        .update_temporary_bytes = figures.update_temporary_bytes(),
                        .memory_bytes = DeviceOf(types, config).memory_bytes,
                        .device_type = DeviceOf(types, config).name,
@@ -305,8 +305,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
     simulated.backward_s = figures.backward_s;
     simulated.static_bytes = figures.static_bytes;
     simulated.activation_bytes = figures.activation_bytes;
-    memory.push_back({figures.static_bytes, figures.activation_bytes, figures.temporary_bytes,
-                      figures.update_temporary_bytes()});
+    memory.push_back(StageMemoryOf(figures));
     stage_times.push_back(figures.forward_s + figures.backward_s);
     if (j > 0) {
       const int64_t bytes = devices[j - 1] == devices[j]
@@ -341,6 +340,7 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
     const pipeline::DeviceMemory& device = peak.devices[j % groups];
     stage.peak_memory_bytes = device.peak_bytes;
     stage.micro_batches_in_flight = device.peak_in_flight;
+    stage.pending_gradient_bytes = device.pending_gradient_bytes;
     if (num_chunks > 1) {
       stage.static_bytes = device.static_bytes;
       stage.activation_bytes = device.activation_bytes / std::max(device.peak_in_flight, 1);

@@ -63,13 +63,17 @@ struct PlannedStage {
   double forward_s = 0;          // per micro-batch
   double backward_s = 0;
   double update_s = 0;  // once per step
-  // The memory of the stage's devices at their peak: static + the larger of in flight x
-  // activations + temporaries (while tasks run) and the update's temporaries (after them). Under
-  // interleaved 1F1B the devices hold several stages, and these are their sums (activations: the
-  // mean per micro-batch held at the peak).
+  // The memory of the stage's devices at their peak (pipeline/stage_memory.h): static + the
+  // larger of in flight x activations + temporaries - pending gradients (at the task that holds
+  // the most) and the update's temporaries (after the tasks). Under interleaved 1F1B the devices
+  // hold several stages: static is their sum, activations the mean per micro-batch held at that
+  // task, temporaries its stage's.
   int64_t static_bytes = 0;
   int64_t activation_bytes = 0;  // per micro-batch in flight
   int64_t temporary_bytes = 0;
+  // Of static, the gradients' sums not yet held at that task (held from the end of a stage's
+  // first backward where the devices keep them apart: stage_composition.h).
+  int64_t pending_gradient_bytes = 0;
   int64_t update_temporary_bytes = 0;  // the update's new weights and state and its working values
   int64_t micro_batches_in_flight = 0;                  // at its peak, under the plan's schedule
   int64_t peak_memory_bytes = 0;                        // per device, under the plan's schedule

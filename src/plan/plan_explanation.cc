@@ -48,7 +48,7 @@ struct StageFacts {
   double forward_s = 0, backward_s = 0, update_s = 0, busy_s = 0;
   int64_t peak_bytes = 0, device_bytes = 0;
   int64_t static_bytes = 0, activation_bytes = 0, in_flight = 0, temporary_bytes = 0;
-  int64_t update_temporary_bytes = 0;
+  int64_t pending_gradient_bytes = 0, update_temporary_bytes = 0;
   std::string layers, mesh, comm;
 };
 
@@ -68,7 +68,12 @@ Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std:
                           Bytes(memory, "activation_bytes_per_micro_batch", memory_path));
     ALPA_ASSIGN_OR_RETURN(facts.in_flight, Bytes(memory, "micro_batches_in_flight", memory_path));
     ALPA_ASSIGN_OR_RETURN(facts.temporary_bytes, Bytes(memory, "temporary_bytes", memory_path));
-    if (memory.contains("update_temporary_bytes")) {  // plans written before it have none
+    // Plans written before these fields have none.
+    if (memory.contains("pending_gradient_bytes")) {
+      ALPA_ASSIGN_OR_RETURN(facts.pending_gradient_bytes,
+                            Bytes(memory, "pending_gradient_bytes", memory_path));
+    }
+    if (memory.contains("update_temporary_bytes")) {
       ALPA_ASSIGN_OR_RETURN(facts.update_temporary_bytes,
                             Bytes(memory, "update_temporary_bytes", memory_path));
     }
@@ -80,22 +85,27 @@ Result<StageFacts> ReadStage(const json& stage, double micro_batches, const std:
 }
 
 // "static 5.1 GiB + 3 x 1.2 GiB activations + 0.8 GiB temporaries = 9.5 GiB of 16 GiB (59%)",
-// or at the update: "static 5.1 GiB + 2.0 GiB of the update's temporaries = ...".
+// with "static 5.1 GiB - 0.3 GiB of gradient sums not yet held + ..." where the peak task comes
+// before them, or at the update: "static 5.1 GiB + 2.0 GiB of the update's temporaries = ...".
 std::string StageMemoryText(const StageFacts& stage) {
   const std::string total = fmt::format(
       "{} of {} ({:.0f}%)", FormatBytes(stage.peak_bytes), FormatBytes(stage.device_bytes),
       100.0 * static_cast<double>(stage.peak_bytes) / static_cast<double>(stage.device_bytes));
   if (stage.static_bytes == 0 && stage.activation_bytes == 0) return total;
-  if (stage.update_temporary_bytes >
-      stage.in_flight * stage.activation_bytes + stage.temporary_bytes) {
+  if (stage.update_temporary_bytes > stage.in_flight * stage.activation_bytes +
+                                         stage.temporary_bytes - stage.pending_gradient_bytes) {
     return fmt::format("at the update: static {} + {} of the update's temporaries = {}",
                        FormatBytes(stage.static_bytes), FormatBytes(stage.update_temporary_bytes),
                        total);
   }
-  return fmt::format("static {} + {} in flight x {} activations + {} temporaries = {}",
-                     FormatBytes(stage.static_bytes), stage.in_flight,
-                     FormatBytes(stage.activation_bytes), FormatBytes(stage.temporary_bytes),
-                     total);
+  return fmt::format("static {}{} + {} in flight x {} activations + {} temporaries = {}",
+                     FormatBytes(stage.static_bytes),
+                     stage.pending_gradient_bytes > 0
+                         ? fmt::format(" - {} of gradient sums not yet held",
+                                       FormatBytes(stage.pending_gradient_bytes))
+                         : "",
+                     stage.in_flight, FormatBytes(stage.activation_bytes),
+                     FormatBytes(stage.temporary_bytes), total);
 }
 
 Result<json> AlternativesOf(const json& plan, double step_time_s, std::string& text) {

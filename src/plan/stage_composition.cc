@@ -26,15 +26,30 @@ void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in
   stage.update_s += layer.update_s;
   stage.flops += flops;
   stage.static_bytes += layer.static_bytes;
+  int64_t gradients = 0;
+  for (int64_t bytes : layer.weight_gradient_bytes) gradients += bytes;
+  // The task: the layers run in order (the header). Where the update runs in place (XLA, the
+  // train state donated), the gradients' sums are static and the layer's peak over its whole
+  // step bounds what it holds above static, the update's included. Our CPU runtime keeps the
+  // sums apart: a task holds its micro-batch's gradients from their computing to the end of its
+  // backward (the layers before this one run their backward after it, beside them), above the
+  // weights and optimizer state.
+  if (in_place) {
+    stage.task_bytes =
+        std::max(stage.task_bytes, stage.activation_bytes + layer.peak_bytes - layer.static_bytes);
+  } else {
+    stage.task_bytes =
+        std::max(stage.task_bytes + gradients,
+                 stage.activation_bytes + layer.task_peak_bytes - layer.static_bytes + gradients);
+    stage.gradient_sum_bytes += gradients;
+  }
   stage.activation_bytes += layer.activation_bytes;
-  // Where the update runs in place (XLA, the train state donated), the largest of the layers'
-  // temporaries over their whole step bounds the stage's, the update's included. Our CPU
-  // runtime keeps the old weights and state through the update, which runs after every
-  // backward: a task's working values are one layer's at a time, and so are the update's, while
-  // its new weights and state of all the stage's layers add up (layer_costs.h, updates_in_place).
-  const int64_t whole_step = in_place ? layer.peak_bytes : layer.task_peak_bytes;
-  stage.temporary_bytes =
-      std::max(stage.temporary_bytes, whole_step - layer.static_bytes - layer.activation_bytes);
+  // At the end of the forward every layer's activations are held (a layer's peak can fall below
+  // its static bytes plus them: static counts the gradients it has not yet computed).
+  stage.task_bytes = std::max(stage.task_bytes, stage.activation_bytes);
+  // Our CPU runtime keeps the old weights and state through the update, which runs after every
+  // backward: its working values are one layer's at a time, while its new weights and state of
+  // all the stage's layers add up (layer_costs.h, updates_in_place).
   if (!in_place) {
     stage.update_result_bytes += layer.update_result_bytes;
     stage.update_working_bytes = std::max(stage.update_working_bytes,
@@ -73,6 +88,12 @@ void StageComposer::Extend() {
     if (!held || p >= layer.weight_static_bytes.size()) continue;
     stage_.static_bytes -= layer.weight_static_bytes[p];
     stage_.update_s -= layer.weight_update_s[p];
+    if (!in_place_) {  // one running sum, one new value and state (less its freed gradient)
+      const int64_t gradient = layer.weight_gradient_bytes[p];
+      stage_.gradient_sum_bytes -= gradient;
+      stage_.update_result_bytes = std::max<int64_t>(
+          0, stage_.update_result_bytes - (layer.weight_static_bytes[p] - 2 * gradient));
+    }
   }
   for (; next_ < boundaries_.size() && boundaries_[next_]->to <= k; ++next_) {
     const LayerBoundary& boundary = *boundaries_[next_];
@@ -80,6 +101,14 @@ void StageComposer::Extend() {
     stage_.backward_s += boundary.backward_s;
     stage_.boundary_s += boundary.forward_s + boundary.backward_s;
   }
+}
+
+pipeline::StageMemory StageMemoryOf(const StageFigures& stage) {
+  return {.static_bytes = stage.static_bytes,
+          .activation_bytes = stage.activation_bytes,
+          .temporary_bytes = stage.temporary_bytes(),
+          .update_temporary_bytes = stage.update_temporary_bytes(),
+          .gradient_sum_bytes = stage.gradient_sum_bytes};
 }
 
 StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last,
@@ -150,10 +179,17 @@ Result<StageFigures> PlanWholeStage(const ir::Module& loss, const std::vector<in
   ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, LogicalMeshOf(cluster, mesh_config));
   ALPA_ASSIGN_OR_RETURN(sharding::ShardingSolution solution,
                         sharding::AutoShard(*step.step->entry(), cluster, mesh, stage_options));
-  ALPA_ASSIGN_OR_RETURN(LayerCost cost,
-                        CostOfStagePlan(stage, step, solution, mesh_config.logical_shape));
+  return FiguresOfStagePlan(stage, step, solution, mesh_config.logical_shape,
+                            UpdatesInPlace(table, config));
+}
+
+Result<StageFigures> FiguresOfStagePlan(const pipeline::StageLoss& stage, const StageStep& step,
+                                        const sharding::ShardingSolution& solution,
+                                        const std::vector<int64_t>& mesh_shape,
+                                        bool updates_in_place) {
+  ALPA_ASSIGN_OR_RETURN(LayerCost cost, CostOfStagePlan(stage, step, solution, mesh_shape));
   StageFigures figures;
-  AddLayer(figures, cost, step.flops, UpdatesInPlace(table, config));
+  AddLayer(figures, cost, step.flops, updates_in_place);
   return figures;
 }
 

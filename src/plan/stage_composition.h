@@ -10,10 +10,21 @@
 //   update_s   = sum over its layers - each weight's update in every layer but the first that
 //                reads it
 //   memory     = sum of static bytes (a weight several of its layers read counted once) + sum of
-//                held activations per micro-batch in flight + the largest of the layers'
-//                temporaries (on our CPU runtime the update's new weights and state of all its
-//                layers add up, beside the largest of their update's working values:
-//                LayerCostTable::updates_in_place)
+//                held activations per micro-batch in flight + one micro-batch's task above them,
+//                its layers run in order (the forward from the first, the backward from the
+//                last, so layer k runs beside the saved activations of the layers before it):
+//                  task = max over k of (sum over j < k of activation(j) + peak(k) - static(k))
+//                On our CPU runtime (LayerCostTable::updates_in_place false) the update's new
+//                weights and state of all its layers add up, less the gradients it frees, beside
+//                the largest of their update's working values; and a backward writes its
+//                micro-batch's gradients apart from their running sums, which the runtime adds
+//                them to after it (XLA adds each in place as it is computed). There the task is
+//                counted above the weights and optimizer state, a layer's gradients held from its
+//                backward on, beside the backward of the layers before it:
+//                  task = max over k of (sum over j < k of activation(j) + peak(k) - state(k)
+//                                        + sum over j > k of gradients(j))
+//                and the sums (static) are held from the end of the stage's first backward
+//                (pipeline/stage_memory.h)
 // where a boundary is a value layer k sends to layer j, l <= k < j <= i: its resharding from k's
 // layout into j's, and its gradient's from j's layout into the layout k takes its cotangent in
 // (LayerBoundary). Layers built alike agree (the solver is deterministic), so a transformer's
@@ -44,6 +55,7 @@
 #include "cost/collective_cost.h"
 #include "ir/module.h"
 #include "ir/shape.h"
+#include "pipeline/stage_memory.h"
 #include "plan/layer_costs.h"
 #include "sharding/auto_sharding.h"
 #include "support/status.h"
@@ -56,16 +68,26 @@ struct StageFigures {
   double forward_s = 0, backward_s = 0, update_s = 0;
   double boundary_s = 0;  // of forward_s + backward_s: resharding between its layers
   double flops = 0;
-  int64_t static_bytes = 0, activation_bytes = 0, temporary_bytes = 0;
-  // On devices that keep the old train state through the update: its new weights and state
-  // (summed over the layers) and the largest of its layers' working values beside them.
+  int64_t static_bytes = 0, activation_bytes = 0;
+  // What one micro-batch's forward and backward hold above static at their peak (the header:
+  // the layers run in order).
+  int64_t task_bytes = 0;
+  // On devices that keep the gradients' sums apart from a micro-batch's (the header): their
+  // bytes, of static_bytes; its update's new weights and state less the gradients freed
+  // (summed over the layers), and the largest of its layers' working values beside them.
+  int64_t gradient_sum_bytes = 0;
   int64_t update_result_bytes = 0, update_working_bytes = 0;
   std::map<cost::CollectiveKind, int64_t> collectives;
 
+  // Beside one micro-batch's activations, while its tasks run.
+  int64_t temporary_bytes() const { return task_bytes - activation_bytes; }
   int64_t update_temporary_bytes() const { return update_result_bytes + update_working_bytes; }
 };
 
 StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t last, int64_t config);
+
+// What the stage's devices hold, as pipeline/stage_memory.h takes it.
+pipeline::StageMemory StageMemoryOf(const StageFigures& stage);
 
 // The stages first..last on one configuration for last = first, first + 1, ..., each composed
 // from the one before: ComposeStage's figures for all L layer ranges starting at `first` in O(L)
@@ -112,6 +134,15 @@ Result<StageFigures> PlanWholeStage(const ir::Module& loss, const std::vector<in
                                     const cluster::ClusterSpec& cluster,
                                     const LayerCostTable& table, int64_t config, int64_t first,
                                     int64_t last, const sharding::AutoShardingOptions& options);
+
+// The figures of a stage planned whole: `step` (its layers' train step as one module,
+// BuildStageStep's) under `solution` on a logical mesh of `mesh_shape`, composed as one layer;
+// `updates_in_place` as LayerCostTable's for the stage's devices. What the runtime runs
+// (api/pipeshard_stages.h), priced before it runs. Errors: CostOfStagePlan's.
+Result<StageFigures> FiguresOfStagePlan(const pipeline::StageLoss& stage, const StageStep& step,
+                                        const sharding::ShardingSolution& solution,
+                                        const std::vector<int64_t>& mesh_shape,
+                                        bool updates_in_place);
 
 }  // namespace alpa::plan
 

@@ -159,8 +159,12 @@ int64_t UnreducedResultBytes(const Strategy& strategy, const std::vector<int64_t
 // read in a layout it reaches by slicing is broadcast again from its operand's tile
 // (spmd/partitioner.cc): no collective reads it, and the new broadcast is a copy only where the
 // broadcast is not read in place (then only the operand's slice, if it is cut, is a buffer).
+// A carried value produced in another layout than its parameter's is resharded into the
+// parameter's as the step ends (spmd::NextValueResultSpecs): the copy is the step's result, held
+// from its root on beside what the root holds.
 cost::Lowering LoweringOf(const ir::Computation& computation, const ShardingSolution& solution,
-                          const std::vector<int64_t>& mesh_shape) {
+                          const std::vector<int64_t>& mesh_shape,
+                          const std::vector<CarriedValue>& carried) {
   const std::unordered_set<const ir::Instruction*> read_in_place =
       ir::BroadcastsReadInPlace(computation);
   cost::Lowering lowering;
@@ -194,6 +198,15 @@ cost::Lowering LoweringOf(const ir::Computation& computation, const ShardingSolu
     if (lowered.unreduced_result_bytes > 0 || lowered.resharded_operand_bytes > 0) {
       lowering.emplace(&user, std::move(lowered));
     }
+  }
+  for (const CarriedValue& value : carried) {
+    const ShardingSpec& to = solution.Chosen(value.parameter).output[0];
+    if (solution.Chosen(value.next).output[0] == to) continue;
+    cost::LoweredInstruction& root = lowering[computation.root()];
+    const ir::Instruction& parameter =
+        *graph.nodes[static_cast<size_t>(value.parameter)].instruction;
+    root.resharded_operand_bytes += TileBytes(to, parameter.shape(), mesh_shape);
+    root.resharded_operands.push_back(graph.nodes[static_cast<size_t>(value.next)].instruction);
   }
   return lowering;
 }
@@ -496,7 +509,7 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   }
   phase = Clock::now();
   solution.choice = ExpandChoice(problem, solution.answer.choice);
-  solution.lowering = LoweringOf(computation, solution, reshard_cost.mesh_shape());
+  solution.lowering = LoweringOf(computation, solution, reshard_cost.mesh_shape(), carried);
   solution.estimate = Estimate(computation, solution, reshard_cost, carried);
   solution.timings.estimate_s = SecondsSince(phase);
   // The problem's memory terms hold each value over its interval; the estimate also counts the
@@ -525,7 +538,7 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
     std::vector<int64_t> looser_choice =
         std::exchange(solution.choice, ExpandChoice(problem, answer->choice));
     cost::Lowering looser_lowering = std::exchange(
-        solution.lowering, LoweringOf(computation, solution, reshard_cost.mesh_shape()));
+        solution.lowering, LoweringOf(computation, solution, reshard_cost.mesh_shape(), carried));
     ShardingEstimate tighter = Estimate(computation, solution, reshard_cost, carried);
     solution.timings.estimate_s += SecondsSince(phase);
     if (tighter.peak_memory_bytes >= solution.estimate.peak_memory_bytes) {

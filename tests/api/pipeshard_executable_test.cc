@@ -189,33 +189,30 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
     }
     EXPECT_EQ(stage.collectives.count, priced) << spmd::ToString(stage.collectives);
   }
-  // Each device holds what the planner predicted for its stage under the schedule: the same
-  // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed. No
-  // device holds more than 20% above its stage's prediction (wresnet-tiny's interleaved cell at
-  // 4 micro-batches: 1.190; 1.154 before the runtime's loops, ir/loop_fusion.h, which lowered
-  // that stage's composed prediction by 3% and not its measured peak, reached where no loop
-  // frees anything). The transformers' stages also hold at least 85% of it; the MLP's
-  // and Wide-ResNet's hold as little as 80% where a stage of several layers runs one re-solved
-  // program whose temporaries the per-layer costs compose only roughly
-  // (plan/stage_composition.h).
-  const bool composed_closely = cell.model == "gpt-tiny" || cell.model == "moe-tiny";
-  const double lowest = composed_closely ? 0.85 : 0.75;
+  // Each device holds what its stage was predicted to hold under the schedule: the same
+  // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed, the
+  // gradients' sums from the stage's first backward (pipeline/stage_memory.h). As compiled (the
+  // stage planned whole, as it runs) the prediction is within 5% of the measured peak on every
+  // device of every cell (0.956 to 1.050 on an AMD EPYC); as planned (the stage composed from its
+  // layers' costs, plan/stage_composition.h) within 8% (0.968 to 1.070: the layers' own plans
+  // differ from the whole stage's).
   for (size_t s = 0; s < plan->stages.size() / static_cast<size_t>(plan->num_chunks); ++s) {
     const plan::PlannedStage& stage = plan->stages[s];
     for (int64_t device : stage.devices) {
-      const auto measured =
-          static_cast<double>(exe->last_run()[static_cast<size_t>(device)].peak_bytes);
-      const auto predicted = static_cast<double>(stage.peak_memory_bytes);
+      const runtime::PipelineProfile& run = exe->last_run()[static_cast<size_t>(device)];
+      const auto measured = static_cast<double>(run.peak_bytes);
+      const auto compiled = static_cast<double>(exe->compiled_memory().devices[s].peak_bytes);
+      const auto planned = static_cast<double>(stage.peak_memory_bytes);
+      ::testing::Test::RecordProperty(fmt::format("device{}_measured_over_compiled_peak", device),
+                                      std::to_string(measured / compiled));
       ::testing::Test::RecordProperty(fmt::format("device{}_measured_over_predicted_peak", device),
-                                      std::to_string(measured / predicted));
-      EXPECT_LE(measured, 1.20 * predicted)
-          << "stage " << s << ", device " << device << ": measured " << measured << " B, predicted "
-          << predicted << " B, reached at "
-          << exe->last_run()[static_cast<size_t>(device)].peak_label;
-      EXPECT_GE(measured, lowest * predicted)
-          << "stage " << s << ", device " << device << ": measured " << measured << " B, predicted "
-          << predicted << " B, reached at "
-          << exe->last_run()[static_cast<size_t>(device)].peak_label;
+                                      std::to_string(measured / planned));
+      const std::string where = fmt::format("stage {}, device {}: measured {} B, reached at {}", s,
+                                            device, measured, run.peak_label);
+      EXPECT_LE(measured, 1.05 * compiled) << where << "; compiled " << compiled << " B";
+      EXPECT_GE(measured, 0.95 * compiled) << where << "; compiled " << compiled << " B";
+      EXPECT_LE(measured, 1.08 * planned) << where << "; planned " << planned << " B";
+      EXPECT_GE(measured, 0.92 * planned) << where << "; planned " << planned << " B";
     }
   }
 }

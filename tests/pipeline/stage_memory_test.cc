@@ -70,7 +70,7 @@ TEST(StageMemoryTest, TheLargestDeviceSetsTheMemoryThePlanNeeds) {
   EXPECT_EQ(memory->bottleneck_device, 2);
 }
 
-TEST(StageMemoryTest, InterleavedSumsChunksStaticAndTakesTheLargestTemporaries) {
+TEST(StageMemoryTest, InterleavedSumsChunksStaticAndPeaksAtItsLargestTask) {
   // 2 devices x 2 chunks: device 0 runs virtual stages 0 and 2, device 1 stages 1 and 3. Equal
   // activations per chunk, so the activations held are 10 per micro-batch in flight.
   const std::vector<StageMemory> stages = {{100, 10, 5}, {100, 10, 7}, {50, 10, 9}, {50, 10, 3}};
@@ -88,6 +88,32 @@ TEST(StageMemoryTest, InterleavedSumsChunksStaticAndTakesTheLargestTemporaries) 
     EXPECT_EQ(device.peak_bytes,
               device.static_bytes + device.activation_bytes + device.temporary_bytes);
   }
+}
+
+// Where a device keeps the gradients' sums apart from a micro-batch's (our CPU runtime), they
+// are held from the end of the stage's first backward. 2 stages x 2 micro-batches under GPipe,
+// device 0 runs F0 F1 B0 B1: 100 static bytes of which `sums` are the gradients' sums, 10 per
+// micro-batch in flight, 5 temporary:
+//   F1 and B0: 100 - sums + 2 * 10 + 5      B1: 100 + 10 + 5 = 115
+TEST(StageMemoryTest, GradientSumsAreHeldFromTheStagesFirstBackward) {
+  std::vector<StageMemory> stages = EqualStages(2);
+  for (StageMemory& stage : stages) stage.gradient_sum_bytes = 30;
+  Result<PipelineMemory> memory = PipelinePeakMemory(stages, ScheduleKind::kGPipe, 2);
+  ASSERT_TRUE(memory.ok()) << memory.status().message();
+  const DeviceMemory& late = memory->devices[0];
+  EXPECT_EQ(late.peak_bytes, 115);  // at B1, the sums held: 95 before it
+  EXPECT_EQ(late.pending_gradient_bytes, 0);
+  EXPECT_EQ(late.peak_in_flight, 1);
+
+  for (StageMemory& stage : stages) stage.gradient_sum_bytes = 3;
+  memory = PipelinePeakMemory(stages, ScheduleKind::kGPipe, 2);
+  ASSERT_TRUE(memory.ok()) << memory.status().message();
+  const DeviceMemory& early = memory->devices[0];
+  EXPECT_EQ(early.peak_bytes, 122);  // at F1, before the sums
+  EXPECT_EQ(early.pending_gradient_bytes, 3);
+  EXPECT_EQ(early.peak_in_flight, 2);
+  EXPECT_EQ(early.peak_bytes, early.static_bytes - early.pending_gradient_bytes +
+                                  early.activation_bytes + early.temporary_bytes);
 }
 
 TEST(StageMemoryTest, BadInputNamesTheField) {
@@ -108,6 +134,16 @@ TEST(StageMemoryTest, BadInputNamesTheField) {
   memory = PipelinePeakMemory(stages, ScheduleKind::k1F1B, 4);
   ASSERT_FALSE(memory.ok());
   EXPECT_NE(memory.status().message().find("stages[0].activation_bytes"), std::string::npos);
+
+  stages = EqualStages(2);
+  stages[1].gradient_sum_bytes = -1;
+  memory = PipelinePeakMemory(stages, ScheduleKind::k1F1B, 4);
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.status().message().find("stages[1].gradient_sum_bytes"), std::string::npos);
+  stages[1].gradient_sum_bytes = 101;  // more than its static bytes
+  memory = PipelinePeakMemory(stages, ScheduleKind::k1F1B, 4);
+  ASSERT_FALSE(memory.ok());
+  EXPECT_NE(memory.status().message().find("stages[1].gradient_sum_bytes"), std::string::npos);
 
   memory = PipelinePeakMemory(EqualStages(2), ScheduleKind::kGPipe, 0);
   ASSERT_FALSE(memory.ok());

@@ -14,6 +14,7 @@
 #include "cluster/mesh.h"
 #include "cluster/presets.h"
 #include "plan/pipeline_search.h"
+#include "plan/pipeshard_document.h"
 #include "runtime/execution_trace.h"
 #include "runtime/profiler.h"
 #include "support/file.h"
@@ -140,7 +141,7 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
 }
 
 void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardPlan& plan,
-                  const Measured& measured, double step_s) {
+                  const api::PipeshardExecutable& exe, const Measured& measured, double step_s) {
   fmt::print(
       "\nloss {} -> {} in {} steps; step time {} measured (median of the steps after the "
       "first), {} simulated ({:.2f}x)\n",
@@ -149,11 +150,15 @@ void PrintSummary(const std::vector<StepRecord>& records, const plan::PipeshardP
   fmt::print("bubble {:.2f} measured (median of the same steps), {:.2f} simulated\n",
              measured.bubble_fraction, plan.bubble_fraction);
   for (size_t g = 0; g < measured.stage_peak.size(); ++g) {
-    const int64_t predicted = plan.stages[g].peak_memory_bytes;
-    fmt::print("memory stage {}: {} per device at peak measured ({}), {} predicted ({:.2f}x)\n", g,
-               FormatBytes(measured.stage_peak[g]), measured.stage_peak_at[g],
-               FormatBytes(predicted),
-               static_cast<double>(measured.stage_peak[g]) / static_cast<double>(predicted));
+    const auto peak = static_cast<double>(measured.stage_peak[g]);
+    const int64_t compiled = exe.compiled_memory().devices[g].peak_bytes;
+    const int64_t planned = plan.stages[g].peak_memory_bytes;
+    fmt::print(
+        "memory stage {}: {} per device at peak measured ({}); predicted {} as compiled "
+        "({:.2f}x), {} as planned ({:.2f}x)\n",
+        g, FormatBytes(measured.stage_peak[g]), measured.stage_peak_at[g], FormatBytes(compiled),
+        peak / static_cast<double>(compiled), FormatBytes(planned),
+        peak / static_cast<double>(planned));
   }
 }
 
@@ -167,18 +172,15 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const plan::PlannedStage& stage = plan.stages[s];
     const size_t group = s % measured.stage_peak.size();
-    stages.push_back({{"layers", {stage.choice.first_layer, stage.choice.last_layer}},
-                      {"devices", stage.devices},
-                      {"mesh_config", StageMesh(search.table, stage)},
-                      {"predicted_peak_memory_bytes", stage.peak_memory_bytes},
-                      {"measured_peak_memory_bytes", measured.stage_peak[group]},
-                      {"measured_peak_at", measured.stage_peak_at[group]},
-                      {"predicted_memory",
-                       {{"static_bytes", stage.static_bytes},
-                        {"activation_bytes_per_micro_batch", stage.activation_bytes},
-                        {"micro_batches_in_flight", stage.micro_batches_in_flight},
-                        {"temporary_bytes", stage.temporary_bytes},
-                        {"update_temporary_bytes", stage.update_temporary_bytes}}}});
+    stages.push_back(
+        {{"layers", {stage.choice.first_layer, stage.choice.last_layer}},
+         {"devices", stage.devices},
+         {"mesh_config", StageMesh(search.table, stage)},
+         {"predicted_peak_memory_bytes", stage.peak_memory_bytes},
+         {"compiled_peak_memory_bytes", exe.compiled_memory().devices[group].peak_bytes},
+         {"measured_peak_memory_bytes", measured.stage_peak[group]},
+         {"measured_peak_at", measured.stage_peak_at[group]},
+         {"predicted_memory", plan::StageMemoryJson(stage)}});
   }
   nlohmann::ordered_json summary = {
       {"method", "pipeshard"},
@@ -329,7 +331,7 @@ int RunPipeshardOnCluster(const ZooStep& zoo, const ZooStep* f32_step,
     fmt::print("{}\n", DumpJson(ToJson(records, *search, *exe, measured, step_s,
                                        check ? &*check : nullptr)));
   } else {
-    PrintSummary(records, search->plan, measured, step_s);
+    PrintSummary(records, search->plan, *exe, measured, step_s);
     if (check) fmt::print("{}\n", check->Text());
   }
   if (trace) {
