@@ -211,7 +211,8 @@ class Splitter {
   // its operand instead of handed over whole: the memory model counts a broadcast the runtime
   // reads in place as a view of its operand (cost/liveness.h), so handing it over would hold an
   // array that the plan never counted (wresnet-tiny's batch-norm scales: 41% more residual
-  // bytes than the saved activations priced).
+  // bytes than the saved activations priced). plan/pipelined_step_memory.h prices residuals by
+  // this rule: change both together.
   void AddResidual(const Instruction* value) {
     const ir::Opcode opcode = value->opcode();
     if (opcode == ir::Opcode::kBroadcast || opcode == ir::Opcode::kBitcast) {
