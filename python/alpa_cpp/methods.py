@@ -7,14 +7,18 @@ pinned. They map onto the C++ methods (sharding/parallel_methods.h):
     DataParallel       data    the batch split along mesh axis 0, the state replicated
     Zero2Parallel      zero2   as data, the optimizer state split too (ZeRO stage 2)
     Zero3Parallel      zero3   as zero2, the weights split too (ZeRO stage 3)
-    PipeshardParallel  pipeshard  stages over sub-meshes, each auto-sharded: planned from Python
-                                  (alpa_cpp.grad marks the loss to cut), not run from it yet
+    PipeshardParallel  pipeshard  stages over sub-meshes, each auto-sharded: planned and run from
+                                  Python (alpa_cpp.grad marks the loss to cut)
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional, Sequence
+import os
+from typing import TYPE_CHECKING, Optional, Sequence, Union
+
+if TYPE_CHECKING:
+    from alpa_cpp.plan import Plan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +99,11 @@ class PipeshardParallel:
         otherwise) cannot run in a pipeline; such a step plans but does not run.
     memory_budget_bytes: each device's memory to plan in; None takes the cluster's.
     logical_space, submesh_space: the stage meshes searched, as `alpa plan`'s flags.
+    plan: a saved pipelined plan to run instead of searching (an alpa_cpp.Plan, or the path of
+        a document from Plan.save or `alpa plan -o`): its stages, sub-meshes, logical meshes and
+        schedule re-costed for this step and cluster, as `alpa run --plan` takes them. It must
+        have been made for the same loss (the step's name, its layers, the micro-batch) and
+        cluster; a plan made for another is a ValueError naming what differs.
     """
 
     num_micro_batches: int = 1
@@ -104,6 +113,7 @@ class PipeshardParallel:
     memory_budget_bytes: Optional[int] = None
     logical_space: str = "single-node"
     submesh_space: str = "power-of-two"
+    plan: Optional[Union["Plan", str, os.PathLike]] = None
 
     method_name = "pipeshard"
 

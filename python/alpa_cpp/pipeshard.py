@@ -5,7 +5,8 @@ along dimension 0), keeps the loss `alpa_cpp.grad` was given (pipeline.py), lowe
 own with its layer markers. The step's code after its gradient (its optax update) is lowered
 on its own too, as the stages' optimizer (update_program.py). The loss is planned with that
 optimizer as `alpa plan LOSS.hlo --weights 0-K --update-program UPDATE.hlo --method pipeshard
---micro-batches M` does: the same texts give the same plan. The loss's parameters are the
+--micro-batches M` does: the same texts give the same plan (given a saved plan, its stages are
+re-costed instead, as `alpa run --plan` takes them). The loss's parameters are the
 differentiated arguments' leaves (the weights) and then what else it reads: the step's batch
 first, then any other traced value it closes over.
 
@@ -43,6 +44,25 @@ def _micro_batch(leaf: Any, num_micro_batches: int, where: str) -> jax.ShapeDtyp
             f"of shape {shape} does not split into {num_micro_batches} micro-batches along "
             "dimension 0; give a batch that is a multiple of the micro-batch count")
     return jax.ShapeDtypeStruct((shape[0] // num_micro_batches,) + shape[1:], leaf.dtype)
+
+
+def _saved_plan(plan: Union[None, Plan, str, os.PathLike]) -> tuple[Optional[str], str]:
+    """PipeshardParallel(plan=...) as the planner takes it: the document's JSON text (None for
+    no plan) and what to call it in errors."""
+    if plan is None:
+        return None, ""
+    if isinstance(plan, Plan):
+        return plan.to_json(), "PipeshardParallel(plan=...)"
+    if isinstance(plan, (str, os.PathLike)):
+        try:
+            with open(plan, encoding="utf-8") as saved:
+                return saved.read(), os.fspath(plan)
+        except OSError as error:
+            raise ValueError(f"PipeshardParallel(plan={os.fspath(plan)!r}): {error.strerror}; "
+                             "give the path of a plan saved with Plan.save or alpa plan -o") \
+                from error
+    raise ValueError(f"PipeshardParallel(plan={plan!r}): give an alpa_cpp.Plan or the path of a "
+                     "saved plan document")
 
 
 def _trace_loss(fn, abstract_args: tuple, batch_argnums: Sequence[int]):
@@ -150,6 +170,7 @@ class PipeshardExecutable:
         if not isinstance(method.num_micro_batches, int) or method.num_micro_batches < 1:
             raise ValueError(f"PipeshardParallel(num_micro_batches={method.num_micro_batches!r}): "
                              "it must be a positive integer")
+        saved_json, saved_source = _saved_plan(method.plan)
         micro = list(abstract_args)
         for i in batch_argnums:
             micro[i] = jax.tree_util.tree_map_with_path(
@@ -180,7 +201,8 @@ class PipeshardExecutable:
             optimizer=method.optimizer,
             update_text=None if self._update is None else self._update.text,
             memory_budget_bytes=method.memory_budget_bytes,
-            logical_space=method.logical_space, submesh_space=method.submesh_space)
+            logical_space=method.logical_space, submesh_space=method.submesh_space,
+            saved_plan=saved_json, saved_plan_source=saved_source)
         self.plan = Plan(self._planned.document, self._planned.text,
                          self._planned.timeline_svg)
         self._core: Optional[_core.PipelineExecutable] = None

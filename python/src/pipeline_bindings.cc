@@ -1,10 +1,10 @@
 // PipeshardParallel from Python: alpa_cpp._core.plan_pipeline plans a loss lowered by JAX
-// (api/pipeline_planning.h) with the step's own optimizer (the optax update JAX lowered:
-// autodiff/update_program.h) into a PlannedPipeline, and PlannedPipeline.compile builds its
-// stages' programs into a PipelineExecutable (api/pipeshard_executable.h) that runs on in-process
-// devices. The values the step carries stay on the stages' devices between steps; they cross as
-// NumPy arrays only when placed or fetched, in the executable's carried order: the weights, each
-// weight's states, the shared states.
+// (api/pipeline_planning.h), or re-costs a saved plan's stages for it, with the step's own
+// optimizer (the optax update JAX lowered: autodiff/update_program.h) into a PlannedPipeline, and
+// PlannedPipeline.compile builds its stages' programs into a PipelineExecutable
+// (api/pipeshard_executable.h) that runs on in-process devices. The values the step carries stay
+// on the stages' devices between steps; they cross as NumPy arrays only when placed or fetched,
+// in the executable's carried order: the weights, each weight's states, the shared states.
 #include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -58,7 +58,8 @@ PlannedPipelineHandle PlanPipeline(
     const ClusterHandle& cluster, int64_t num_micro_batches, const std::string& schedule,
     std::optional<int64_t> auto_layers, bool remat, const std::string& optimizer,
     const std::optional<std::string>& update_text, std::optional<int64_t> memory_budget_bytes,
-    const std::string& logical_space, const std::string& submesh_space, double time_limit_s) {
+    const std::string& logical_space, const std::string& submesh_space, double time_limit_s,
+    const std::optional<std::string>& saved_plan, const std::string& saved_plan_source) {
   if (num_micro_batches < 1) {
     Raise(InvalidArgument("num_micro_batches {}: it must be at least 1", num_micro_batches));
   }
@@ -68,6 +69,15 @@ PlannedPipelineHandle PlanPipeline(
   request.auto_layers = auto_layers;
   request.cluster_text = cluster.argument;
   request.memory_budget_bytes = memory_budget_bytes;
+  if (saved_plan) {
+    plan::document::Json document =
+        plan::document::Json::parse(*saved_plan, nullptr, /*allow_exceptions=*/false);
+    if (document.is_discarded()) {
+      Raise(InvalidArgument("{}: not JSON; save a plan with Plan.save or alpa plan -o",
+                            saved_plan_source));
+    }
+    request.saved = api::SavedPipelinePlan{std::move(document), saved_plan_source};
+  }
   models::ZooModel model =
       ValueOrRaise(api::ImportHloLossText(loss_text, name, {.weights = weights, .batch = {}}));
   model.training.num_micro_batches = num_micro_batches;
@@ -245,12 +255,15 @@ void BindPipelines(nb::module_& module) {
              nb::arg("remat") = false, nb::arg("optimizer") = "adam",
              nb::arg("update_text") = nb::none(), nb::arg("memory_budget_bytes") = nb::none(),
              nb::arg("logical_space") = "single-node", nb::arg("submesh_space") = "power-of-two",
-             nb::arg("time_limit_s") = 30.0,
+             nb::arg("time_limit_s") = 30.0, nb::arg("saved_plan") = nb::none(),
+             nb::arg("saved_plan_source") = "the saved plan",
              "Plans the HLO loss `loss_text` (its `weights` as `alpa plan --weights` takes them) "
              "for a pipeline, as `alpa plan --method pipeshard` does; with `update_text` (the HLO "
              "of apply(W..., G..., S...) -> (W'..., S'...) over the weights W, their gradients G "
              "and the other state S the step carries) the step's own optimizer in place of "
-             "`optimizer`, as `--update-program` gives it.");
+             "`optimizer`, as `--update-program` gives it. With `saved_plan` (a plan document's "
+             "JSON text, named `saved_plan_source` in errors) its stages are re-costed instead "
+             "of searched, as `alpa run --plan` takes them.");
   module.def(
       "split_update_program",
       [](const std::string& text, int64_t num_weights) {

@@ -201,6 +201,43 @@ def test_donated_state_is_gone_and_host_state_is_placed_again():
     assert int(again.step) == 1
 
 
+def test_a_saved_plan_runs_its_own_stages_and_one_for_another_cluster_is_refused(tmp_path):
+    state, _ = wide_state_and_batch()
+    batch = {"x": jax.random.normal(jax.random.PRNGKey(1), (64, 32)),
+             "y": jax.random.normal(jax.random.PRNGKey(2), (64, 8))}
+    searched = pipelined_wide_step().get_executable(*abstract((state, batch)))
+    # The searched plan's document with stages of its own, which the search does not consider:
+    # one device, then three.
+    document = dict(searched.plan.document, schedule="1f1b", num_chunks=1, stages=[
+        {"layers": [0, 0], "submesh": [1, 1], "logical_mesh": [1, 1]},
+        {"layers": [1, 1], "submesh": [1, 3], "logical_mesh": [1, 3]}])
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(document))
+
+    def step_with_plan(cluster):
+        return alpa_cpp.parallelize(
+            wide_train_step, cluster=cluster,
+            method=alpa_cpp.PipeshardParallel(
+                num_micro_batches=2, optimizer="sgd", plan=path,
+                layer_option=alpa_cpp.AutoLayerOption(layer_num=2)))
+
+    step = step_with_plan("local:4")
+    stages = step.get_executable(state, batch).plan.stages
+    assert [s["submesh"] for s in stages] == [[1, 1], [1, 3]]
+    assert sorted(d for s in stages for d in s["devices"]) == [0, 1, 2, 3]
+    got = step(state, batch)
+    want = jax.jit(wide_train_step)(state, batch)
+    for w, g in zip(jax.tree_util.tree_leaves(want.params), jax.tree_util.tree_leaves(got.params)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="cluster local:4 in the plan, local:2 here"):
+        step_with_plan("local:2").get_executable(state, batch)
+    with pytest.raises(ValueError, match="No such file"):
+        alpa_cpp.parallelize(
+            wide_train_step, cluster="local:4",
+            method=alpa_cpp.PipeshardParallel(plan=tmp_path / "missing.json"),
+        ).get_executable(state, batch)
+
+
 def test_a_loss_with_auxiliary_outputs_plans_but_does_not_run():
     def step_with_aux(state, batch):
         def loss_fn(params):

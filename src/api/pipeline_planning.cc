@@ -7,9 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "hlo/printer.h"
 #include "pipeline/layer_marking.h"
 #include "pipeline/trace_export.h"
 #include "plan/pipeshard_document.h"
+#include "support/fingerprint.h"
 
 namespace alpa::api {
 namespace {
@@ -47,15 +49,25 @@ Result<PlannedPipeline> PlanPipeline(models::ZooModel model, const cluster::Clus
     }
   }
   const models::Model& loss = model.model;
+  plan::PipelineSearchOptions search = request.search;
+  if (request.saved) {  // read before the costs: the sub-meshes its stages name are costed
+    plan::document::RunIdentity run;  // a pipelined plan fingerprints the loss only
+    run.model = model.entry.name;
+    run.loss_fingerprint = FingerprintHex(hlo::PrintModule(*loss.loss));
+    run.cluster = request.cluster_text;
+    ALPA_ASSIGN_OR_RETURN(search.manual, plan::document::PipelinedStagesOf(
+                                             request.saved->document, request.saved->source, run));
+  }
   PlannedPipeline planned;
-  ALPA_ASSIGN_OR_RETURN(
-      planned.table,
-      plan::PipelineLayerCosts(*loss.loss, loss.weights, model.training, budgeted, request.search));
+  ALPA_ASSIGN_OR_RETURN(planned.table, plan::PipelineLayerCosts(*loss.loss, loss.weights,
+                                                                model.training, budgeted, search));
   const double layer_costs_s = seconds_since(start);
   const Clock::time_point dp_start = Clock::now();
   const int64_t micro_batches = model.training.num_micro_batches;
-  ALPA_ASSIGN_OR_RETURN(planned.plan,
-                        plan::PlanStages(planned.table, budgeted, micro_batches, request.search));
+  Result<plan::PipeshardPlan> stages =
+      plan::PlanStages(planned.table, budgeted, micro_batches, search);
+  if (!stages.ok() && request.saved) return stages.status().WithContext(request.saved->source);
+  ALPA_ASSIGN_OR_RETURN(planned.plan, std::move(stages));
   const double stage_dp_s = seconds_since(dp_start);
 
   plan::PipeshardReport report =

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ir/value_tag.h"
+#include "sharding/follow_util.h"
 #include "spmd/partitioner.h"
 
 namespace alpa::api {
@@ -33,11 +34,6 @@ Status AppendSentValues(ir::Module& step, int64_t sent) {
   outputs->set_shape(ir::Shape::Tuple(std::move(shapes)));
   entry.set_root(entry.AddInstruction(std::move(outputs)));
   return Status::Ok();
-}
-
-sharding::ShardingSpec WithoutPartial(sharding::ShardingSpec spec) {
-  spec.partial_axes.clear();
-  return spec;
 }
 
 spmd::StageParameter RoleOf(autodiff::StepParameter kind, const pipeline::StageLoss& loss,
@@ -143,13 +139,13 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
       partition.result_specs,
       spmd::NextValueResultSpecs(entry, stage.solution, sharding_options.next_values));
   const std::vector<sharding::ShardingSpec> produced = spmd::ResultSpecs(entry, stage.solution);
+  // The values that leave the stage, summed where the plan leaves them a pending sum (its
+  // estimate prices the all-reduce: plan::StageStep::whole_values).
   std::vector<int64_t> whole = stage.roles.input_gradient_leaves;
   whole.insert(whole.end(), stage.roles.sent_leaves.begin(), stage.roles.sent_leaves.end());
   if (stage.loss.has_loss) whole.push_back(0);
   for (int64_t l : whole) {
-    const sharding::ShardingSpec& spec = produced[static_cast<size_t>(l)];
-    if (!spec.partial_axes.empty()) ++stage.boundary_all_reduces;
-    partition.result_specs[l] = WithoutPartial(spec);
+    partition.result_specs[l] = sharding::WithoutPartial(produced[static_cast<size_t>(l)]);
   }
   ALPA_ASSIGN_OR_RETURN(stage.program, spmd::PartitionComputation(entry, stage.solution,
                                                                   stage.mesh_shape, partition));

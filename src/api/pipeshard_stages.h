@@ -56,10 +56,9 @@ struct StageProgram {
   // update's all-reduce sums it).
   std::vector<int64_t> weight_gradient;
   std::vector<sharding::ShardingSpec> gradient_specs;
-  spmd::CollectiveStats collectives;  // of one micro-batch's forward and backward and the update
-  // The all-reduces the stage's results add to what its plan priced: a value sent to another
-  // stage (or the loss) that the plan leaves a pending sum is summed before it leaves.
-  int64_t boundary_all_reduces = 0;
+  // Of one micro-batch's forward and backward and the update: the plan's (its estimate counts
+  // the sums of the values that leave the stage with a pending sum).
+  spmd::CollectiveStats collectives;
 };
 
 struct StageProgramOptions {

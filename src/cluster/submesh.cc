@@ -77,6 +77,18 @@ std::vector<Submesh> EnumerateSubmeshes(const ClusterSpec& spec, SubmeshSpace sp
   return submeshes;
 }
 
+std::vector<Submesh> SubHostSubmeshes(const ClusterSpec& spec, int64_t width) {
+  std::vector<Submesh> submeshes;
+  const std::vector<HostType> types = HostTypes(spec);
+  const bool racks = types.size() == 1 && spec.racks.has_value();
+  for (int64_t t = 0; t < static_cast<int64_t>(types.size()); ++t) {
+    if (width < 1 || width > types[static_cast<size_t>(t)].host.devices) continue;
+    submeshes.push_back(
+        Submesh{racks ? std::vector<int64_t>{1, 1, width} : std::vector<int64_t>{1, width}, t});
+  }
+  return submeshes;
+}
+
 std::vector<std::vector<int64_t>> LogicalMeshShapes(int64_t devices, int rank) {
   std::vector<std::vector<int64_t>> shapes;
   if (devices < 1 || rank < 1) return shapes;

@@ -51,6 +51,13 @@ std::vector<HostType> HostTypes(const ClusterSpec& spec);
 std::vector<Submesh> EnumerateSubmeshes(const ClusterSpec& spec,
                                         SubmeshSpace space = SubmeshSpace::kPowerOfTwo);
 
+// The sub-meshes of `width` devices inside one host, any width up to the host's and not only the
+// spaces' powers of two: (1, width), or (1, 1, width) with racks, on each host type that has at
+// least `width` devices. Uneven stages (1 + 3 devices) are costed on these when a manual plan
+// names them; the stage DP does not search them, since widths that are not powers of two need not
+// tile a host (3 + 3 + 2 devices do not fit two hosts of 4).
+std::vector<Submesh> SubHostSubmeshes(const ClusterSpec& spec, int64_t width);
+
 // The logical shapes of rank `rank` a sub-mesh of `devices` devices can be viewed as: every
 // ordered factorisation into `rank` dimensions >= 1, in lexicographic order. Rank 2 gives Alpa's
 // "all" logical space: (1,n), ..., (n,1) for the divisors of n.

@@ -187,6 +187,7 @@ Result<LayerCost> CostOfStagePlan(const pipeline::StageLoss& stage, const StageS
   const PipelinedStepMemory held = PipelinedMemoryOf(
       entry, memory, parameters_of(layer.held_inputs), parameters_of(layer.cotangent_inputs), sent);
   cost.activation_bytes = held.activation_bytes;
+  cost.recomputed_bytes = held.recomputed_bytes;
   cost.peak_bytes = estimate.peak_memory_bytes;
   cost.task_peak_bytes = held.task_peak_bytes;
   cost.update_temporary_bytes = held.update_temporary_bytes;
@@ -262,6 +263,20 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
   ALPA_ASSIGN_OR_RETURN(layer.parameters,
                         sharding::StepParameters(*layer.step->entry(), layer.roles,
                                                  autodiff::StepNextValueElements(layout)));
+  // The step's results: its loss, then the next values, then the activations' gradients
+  // (autodiff/train_step.h).
+  const ir::Instruction* root = layer.step->entry()->root();
+  if (root->opcode() != ir::Opcode::kTuple) {
+    return Internal("the stage's train step returns no tuple of results");
+  }
+  const auto results = static_cast<size_t>(root->operand_count());
+  if (stage.has_loss) layer.whole_values.push_back(root->operand(0)->name());
+  for (size_t r = results - std::min(results, stage.activations.size()); r < results; ++r) {
+    layer.whole_values.push_back(root->operand(static_cast<int64_t>(r))->name());
+  }
+  for (const ir::Instruction* value : SentValues(*layer.step->entry(), std::ssize(stage.sent))) {
+    if (value != nullptr) layer.whole_values.push_back(value->name());
+  }
   ALPA_ASSIGN_OR_RETURN(cost::FlopCount flops, cost::CountFlops(*layer.step->entry()));
   layer.flops = flops.flops;
   return layer;
@@ -292,6 +307,7 @@ sharding::AutoShardingOptions StageShardingOptions(const StageStep& layer, const
     }
     if (!parameter.next_value.empty()) options.next_values[parameter.name] = parameter.next_value;
   }
+  options.whole_values = layer.whole_values;
   return options;
 }
 

@@ -80,6 +80,10 @@ struct StageStep {
   std::vector<int64_t> cotangent_inputs;
   // By the stage loss's parameter: the step parameter it is (a weight: its master copy).
   std::vector<int64_t> step_parameter;
+  // The values that leave the step whole over its mesh (sharding::AutoShardingOptions::
+  // whole_values): its loss (the last stage's), the gradients of the activations it received and
+  // the values it sends on.
+  std::vector<std::string> whole_values;
   double flops = 0;
   // How it trains: the model's training on one micro-batch, with the user's update program (if
   // any) told which of its weights the stage's are.
@@ -97,7 +101,8 @@ Result<StageStep> BuildStageStep(const pipeline::StageLoss& stage,
 std::vector<ir::Instruction*> SentValues(const ir::Computation& step, int64_t sent);
 
 // `options` for auto-sharding `step` on `config`: its batch parameters, the next value of each
-// carried parameter, and the batch forced onto axis 0 when the configuration says so.
+// carried parameter, its whole values, and the batch forced onto axis 0 when the configuration
+// says so.
 sharding::AutoShardingOptions StageShardingOptions(const StageStep& step, const MeshConfig& config,
                                                    sharding::AutoShardingOptions options);
 
@@ -113,6 +118,8 @@ struct LayerCost {
   // Held for the backward pass, per micro-batch, as a pipeline holds it
   // (pipelined_step_memory.h): the residuals and the inputs received that the backward reads.
   int64_t activation_bytes = 0;
+  // The forward's broadcasts its backward computes again as it starts (pipelined_step_memory.h).
+  int64_t recomputed_bytes = 0;
   int64_t peak_bytes = 0;  // of the layer's step on one micro-batch
   // The same split by pass, as a pipeline runs it (pipelined_step_memory.h): the peak while its
   // forward and backward run, and what its update adds to the static bytes at its own peak.

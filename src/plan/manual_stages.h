@@ -10,10 +10,11 @@
 // solutions for 16 "auto layers" of gpt-39b's 50 model layers apply. "num_micro_batches",
 // "schedule" and "num_chunks" are optional (the command's --micro-batches, 1f1b, 1; with
 // "interleaved-1f1b" and num_chunks v, stage j runs on the devices of stage j % (stages / v)). A
-// stage's logical mesh (a, 1) is the 1-D mesh [a]; "force_batch_dim_to_mesh_dim" may be 0 or
-// absent; "device_type" (optional) names the type of the stage's devices on a heterogeneous cluster
-// (ignored on a homogeneous one, so that a plan re-costs on other devices); intra-op sharding
-// inside each stage stays automatic.
+// sub-mesh inside one host may have any width, not only the planner's powers of two (stages of 1
+// and 3 devices: cluster::SubHostSubmeshes). A stage's logical mesh (a, 1) is the 1-D mesh [a];
+// "force_batch_dim_to_mesh_dim" may be 0 or absent; "device_type" (optional) names the type of the
+// stage's devices on a heterogeneous cluster (ignored on a homogeneous one, so that a plan re-costs
+// on other devices); intra-op sharding inside each stage stays automatic.
 #ifndef ALPA_PLAN_MANUAL_STAGES_H_
 #define ALPA_PLAN_MANUAL_STAGES_H_
 

@@ -19,6 +19,30 @@ Result<LogicalSpace> ParseLogicalSpace(std::string_view name) {
   return InvalidArgument("logical space '{}': use single-node or all", name);
 }
 
+namespace {
+
+// The space's sub-meshes, and the sub-host ones a manual plan names beyond them (a stage of 3
+// devices beside one of 1): those are costed too, so that the plan resolves.
+std::vector<cluster::Submesh> SubmeshesToCost(const cluster::ClusterSpec& cluster,
+                                              const PipelineSearchOptions& options) {
+  std::vector<cluster::Submesh> submeshes = cluster::EnumerateSubmeshes(cluster, options.submeshes);
+  if (!options.manual) return submeshes;
+  for (const ManualStage& stage : options.manual->stages) {
+    const std::vector<int64_t>& shape = stage.submesh;
+    if (std::any_of(shape.begin(), shape.end() - 1, [](int64_t dim) { return dim != 1; })) {
+      continue;  // whole hosts: the space's, or not a sub-mesh FindConfig will resolve
+    }
+    for (cluster::Submesh& submesh : cluster::SubHostSubmeshes(cluster, shape.back())) {
+      if (submesh.shape == shape && std::ranges::find(submeshes, submesh) == submeshes.end()) {
+        submeshes.push_back(std::move(submesh));
+      }
+    }
+  }
+  return submeshes;
+}
+
+}  // namespace
+
 Result<LayerCostTable> PipelineLayerCosts(const ir::Module& loss,
                                           const std::vector<int64_t>& weights,
                                           const autodiff::TrainStepOptions& training,
@@ -32,9 +56,8 @@ Result<LayerCostTable> PipelineLayerCosts(const ir::Module& loss,
   while (std::count(weights.begin(), weights.end(), first_batch)) ++first_batch;
   const ir::Shape& batch = loss.entry()->parameters()[static_cast<size_t>(first_batch)]->shape();
   const int64_t micro_batch_size = batch.rank() > 0 ? batch.dim(0) : 1;
-  const std::vector<MeshConfig> configs =
-      EnumerateMeshConfigs(cluster, cluster::EnumerateSubmeshes(cluster, options.submeshes),
-                           micro_batch_size, options.logical);
+  const std::vector<MeshConfig> configs = EnumerateMeshConfigs(
+      cluster, SubmeshesToCost(cluster, options), micro_batch_size, options.logical);
   return ComputeLayerCosts(loss, weights, training, cluster, configs, micro_batch_size,
                            options.costs);
 }

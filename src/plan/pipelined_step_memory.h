@@ -10,9 +10,15 @@
 //               over in its place; a constant is computed again), and the inputs it received
 //               with its forward that its backward reads (the others are freed after the
 //               forward)
+//   recomputed  of the forward's broadcasts the backward reads, those it materialises: the
+//               backward computes them again as it starts and holds them to their last reader,
+//               so in a stage of several layers a layer's backward runs beside those of the
+//               layers before it (plan/stage_composition.h)
 //   task peak   the most live while its forward and backward run, the micro-batch's inputs
-//               freed after their last reader and the values it sends on once sent:
-//                 max over forward and backward steps t of usage(t) - freed(t)
+//               freed after their last reader and the values it sends on once sent, and the
+//               backward's inputs not yet received while the forward runs:
+//                 max over forward and backward steps t of usage(t) - not_held(t)
+//               where not_held(t) counts each such input only while the model holds it
 //   update      what the update adds to the static bytes at its peak: its own live buffers (its
 //               new weights and state, its working values) less the gradients it has read for
 //               the last time (static counts them), plus the partitioner's buffers around the
@@ -21,7 +27,9 @@
 //
 // A reader that aliases its operand (a tuple, a bitcast) reads it through its own readers, and
 // the step's root reads nothing: the pipeline takes the values it sends on when the forward
-// ends and the update's results when it ends.
+// ends and the update's results when it ends. A stage that receives cotangents is not the last,
+// and its loss (its sent values times their cotangents) only seeds the backward: the pipeline
+// runs neither it nor the values only it reads, so they read nothing and hold nothing.
 #ifndef ALPA_PLAN_PIPELINED_STEP_MEMORY_H_
 #define ALPA_PLAN_PIPELINED_STEP_MEMORY_H_
 
@@ -35,6 +43,7 @@ namespace alpa::plan {
 
 struct PipelinedStepMemory {
   int64_t activation_bytes = 0;
+  int64_t recomputed_bytes = 0;
   int64_t task_peak_bytes = 0;
   int64_t update_temporary_bytes = 0;
   int64_t update_result_bytes = 0;  // of update_temporary_bytes

@@ -99,17 +99,23 @@ Status CheckMadeFor(const Json& plan, const std::string& path, const RunIdentity
   return Status::Ok();
 }
 
+// A document's "format" says it is a plan; errors name `source`.
+Status CheckIsPlanDocument(const Json& plan, const std::string& source) {
+  if (!plan.is_object() || Text(plan, "format") != "alpa-plan") {
+    return InvalidArgument(
+        "{}: not a plan document (no \"format\": \"alpa-plan\"); write one with "
+        "alpa plan MODEL --cluster SPEC -o plan.json",
+        source);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Json> LoadPlanDocument(const std::string& path) {
   ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   Json plan = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!plan.is_object() || Text(plan, "format") != "alpa-plan") {
-    return InvalidArgument(
-        "{}: not a plan document (no \"format\": \"alpa-plan\"); write one with "
-        "alpa plan MODEL --cluster SPEC -o plan.json",
-        path);
-  }
+  ALPA_RETURN_IF_ERROR(CheckIsPlanDocument(plan, path));
   return plan;
 }
 
@@ -117,9 +123,15 @@ Result<std::optional<ManualStages>> ReadSavedPipelinedStages(const std::string& 
                                                              const RunIdentity& run) {
   ALPA_ASSIGN_OR_RETURN(const Json plan, LoadPlanDocument(path));
   if (Items(plan, "stages").empty()) return std::optional<ManualStages>();
-  ALPA_RETURN_IF_ERROR(CheckMadeFor(plan, path, run, "loss", run.loss_fingerprint));
-  ALPA_ASSIGN_OR_RETURN(ManualStages stages, ParseSavedPlanStages(plan.dump(), path));
+  ALPA_ASSIGN_OR_RETURN(ManualStages stages, PipelinedStagesOf(plan, path, run));
   return std::optional(std::move(stages));
+}
+
+Result<ManualStages> PipelinedStagesOf(const Json& plan, const std::string& source,
+                                       const RunIdentity& run) {
+  ALPA_RETURN_IF_ERROR(CheckIsPlanDocument(plan, source));
+  ALPA_RETURN_IF_ERROR(CheckMadeFor(plan, source, run, "loss", run.loss_fingerprint));
+  return ParseSavedPlanStages(plan.dump(), source);
 }
 
 Result<SavedPlan> ReadSavedPlan(const std::string& path, const RunIdentity& run) {

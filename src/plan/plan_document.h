@@ -77,6 +77,11 @@ Result<SavedPlan> ReadSavedPlan(const std::string& path, const RunIdentity& run)
 Result<std::optional<ManualStages>> ReadSavedPipelinedStages(const std::string& path,
                                                              const RunIdentity& run);
 
+// The same for a document already read (`source` names it in errors), as the API takes one
+// (api::PipelinePlanRequest::saved); a single-stage plan has no stages to pipeline: an error.
+Result<ManualStages> PipelinedStagesOf(const Json& plan, const std::string& source,
+                                       const RunIdentity& run);
+
 }  // namespace alpa::plan::document
 
 #endif  // ALPA_PLAN_PLAN_DOCUMENT_H_

@@ -33,15 +33,17 @@ void AddLayer(StageFigures& stage, const LayerCost& layer, double flops, bool in
   // step bounds what it holds above static, the update's included. Our CPU runtime keeps the
   // sums apart: a task holds its micro-batch's gradients from their computing to the end of its
   // backward (the layers before this one run their backward after it, beside them), above the
-  // weights and optimizer state.
+  // weights and optimizer state, and its backward starts by computing again the broadcasts every
+  // layer's backward reads (the layers before this one hold theirs while it runs).
   if (in_place) {
     stage.task_bytes =
         std::max(stage.task_bytes, stage.activation_bytes + layer.peak_bytes - layer.static_bytes);
   } else {
-    stage.task_bytes =
-        std::max(stage.task_bytes + gradients,
-                 stage.activation_bytes + layer.task_peak_bytes - layer.static_bytes + gradients);
+    stage.task_bytes = std::max(stage.task_bytes + gradients,
+                                stage.activation_bytes + stage.recomputed_bytes +
+                                    layer.task_peak_bytes - layer.static_bytes + gradients);
     stage.gradient_sum_bytes += gradients;
+    stage.recomputed_bytes += layer.recomputed_bytes;
   }
   stage.activation_bytes += layer.activation_bytes;
   // At the end of the forward every layer's activations are held (a layer's peak can fall below

@@ -20,9 +20,10 @@
 //                micro-batch's gradients apart from their running sums, which the runtime adds
 //                them to after it (XLA adds each in place as it is computed). There the task is
 //                counted above the weights and optimizer state, a layer's gradients held from its
-//                backward on, beside the backward of the layers before it:
-//                  task = max over k of (sum over j < k of activation(j) + peak(k) - state(k)
-//                                        + sum over j > k of gradients(j))
+//                backward on, beside the backward of the layers before it, and their forward's
+//                broadcasts, which the stage's backward computes again as it starts:
+//                  task = max over k of (sum over j < k of (activation(j) + recomputed(j))
+//                                        + peak(k) - state(k) + sum over j > k of gradients(j))
 //                and the sums (static) are held from the end of the stage's first backward
 //                (pipeline/stage_memory.h)
 // where a boundary is a value layer k sends to layer j, l <= k < j <= i: its resharding from k's
@@ -69,6 +70,9 @@ struct StageFigures {
   double boundary_s = 0;  // of forward_s + backward_s: resharding between its layers
   double flops = 0;
   int64_t static_bytes = 0, activation_bytes = 0;
+  // Of its layers' forward broadcasts, those their backward computes again as it starts
+  // (pipelined_step_memory.h): each layer's backward runs beside those of the layers before it.
+  int64_t recomputed_bytes = 0;
   // What one micro-batch's forward and backward hold above static at their peak (the header:
   // the layers run in order).
   int64_t task_bytes = 0;

@@ -17,6 +17,7 @@
 #include "ir/broadcast_folding.h"
 #include "sharding/batch_dims.h"
 #include "sharding/build_cost_graph.h"
+#include "sharding/follow_util.h"
 #include "sharding/resharding.h"
 #include "sharding/strategy_dispatch.h"
 #include "sharding/strategy_util.h"
@@ -218,7 +219,8 @@ constexpr int kBudgetTightenings = 3;
 // Step time, collectives and the exact per-device peak of the chosen strategies.
 ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolution& solution,
                           const ReshardCostModel& reshard_cost,
-                          const std::vector<CarriedValue>& carried) {
+                          const std::vector<CarriedValue>& carried,
+                          const std::vector<ValueSource>& whole) {
   ShardingEstimate estimate;
   const StrategyGraph& graph = solution.graph;
   estimate.nodes.resize(graph.nodes.size());
@@ -259,6 +261,15 @@ ShardingEstimate Estimate(const ir::Computation& computation, const ShardingSolu
     estimate.carried_seconds += add_resharding(
         solution.Chosen(value.next).output[0], solution.Chosen(value.parameter).output[0],
         graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape());
+  }
+  // A whole value's pending sum, summed on the node that computes it.
+  for (const ValueSource& value : whole) {
+    const ir::Shape& shape = graph.nodes[static_cast<size_t>(value.node)].instruction->shape();
+    const ShardingSpec& produced =
+        solution.Chosen(value.node).output[static_cast<size_t>(value.leaf)];
+    estimate.nodes[static_cast<size_t>(value.node)].resharding_seconds +=
+        add_resharding(produced, WithoutPartial(produced),
+                       shape.IsTuple() ? shape.tuple_shape(value.leaf) : shape);
   }
   const cost::Liveness liveness = cost::ComputeLiveness(
       computation, ChosenBytes(solution), solution.fused, solution.donated, solution.lowering);
@@ -374,36 +385,6 @@ Status ApplyPins(const AutoShardingOptions& options, StrategyGraph& graph) {
       [](const Strategy& strategy) { return fmt::format("'{}'", strategy.name); });
 }
 
-// The carried edges of `next_values` (AutoShardingOptions).
-Result<std::vector<CarriedValue>> CarriedValues(
-    const std::map<std::string, std::string>& next_values, const ir::Computation& computation,
-    const StrategyGraph& graph) {
-  std::vector<CarriedValue> carried;
-  const ir::InstructionIndex by_name(computation);
-  for (const auto& [parameter_name, next_name] : next_values) {
-    const ir::Instruction* parameter = by_name.Find(parameter_name);
-    const ir::Instruction* next = by_name.Find(next_name);
-    if (parameter == nullptr || parameter->opcode() != ir::Opcode::kParameter) {
-      return NotFound("next values: '{}' is not a parameter of '{}'", parameter_name,
-                      computation.name());
-    }
-    if (next == nullptr) {
-      return NotFound("next value of %{}: '{}' is not an instruction of '{}'", parameter_name,
-                      next_name, computation.name());
-    }
-    if (!parameter->shape().IsArray() || !parameter->shape().Compatible(next->shape())) {
-      return InvalidArgument("next value of %{}: %{} has another shape", parameter_name, next_name);
-    }
-    const ValueSource source = graph.SourceOf(*next, 0);
-    if (source.leaf != 0) {
-      return InvalidArgument("next value of %{}: %{} is one element of a tuple-shaped result",
-                             parameter_name, next_name);
-    }
-    carried.push_back(CarriedValue{source.node, graph.NodeOf(*parameter)});
-  }
-  return carried;
-}
-
 // DispatchStrategies, with every set of a value that carries the batch filtered to the forced
 // axis when one is given. Error: an axis the mesh does not have.
 Result<StrategyGenerator> MakeGenerator(const ir::Computation& computation,
@@ -469,7 +450,10 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
       cost::ComputeLiveness(computation, cost::FullShapeBytes, solution.fused, solution.donated);
   ALPA_ASSIGN_OR_RETURN(const std::vector<CarriedValue> carried,
                         CarriedValues(options.next_values, computation, solution.graph));
-  const CostGraph cost_graph = BuildCostGraph(solution.graph, liveness, reshard_cost, carried);
+  ALPA_ASSIGN_OR_RETURN(const std::vector<ValueSource> whole,
+                        WholeValues(options.whole_values, computation, solution.graph));
+  const CostGraph cost_graph =
+      BuildCostGraph(solution.graph, liveness, reshard_cost, carried, whole);
   ALPA_RETURN_IF_ERROR(CheckSomeStrategyAllowed(solution.graph, cost_graph));
   solution.memory_budget_bytes =
       options.memory_budget_bytes.value_or(mesh_device.smallest_memory_bytes);
@@ -510,7 +494,7 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
   phase = Clock::now();
   solution.choice = ExpandChoice(problem, solution.answer.choice);
   solution.lowering = LoweringOf(computation, solution, reshard_cost.mesh_shape(), carried);
-  solution.estimate = Estimate(computation, solution, reshard_cost, carried);
+  solution.estimate = Estimate(computation, solution, reshard_cost, carried, whole);
   solution.timings.estimate_s = SecondsSince(phase);
   // The problem's memory terms hold each value over its interval; the estimate also counts the
   // buffers the partitioner puts around an instruction (resharded copies, partial sums:
@@ -539,7 +523,7 @@ Result<ShardingSolution> AutoShard(const ir::Computation& computation,
         std::exchange(solution.choice, ExpandChoice(problem, answer->choice));
     cost::Lowering looser_lowering = std::exchange(
         solution.lowering, LoweringOf(computation, solution, reshard_cost.mesh_shape(), carried));
-    ShardingEstimate tighter = Estimate(computation, solution, reshard_cost, carried);
+    ShardingEstimate tighter = Estimate(computation, solution, reshard_cost, carried, whole);
     solution.timings.estimate_s += SecondsSince(phase);
     if (tighter.peak_memory_bytes >= solution.estimate.peak_memory_bytes) {
       solution.choice = std::move(looser_choice);

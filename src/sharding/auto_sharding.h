@@ -62,6 +62,11 @@ struct AutoShardingOptions {
   // memory terms and the estimate's peak count it once. An unknown name, or a shape that differs,
   // is an error.
   std::map<std::string, std::string> next_values;
+  // Instructions whose value leaves the program whole over the mesh: a pipeline stage's sent
+  // values, input gradients and loss, which the runtime sums before they leave when the plan
+  // leaves them a pending sum. A strategy that does pays that all-reduce on its own node, in the
+  // problem and in the estimate (build_cost_graph.h, whole values). An unknown name is an error.
+  std::vector<std::string> whole_values;
 };
 
 struct CommunicationSummary {
@@ -74,14 +79,17 @@ struct CommunicationSummary {
 struct NodeCost {
   double compute_seconds = 0;
   double communication_seconds = 0;  // the collectives its strategy runs
-  double resharding_seconds = 0;     // on the edges into it (its operands' resharding)
+  // On the edges into it (its operands' resharding), and the sum of a whole value it leaves a
+  // pending sum (AutoShardingOptions::whole_values).
+  double resharding_seconds = 0;
 };
 
 struct ShardingEstimate {
   double compute_seconds = 0;
   double communication_seconds = 0;    // collectives the chosen strategies run themselves
-  double resharding_seconds = 0;       // collectives on edges between strategies, and those
-                                       // reading next values in their parameters' layouts
+  double resharding_seconds = 0;       // collectives on edges between strategies, those
+                                       // reading next values in their parameters' layouts and
+                                       // those summing whole values
   CommunicationSummary communication;  // both kinds together
   int64_t peak_memory_bytes = 0;       // per device, exact for the chosen shardings
   const ir::Instruction* peak_instruction = nullptr;

@@ -1,10 +1,12 @@
 #include "sharding/build_cost_graph.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <utility>
 
 #include "ir/dtype.h"
+#include "sharding/follow_util.h"
 #include "sharding/strategy_util.h"
 
 namespace alpa::sharding {
@@ -75,7 +77,8 @@ std::vector<OperandLeaf> OperandLeaves(const ir::Instruction& instruction) {
 
 CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liveness,
                          const ReshardCostModel& reshard_cost,
-                         const std::vector<CarriedValue>& carried) {
+                         const std::vector<CarriedValue>& carried,
+                         const std::vector<ValueSource>& whole) {
   CostGraph cost_graph;
   cost_graph.nodes.reserve(graph.nodes.size());
   for (const StrategyNode& node : graph.nodes) {
@@ -133,7 +136,65 @@ CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liven
         pricer.Matrix(graph.nodes[static_cast<size_t>(value.parameter)].instruction->shape(),
                       output_specs(value.next), output_specs(value.parameter), false);
   }
+  for (const ValueSource& value : whole) {
+    const StrategyNode& node = graph.nodes[static_cast<size_t>(value.node)];
+    const ir::Shape& shape = node.instruction->shape();
+    const ir::Shape& leaf = shape.IsTuple() ? shape.tuple_shape(value.leaf) : shape;
+    std::vector<double>& seconds = cost_graph.nodes[static_cast<size_t>(value.node)].seconds;
+    for (size_t j = 0; j < seconds.size(); ++j) {
+      const ShardingSpec& produced = node.set.strategies[j].output[static_cast<size_t>(value.leaf)];
+      seconds[j] += reshard_cost.ReshardSeconds(produced, WithoutPartial(produced), leaf.dims(),
+                                                ir::DTypeByteSize(leaf.dtype()));
+    }
+  }
   return cost_graph;
+}
+
+Result<std::vector<CarriedValue>> CarriedValues(
+    const std::map<std::string, std::string>& next_values, const ir::Computation& computation,
+    const StrategyGraph& graph) {
+  std::vector<CarriedValue> carried;
+  const ir::InstructionIndex by_name(computation);
+  for (const auto& [parameter_name, next_name] : next_values) {
+    const ir::Instruction* parameter = by_name.Find(parameter_name);
+    const ir::Instruction* next = by_name.Find(next_name);
+    if (parameter == nullptr || parameter->opcode() != ir::Opcode::kParameter) {
+      return NotFound("next values: '{}' is not a parameter of '{}'", parameter_name,
+                      computation.name());
+    }
+    if (next == nullptr) {
+      return NotFound("next value of %{}: '{}' is not an instruction of '{}'", parameter_name,
+                      next_name, computation.name());
+    }
+    if (!parameter->shape().IsArray() || !parameter->shape().Compatible(next->shape())) {
+      return InvalidArgument("next value of %{}: %{} has another shape", parameter_name, next_name);
+    }
+    const ValueSource source = graph.SourceOf(*next, 0);
+    if (source.leaf != 0) {
+      return InvalidArgument("next value of %{}: %{} is one element of a tuple-shaped result",
+                             parameter_name, next_name);
+    }
+    carried.push_back(CarriedValue{source.node, graph.NodeOf(*parameter)});
+  }
+  return carried;
+}
+
+Result<std::vector<ValueSource>> WholeValues(const std::vector<std::string>& names,
+                                             const ir::Computation& computation,
+                                             const StrategyGraph& graph) {
+  std::vector<ValueSource> whole;
+  const ir::InstructionIndex by_name(computation);
+  for (const std::string& name : names) {
+    const ir::Instruction* value = by_name.Find(name);
+    if (value == nullptr) {
+      return NotFound("whole values: '{}' is not an instruction of '{}'", name, computation.name());
+    }
+    const ValueSource source = graph.SourceOf(*value, 0);
+    if (source.node >= 0 && std::ranges::find(whole, source) == whole.end()) {
+      whole.push_back(source);
+    }
+  }
+  return whole;
 }
 
 }  // namespace alpa::sharding

@@ -13,16 +13,24 @@
 //                            solver could read a weight whole and hand its update back split,
 //                            leaving the next step's gather unpaid (Alpa forbids any
 //                            difference, its alias constraint; this prices it instead)
+//   whole value (a leaf whose value leaves the program whole: a pipeline stage's sent values):
+//            seconds[j] += on its node, the time to sum strategy j's pending sum of it, if any
 // The edge from the operand a node follows is only read on its diagonal once the two are merged,
 // so only the diagonal is priced. Matrices are memoised by (leaf shape, source layouts, required
 // layouts): the repeated layers of a model price each distinct edge once.
 #ifndef ALPA_SHARDING_BUILD_COST_GRAPH_H_
 #define ALPA_SHARDING_BUILD_COST_GRAPH_H_
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "cost/liveness.h"
+#include "ir/computation.h"
 #include "sharding/cost_graph.h"
 #include "sharding/resharding.h"
 #include "sharding/strategy_graph.h"
+#include "support/status.h"
 
 namespace alpa::sharding {
 
@@ -32,10 +40,22 @@ struct CarriedValue {
   int64_t parameter = 0;  // the parameter's node
 };
 
-// `liveness` must cover the computation `graph` was generated from.
+// The carried edges of `next_values` (parameter name -> the next value's instruction name) and
+// the leaves of `whole_values` (instruction names) in `graph`, generated from `computation`
+// (AutoShardingOptions). Errors name what the computation lacks or what does not match.
+Result<std::vector<CarriedValue>> CarriedValues(
+    const std::map<std::string, std::string>& next_values, const ir::Computation& computation,
+    const StrategyGraph& graph);
+Result<std::vector<ValueSource>> WholeValues(const std::vector<std::string>& names,
+                                             const ir::Computation& computation,
+                                             const StrategyGraph& graph);
+
+// `liveness` must cover the computation `graph` was generated from; `whole` are the leaves of
+// the whole values.
 CostGraph BuildCostGraph(const StrategyGraph& graph, const cost::Liveness& liveness,
                          const ReshardCostModel& reshard_cost,
-                         const std::vector<CarriedValue>& carried = {});
+                         const std::vector<CarriedValue>& carried = {},
+                         const std::vector<ValueSource>& whole = {});
 
 // The operand leaf shapes of `instruction` in order (operand 0's leaves, then operand 1's...),
 // paired with (operand, leaf) indices.

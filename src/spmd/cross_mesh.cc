@@ -118,15 +118,20 @@ class TransferPlanner {
   SourceTiles tiles_;
 };
 
-// The dimension to cut `sizes` into `k` chunks along: the longest that k divides; -1 if none.
+// The dimension to cut `sizes` into `k` chunks along: the longest that k divides (equal chunks),
+// else the longest of at least k (chunks one apart); -1 if none.
 int64_t ChunkDimension(const std::vector<int64_t>& sizes, int64_t k) {
-  int64_t best = -1;
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] % k == 0 && (best < 0 || sizes[d] > sizes[static_cast<size_t>(best)])) {
-      best = static_cast<int64_t>(d);
+  auto longest = [&](auto&& admits) {
+    int64_t best = -1;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (admits(sizes[d]) && (best < 0 || sizes[d] > sizes[static_cast<size_t>(best)])) {
+        best = static_cast<int64_t>(d);
+      }
     }
-  }
-  return best;
+    return best;
+  };
+  const int64_t even = longest([k](int64_t n) { return n % k == 0; });
+  return even >= 0 ? even : longest([k](int64_t n) { return n >= k; });
 }
 
 }  // namespace
@@ -162,10 +167,13 @@ Result<CrossMeshPlan> PlanCrossMeshTransfer(const ir::Shape& global, const MeshP
     std::vector<Box> chunks;
     if (options.local_all_gather && k > 1 && dimension >= 0) {
       const size_t d = static_cast<size_t>(dimension);
+      int64_t offset = 0;
       for (int64_t c = 0; c < k; ++c) {
         Box chunk = tile;
-        chunk.sizes[d] = tile.sizes[d] / k;
-        chunk.start[d] = tile.start[d] + c * chunk.sizes[d];
+        // The first n mod k chunks take one row more: 8 rows to 3 replicas are 3, 3 and 2.
+        chunk.sizes[d] = tile.sizes[d] / k + (c < tile.sizes[d] % k ? 1 : 0);
+        chunk.start[d] = tile.start[d] + offset;
+        offset += chunk.sizes[d];
         route.push_back(
             planner.PiecesOf(chunk, tile, members[static_cast<size_t>(c)], route_bytes));
         chunks.push_back(std::move(chunk));

@@ -72,6 +72,17 @@ Model BuildModel(const std::string& name, int64_t micro_batches, bool remat = fa
   return model;
 }
 
+// Every sub-mesh of the cluster's widest space and the uneven stage's 3 devices, under every
+// logical mesh.
+std::vector<plan::MeshConfig> ConfigsOf(const cluster::ClusterSpec& cluster, int64_t rows) {
+  std::vector<cluster::Submesh> submeshes =
+      cluster::EnumerateSubmeshes(cluster, cluster::SubmeshSpace::kAll);
+  for (cluster::Submesh& three : cluster::SubHostSubmeshes(cluster, 3)) {
+    submeshes.push_back(std::move(three));
+  }
+  return plan::EnumerateMeshConfigs(cluster, submeshes, rows, plan::LogicalSpace::kAll);
+}
+
 int64_t FindConfig(const std::vector<plan::MeshConfig>& configs, const StageLayout& layout) {
   for (size_t c = 0; c < configs.size(); ++c) {
     const plan::MeshConfig& config = configs[c];
@@ -109,11 +120,9 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
   const models::Model& zoo = model.zoo.model;
   Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument(cell.cluster);
   ASSERT_TRUE(cluster.ok()) << cluster.status().message();
-  const std::vector<plan::MeshConfig> configs = plan::EnumerateMeshConfigs(
-      *cluster, cluster::EnumerateSubmeshes(*cluster, cluster::SubmeshSpace::kAll), model.rows,
-      plan::LogicalSpace::kAll);
-  Result<plan::LayerCostTable> table = plan::ComputeLayerCosts(
-      *zoo.loss, zoo.weights, model.training, *cluster, configs, model.rows, {});
+  Result<plan::LayerCostTable> table =
+      plan::ComputeLayerCosts(*zoo.loss, zoo.weights, model.training, *cluster,
+                              ConfigsOf(*cluster, model.rows), model.rows, {});
   ASSERT_TRUE(table.ok()) << table.status().message();
   const std::vector<plan::StageChoice> stages = StagesOf(cell, *table);
   for (const plan::StageChoice& stage : stages) ASSERT_GE(stage.config, 0);
@@ -180,22 +189,18 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
         << (layout[i] == autodiff::StepParameter::kWeight ? "a weight" : "optimizer state") << ", "
         << carried[i].shape().ToString() << ")";
   }
-  // Each stage's programs run the collectives its plan priced, and an all-reduce for each value
-  // it hands on that its plan leaves a pending sum.
+  // Each stage's programs run the collectives its plan priced, the sums of the values it hands
+  // on with a pending sum included.
   for (const StageProgram& stage : exe->stages()) {
-    std::map<cost::CollectiveKind, int64_t> priced = stage.solution.estimate.communication.count;
-    if (stage.boundary_all_reduces > 0) {
-      priced[cost::CollectiveKind::kAllReduce] += stage.boundary_all_reduces;
-    }
-    EXPECT_EQ(stage.collectives.count, priced) << spmd::ToString(stage.collectives);
+    EXPECT_EQ(stage.collectives.count, stage.solution.estimate.communication.count)
+        << spmd::ToString(stage.collectives);
   }
   // Each device holds what its stage was predicted to hold under the schedule: the same
   // buffers, the inputs and residuals of the micro-batches in flight, freed when consumed, the
   // gradients' sums from the stage's first backward (pipeline/stage_memory.h). As compiled (the
-  // stage planned whole, as it runs) the prediction is within 5% of the measured peak on every
-  // device of every cell (0.956 to 1.050 on an AMD EPYC); as planned (the stage composed from its
-  // layers' costs, plan/stage_composition.h) within 8% (0.968 to 1.070: the layers' own plans
-  // differ from the whole stage's).
+  // stage planned whole, as it runs) and as planned (the stage composed from its layers' costs,
+  // plan/stage_composition.h) the prediction is within 5% of the measured peak on every device of
+  // every cell (0.971 to 1.050 and 0.966 to 1.049 on an AMD EPYC with AVX2).
   for (size_t s = 0; s < plan->stages.size() / static_cast<size_t>(plan->num_chunks); ++s) {
     const plan::PlannedStage& stage = plan->stages[s];
     for (int64_t device : stage.devices) {
@@ -211,8 +216,8 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
                                             device, measured, run.peak_label);
       EXPECT_LE(measured, 1.05 * compiled) << where << "; compiled " << compiled << " B";
       EXPECT_GE(measured, 0.95 * compiled) << where << "; compiled " << compiled << " B";
-      EXPECT_LE(measured, 1.08 * planned) << where << "; planned " << planned << " B";
-      EXPECT_GE(measured, 0.92 * planned) << where << "; planned " << planned << " B";
+      EXPECT_LE(measured, 1.05 * planned) << where << "; planned " << planned << " B";
+      EXPECT_GE(measured, 0.95 * planned) << where << "; planned " << planned << " B";
     }
   }
 }
@@ -237,6 +242,25 @@ std::vector<Cell> Matrix() {
       cells.push_back({model, "local:4", ScheduleKind::kInterleaved1F1B, m, two_by_two, 2,
                        fmt::format("{}_interleaved_m{}_2x2", model, m)});
     }
+    // Uneven sub-meshes: one device, then three (a batch of 8 rows does not split three ways,
+    // so the three hold the batch whole and shard the rest), and the other way round.
+    const std::vector<StageLayout> one_and_three = {one, {3, {3}, false}};
+    for (ScheduleKind schedule : {ScheduleKind::kGPipe, ScheduleKind::k1F1B}) {
+      for (int64_t m : {1, 2, 4}) {
+        cells.push_back(
+            {model, "local:4", schedule, m, one_and_three, 1,
+             fmt::format("{}_{}_m{}_1and3", model, pipeline::ScheduleKindName(schedule), m)});
+      }
+    }
+    cells.push_back({model,
+                     "local:4",
+                     ScheduleKind::k1F1B,
+                     2,
+                     {{3, {3}, false}, one},
+                     1,
+                     fmt::format("{}_1f1b_m2_3and1", model)});
+    cells.push_back({model, "local:4", ScheduleKind::kInterleaved1F1B, 2, one_and_three, 2,
+                     fmt::format("{}_interleaved_m2_1and3", model)});
     // Rematerialised: each stage's backward recomputes its layers from their inputs.
     cells.push_back({model, "local:4", ScheduleKind::k1F1B, 2, two_by_two, 1,
                      fmt::format("{}_1f1b_m2_2x2_remat", model), true});
@@ -286,15 +310,9 @@ Result<CellPlan> PlanCell(const Cell& cell, const Model& model) {
   const models::Model& zoo = model.zoo.model;
   CellPlan planned;
   ALPA_ASSIGN_OR_RETURN(planned.cluster, cluster::ParseClusterArgument(cell.cluster));
-  ALPA_ASSIGN_OR_RETURN(
-      planned.table,
-      plan::ComputeLayerCosts(
-          *zoo.loss, zoo.weights, model.training, planned.cluster,
-          plan::EnumerateMeshConfigs(
-              planned.cluster,
-              cluster::EnumerateSubmeshes(planned.cluster, cluster::SubmeshSpace::kAll), model.rows,
-              plan::LogicalSpace::kAll),
-          model.rows, {}));
+  ALPA_ASSIGN_OR_RETURN(planned.table, plan::ComputeLayerCosts(
+                                           *zoo.loss, zoo.weights, model.training, planned.cluster,
+                                           ConfigsOf(planned.cluster, model.rows), model.rows, {}));
   ALPA_ASSIGN_OR_RETURN(planned.plan, plan::EvaluateStages(planned.table, planned.cluster,
                                                            StagesOf(cell, planned.table),
                                                            cell.schedule, cell.micro_batches));

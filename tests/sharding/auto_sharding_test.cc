@@ -1,12 +1,14 @@
 // End-to-end auto-sharding of the zoo's training steps on a preset cluster with the default cost
 // model: the plans that must come out qualitatively (data parallelism when the activations dwarf
 // the weights, Megatron's pattern when the weights dwarf them), and the planner's guarantees
-// (determinism, threads, memoised edge prices, an impossible memory budget). The closed-form
-// oracles of Alpa's tests, under Alpa's conditions, are in alpa_oracles_test.cc.
+// (determinism, threads, memoised edge prices, an impossible memory budget, the pending sum of a
+// value that leaves the program whole priced). The closed-form oracles of Alpa's tests, under
+// Alpa's conditions, are in alpa_oracles_test.cc.
 #include "sharding/auto_sharding.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,7 +17,10 @@
 #include "cluster/presets.h"
 #include "cost/compute_cost.h"
 #include "cost/liveness.h"
+#include "hlo/parser.h"
 #include "sharding/build_cost_graph.h"
+#include "sharding/follow_util.h"
+#include "sharding/resharding.h"
 #include "sharding/strategy_dispatch.h"
 #include "tests/sharding/train_step_plans.h"
 
@@ -268,6 +273,66 @@ TEST(AutoShardingTest, BadNextValuesAndBatchAxesAreErrors) {
   options.force_batch_axis = 1;
   EXPECT_NE(message(options).find("forced to mesh axis 1, but the mesh [4] has axes 0 to 0"),
             std::string::npos);
+}
+
+// A value that leaves the program whole (a pipeline stage's sent value): a strategy that leaves
+// it a pending sum pays that sum's all-reduce, in the problem and in the estimate.
+TEST(AutoShardingTest, AWholeValueLeftAPendingSumPaysItsAllReduce) {
+  // Contracting x @ w over 4096 split leaves a pending sum; splitting the rows of x does not, at
+  // the same compute.
+  Result<std::unique_ptr<ir::Module>> module = hlo::ParseHloModule(R"(HloModule sent
+ENTRY sent {
+  x = f32[8,4096] parameter(0)
+  w = f32[4096,8] parameter(1)
+  ROOT y = f32[8,8] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})",
+                                                                   "sent.hlo");
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  const ir::Computation& entry = *(*module)->entry();
+  Result<cluster::ClusterSpec> cluster = cluster::ParseClusterArgument("p3.16xlarge:1x4");
+  ASSERT_TRUE(cluster.ok());
+  const cluster::LogicalMesh mesh = testing::WholeMesh(*cluster, {4});
+  auto plan = [&](const AutoShardingOptions& options) {
+    Result<ShardingSolution> solution = AutoShard(entry, *cluster, mesh, options);
+    EXPECT_TRUE(solution.ok()) << solution.status().message();
+    return std::move(solution).value();
+  };
+  auto output_of_y = [&](const ShardingSolution& solution) {
+    return solution.Chosen(solution.graph.NodeOf(*entry.root())).output[0];
+  };
+  AutoShardingOptions whole;
+  whole.whole_values = {"y"};
+  const ShardingSpec chosen = output_of_y(plan(whole));
+  EXPECT_TRUE(chosen.partial_axes.empty()) << ToString(chosen);
+
+  // Pinned to the split contraction, the sum is priced on y's node as the resharding of its
+  // pending sum into the whole value.
+  const ShardingSolution free = plan({});
+  const StrategyNode& node =
+      free.graph.nodes[static_cast<size_t>(free.graph.NodeOf(*entry.root()))];
+  const auto partial = std::ranges::find_if(node.set.strategies, [](const Strategy& strategy) {
+    return !strategy.output[0].partial_axes.empty();
+  });
+  ASSERT_NE(partial, node.set.strategies.end());
+  AutoShardingOptions pinned;
+  pinned.pinned_strategies = {{"y", partial->name}};
+  const ShardingSolution left = plan(pinned);
+  pinned.whole_values = {"y"};
+  const ShardingSolution summed = plan(pinned);
+  Result<ReshardCostModel> reshard = ReshardCostModel::Create(*cluster, mesh);
+  ASSERT_TRUE(reshard.ok());
+  const ShardingSpec& produced = partial->output[0];
+  EXPECT_DOUBLE_EQ(summed.estimate.step_seconds() - left.estimate.step_seconds(),
+                   reshard->ReshardSeconds(produced, WithoutPartial(produced), {8, 8}, 4));
+  EXPECT_EQ(Count(summed.estimate, cost::CollectiveKind::kAllReduce),
+            Count(left.estimate, cost::CollectiveKind::kAllReduce) + 1);
+
+  whole.whole_values = {"nope"};
+  Result<ShardingSolution> unknown = AutoShard(entry, *cluster, mesh, whole);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("whole values: 'nope' is not an instruction"),
+            std::string::npos)
+      << unknown.status().message();
 }
 
 }  // namespace

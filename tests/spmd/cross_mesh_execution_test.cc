@@ -2,7 +2,7 @@
 // (runtime/pipeline_executor.h): every pair of layouts of an f32[8,8,4] value, pending sums
 // included, between meshes of shapes (1,2), (2,1), (2,2) and (1,4) on disjoint devices arrives
 // whole, sent directly or on Alpa's local all-gather route, and what crossed between devices is
-// what the plan counted.
+// what the plan counted; three replicas of an 8-row tile take the route in uneven chunks.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -199,6 +199,29 @@ TEST(CrossMeshPlanTest, ReplicasOfTheReceiverAllGatherInsideTheirMesh) {
   EXPECT_EQ(routed->pieces[1].target_start, (std::vector<int64_t>{4, 0, 0}));
   ASSERT_EQ(routed->gather_pieces.size(), 2u);
   EXPECT_EQ(routed->gather_pieces[0], (TilePiece{0, 1, {0, 0, 0}, {0, 0, 0}, {4, 8, 4}}));
+}
+
+// Three replicas of a tile of 8 rows (an uneven stage of 3 devices): the route still sends it
+// across once, in chunks of 3, 3 and 2 rows, and every replica ends with the whole value.
+TEST(CrossMeshPlanTest, ReplicasThatDoNotDivideTheTileTakeChunksOneRowApart) {
+  MeshPlacement from{{1, 2}, sharding::ShardingSpec::SplitDim(3, 1, {1}), {0, 1}};
+  MeshPlacement to{{1, 3}, sharding::ShardingSpec::Replicated(3), {2, 3, 4}};
+  Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(kValue, from, to);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->bytes_between_meshes, kValue.ByteSize());
+  std::vector<int64_t> rows;
+  for (const TilePiece& piece : plan->pieces) {
+    if (piece.source == 0) rows.push_back(piece.sizes[0]);  // the half from the first sender
+  }
+  EXPECT_EQ(rows, (std::vector<int64_t>{3, 3, 2}));
+  runtime::DeviceThreads threads(5);
+  int64_t sent = 0;
+  const ir::Literal value = Counting();
+  const std::vector<ir::Literal> tiles =
+      Move(*plan, from, to, SplitLiteral(value, from.spec, from.mesh_shape).value(), threads, sent);
+  ASSERT_EQ(tiles.size(), 3u);
+  for (const ir::Literal& tile : tiles) EXPECT_EQ(tile, value);
+  EXPECT_EQ(sent, plan->bytes_between_devices);
 }
 
 // Where the receivers already hold the value (the same devices), sending moves nothing, and the

@@ -246,10 +246,15 @@ TEST_F(AlpaCliTest, PipeshardBadInput) {
     {"layers": [0], "submesh": [1, 4], "logical_mesh": [4, 1]}]})");
   ExpectBadInput(Pipeshard({"--manual-stages", short_file}), "layers 1..1 are missing");
   const std::string mesh = Write("mesh.json", R"({"layers": 1, "stages": [
-    {"layers": [0], "submesh": [1, 3], "logical_mesh": [3, 1]}]})");
+    {"layers": [0], "submesh": [2, 2], "logical_mesh": [4, 1]}]})");
   ExpectBadInput(Pipeshard({"--manual-stages", mesh}),
-                 "stages[0]: the sub-mesh [1,3] as logical mesh [3,1] is not among the "
+                 "stages[0]: the sub-mesh [2,2] as logical mesh [4,1] is not among the "
                  "configurations planned");
+  // 3 devices of a host are a sub-mesh (uneven stages), but not the whole cluster.
+  const std::string three = Write("three.json", R"({"layers": 1, "stages": [
+    {"layers": [0], "submesh": [1, 3], "logical_mesh": [3, 1]}]})");
+  ExpectBadInput(Pipeshard({"--manual-stages", three}),
+                 "the stages' sub-meshes have 3 devices in all, the cluster 4");
   const std::string bad = Write("bad.json", R"({"layers": 1, "stages": [{"layers": [0]}]})");
   ExpectBadInput(Pipeshard({"--manual-stages", bad}), "missing \"submesh\"");
   ExpectBadInput(Pipeshard({"--mesh", "2x2"}), "--mesh 2x2");

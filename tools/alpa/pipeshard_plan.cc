@@ -33,16 +33,18 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// --manual-stages FILE (Alpa's format) or --validate FILE (a saved plan): the file's stages
-// evaluated on `table`.
-Result<plan::PipeshardPlan> EvaluateFileStages(const std::string& path, bool saved_plan,
+// The stages of a --manual-stages file (Alpa's format), or of a saved plan's (--validate).
+Result<plan::ManualStages> ReadFileStages(const std::string& path, bool saved_plan) {
+  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return saved_plan ? plan::ParseSavedPlanStages(text, path) : plan::ParseManualStages(text, path);
+}
+
+// `manual`, read from `path`, evaluated on `table`.
+Result<plan::PipeshardPlan> EvaluateFileStages(const plan::ManualStages& manual,
+                                               const std::string& path, bool saved_plan,
                                                const plan::LayerCostTable& table,
                                                const cluster::ClusterSpec& cluster,
                                                const plan::PipeshardOptions& options) {
-  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  ALPA_ASSIGN_OR_RETURN(plan::ManualStages manual, saved_plan
-                                                       ? plan::ParseSavedPlanStages(text, path)
-                                                       : plan::ParseManualStages(text, path));
   if (saved_plan && manual.num_layers != table.num_layers) {
     return InvalidArgument(
         "{}: the plan cuts a model of {} layers into stages, this model has {}; plan it again",
@@ -165,6 +167,13 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
       if (done == total) fmt::print(stderr, "\n");
     }
   };
+  const std::string& stages_path =
+      options.validate_path.empty() ? options.manual_stages_path : options.validate_path;
+  const bool saved_plan = !options.validate_path.empty();
+  // Read before the costs: the sub-meshes the stages name are costed with the space's.
+  if (!stages_path.empty()) {
+    ALPA_ASSIGN_OR_RETURN(search.manual, ReadFileStages(stages_path, saved_plan));
+  }
   ALPA_ASSIGN_OR_RETURN(plan::LayerCostTable table,
                         plan::PipelineLayerCosts(*model.loss, model.weights, zoo.training, cluster,
                                                  search));
@@ -178,14 +187,12 @@ Result<PlannedAtCount> PlanAtCount(const PlanOptions& options, const ZooFlags& f
     planner_options.imbalance_tolerance = options.imbalance_tolerance;
   }
   std::vector<plan::UniformGridPoint> grid;
-  const std::string& stages_path =
-      options.validate_path.empty() ? options.manual_stages_path : options.validate_path;
   ALPA_ASSIGN_OR_RETURN(
       plan::PipeshardPlan plan,
       options.method == "uniform" ? PlanUniform(options, table, cluster, planner_options, grid)
-      : stages_path.empty()       ? plan::PlanStages(table, cluster, micro_batches, search)
-                            : EvaluateFileStages(stages_path, !options.validate_path.empty(), table,
-                                                 cluster, planner_options));
+      : !search.manual            ? plan::PlanStages(table, cluster, micro_batches, search)
+                       : EvaluateFileStages(*search.manual, stages_path, saved_plan, table, cluster,
+                                            planner_options));
   return PlannedAtCount{std::move(zoo),  std::move(table), std::move(plan),
                         std::move(grid), layer_costs_s,    SecondsSince(dp_start)};
 }
