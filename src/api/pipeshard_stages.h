@@ -56,8 +56,8 @@ struct StageProgram {
   // update's all-reduce sums it).
   std::vector<int64_t> weight_gradient;
   std::vector<sharding::ShardingSpec> gradient_specs;
-  // Of one micro-batch's forward and backward and the update: the plan's (its estimate counts
-  // the sums of the values that leave the stage with a pending sum).
+  // What its programs run for one micro-batch's forward and backward and the update; its
+  // plan's estimate counts the same, the sums of the values leaving with a pending sum included.
   spmd::CollectiveStats collectives;
 };
 
