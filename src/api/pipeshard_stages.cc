@@ -139,13 +139,13 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
       partition.result_specs,
       spmd::NextValueResultSpecs(entry, stage.solution, sharding_options.next_values));
   const std::vector<sharding::ShardingSpec> produced = spmd::ResultSpecs(entry, stage.solution);
-  // The values that leave the stage, summed where the plan leaves them a pending sum (its
-  // estimate prices the all-reduce: plan::StageStep::whole_values).
-  std::vector<int64_t> whole = stage.roles.input_gradient_leaves;
-  whole.insert(whole.end(), stage.roles.sent_leaves.begin(), stage.roles.sent_leaves.end());
-  if (stage.loss.has_loss) whole.push_back(0);
-  for (int64_t l : whole) {
-    partition.result_specs[l] = sharding::WithoutPartial(produced[static_cast<size_t>(l)]);
+  // The values that leave the stage are those its plan priced as whole (plan::StageStep::
+  // whole_values): a pending sum is summed before they leave.
+  const ir::Instruction* root = entry.root();
+  for (int64_t l = 0; l < root->operand_count(); ++l) {
+    if (std::ranges::find(step.whole_values, root->operand(l)->name()) != step.whole_values.end()) {
+      partition.result_specs[l] = sharding::WithoutPartial(produced[static_cast<size_t>(l)]);
+    }
   }
   ALPA_ASSIGN_OR_RETURN(stage.program, spmd::PartitionComputation(entry, stage.solution,
                                                                   stage.mesh_shape, partition));

@@ -29,7 +29,8 @@ std::vector<cluster::Submesh> SubmeshesToCost(const cluster::ClusterSpec& cluste
   if (!options.manual) return submeshes;
   for (const ManualStage& stage : options.manual->stages) {
     const std::vector<int64_t>& shape = stage.submesh;
-    if (std::any_of(shape.begin(), shape.end() - 1, [](int64_t dim) { return dim != 1; })) {
+    if (shape.empty() ||
+        std::any_of(shape.begin(), shape.end() - 1, [](int64_t dim) { return dim != 1; })) {
       continue;  // whole hosts: the space's, or not a sub-mesh FindConfig will resolve
     }
     for (cluster::Submesh& submesh : cluster::SubHostSubmeshes(cluster, shape.back())) {
