@@ -16,7 +16,13 @@ import alpa_cpp
 import models
 
 STEPS = 10
-RELATIVE = 1e-4  # of the loss, and of each parameter array's largest magnitude
+RELATIVE = 1e-4  # of the loss
+# Of each parameter array's largest magnitude after the ten Adam steps. Our matmuls (oneDNN) and
+# JAX's sum in different orders, and Adam's m / sqrt(v) scales a weight's rounding up where its
+# gradient is small: on an AMD EPYC with AVX-512 oneDNN's AVX-512 kernels left the scanned GPT's
+# first Dense kernel 1.13e-4 of its largest apart from JAX's under ShardParallel (its AVX2
+# kernels, ONEDNN_MAX_CPU_ISA=AVX2, 1e-4 or less), so the bound is twice the losses'.
+PARAMETER_RELATIVE = 2e-4
 LEARNING_RATE = models.LEARNING_RATE
 
 # Attention's key bias has no gradient: softmax is invariant to a constant added to a row of
@@ -61,7 +67,8 @@ def assert_same_training(start, want_state, want_losses, got_state, got_losses):
             assert np.max(np.abs(want - first)) <= bound and np.max(np.abs(got - first)) <= bound
             continue
         worst = float(np.max(np.abs(got - want)))
-        assert worst <= RELATIVE * float(np.max(np.abs(want))), f"{name}: |diff| {worst:.3g}"
+        assert worst <= PARAMETER_RELATIVE * float(np.max(np.abs(want))), (
+            f"{name}: |diff| {worst:.3g}")
 
 
 @pytest.mark.parametrize("method", METHODS, ids=lambda m: type(m).__name__)

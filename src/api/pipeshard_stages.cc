@@ -10,6 +10,7 @@
 
 #include "ir/value_tag.h"
 #include "sharding/follow_util.h"
+#include "sharding/strategy_util.h"
 #include "spmd/partitioner.h"
 
 namespace alpa::api {
@@ -65,8 +66,8 @@ Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
     const ir::Instruction* gradient = by_name.Find(name);
     const int64_t node = gradient == nullptr ? -1 : stage.solution.graph.NodeOf(*gradient);
     if (node < 0) return Internal("the stage's gradient %{} has no layout", name);
-    ALPA_ASSIGN_OR_RETURN(sharding::LeafSpecs specs,
-                          spmd::LayoutBeforeCollectives(*gradient, stage.solution.Chosen(node)));
+    ALPA_ASSIGN_OR_RETURN(sharding::LeafSpecs specs, sharding::LayoutBeforeCollectives(
+                                                         *gradient, stage.solution.Chosen(node)));
     stage.gradient_specs.push_back(specs.at(0));
   }
   std::vector<const ir::Instruction*> next_values;
@@ -80,6 +81,29 @@ Status FindGradients(const ir::Computation& entry, StageProgram& stage) {
     stage.weight_gradient.push_back(it == names.end() ? -1 : it - names.begin());
   }
   return Status::Ok();
+}
+
+// Pins the step's received activations and its sent values' cotangents to the layouts the plan
+// priced its handovers with (plan::PlannedStage::edge_layouts), so that the transfers between the
+// stages move what the plan charged for them (a pin the options already hold is kept). The rest
+// of the stage is planned again as one module around those edges.
+void PinStageEdges(const pipeline::StageLoss& loss, const plan::StageStep& step,
+                   const plan::PlannedStage& planned, sharding::AutoShardingOptions& options) {
+  const std::vector<ir::Instruction*> parameters = step.step->entry()->parameters();
+  auto pin = [&](int64_t loss_parameter, const sharding::ShardingSpec& spec) {
+    const ir::Instruction& parameter =
+        *parameters[static_cast<size_t>(step.step_parameter[static_cast<size_t>(loss_parameter)])];
+    options.pinned_outputs.emplace(parameter.name(), sharding::LeafSpecs{spec});
+  };
+  for (int64_t a : loss.activations) {
+    const auto it = planned.edge_layouts.received.find(loss.received[static_cast<size_t>(a)]);
+    if (it != planned.edge_layouts.received.end()) pin(a, it->second);
+  }
+  for (size_t i = 0; i < loss.cotangents.size(); ++i) {
+    const std::string& sent = loss.sent[static_cast<size_t>(loss.cotangent_of[i])];
+    const auto it = planned.edge_layouts.cotangents.find(sent);
+    if (it != planned.edge_layouts.cotangents.end()) pin(loss.cotangents[i], it->second);
+  }
 }
 
 Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector<int64_t>& weights,
@@ -102,6 +126,7 @@ Result<StageProgram> BuildStageProgram(const ir::Module& loss, const std::vector
   sharding::AutoShardingOptions sharding_options = options.auto_sharding;
   sharding_options.memory_budget_bytes = std::numeric_limits<int64_t>::max() / 4;
   sharding_options = plan::StageShardingOptions(step, config, sharding_options);
+  PinStageEdges(stage.loss, step, planned, sharding_options);
   ALPA_ASSIGN_OR_RETURN(cluster::LogicalMesh mesh, plan::LogicalMeshOf(cluster, config));
   const ir::Computation& entry = *step.step->entry();
   ALPA_ASSIGN_OR_RETURN(stage.solution,

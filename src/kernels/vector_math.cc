@@ -81,10 +81,14 @@ void WithExactTail(const float* x, float* out, int64_t n, const PacketFn& fn,
   }
 }
 
-// exp(max(v, ln(FLT_MIN))): Eigen's exp where it never computes a denormal (slowly).
+// exp(max(v, ln(FLT_MIN))): Eigen's exp where it never computes a denormal (slowly). Its
+// generic exp, which its SSE and AVX builds' pexp call: Eigen 3.4's AVX-512 pexp is an older
+// one, clamped at 88.376 (so logistic(-88.41) came out 4.1e-39, not 3.7e-39) and 2 ulps less
+// exact, which made the AVX-512 build disagree with the others (found on an AMD EPYC with
+// AVX-512).
 Packet ClampedExp(const Packet& v) {
   using namespace Eigen::internal;
-  return pexp(pmax(v, pset1<Packet>(kExpNormalFrom)));
+  return pexp_float(pmax(v, pset1<Packet>(kExpNormalFrom)));
 }
 
 void Unary(UnaryFn fn, const float* x, float* out, int64_t n) {

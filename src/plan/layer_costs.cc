@@ -19,6 +19,7 @@
 #include "plan/stage_composition.h"
 #include "sharding/hlo_sharding.h"
 #include "sharding/parallel_methods.h"
+#include "sharding/strategy_util.h"
 
 namespace alpa::plan {
 namespace {
@@ -98,16 +99,16 @@ int64_t BufferBytes(const cost::MemoryModel& memory, const ir::Instruction& inst
 // weight_update_s): of the instructions its next value and next optimizer state are computed
 // from, the update's work and the communication of its gradient; its master copy, its state and
 // its gradient (the gradient-tagged value nearest its update).
-void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution& solution,
-                        const cost::MemoryModel& memory,
-                        const std::set<const ir::Instruction*>& gradient_only, LayerCost& cost) {
+Status AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution& solution,
+                          const cost::MemoryModel& memory,
+                          const std::set<const ir::Instruction*>& gradient_only, LayerCost& cost) {
   const ir::Computation& entry = *layer.step->entry();
   const std::vector<ir::Instruction*> parameters = entry.parameters();
   const int64_t weights =
       std::count(layer.roles.begin(), layer.roles.end(), cost::ParameterRole::kWeight);
   const int64_t states =
       std::count(layer.roles.begin(), layer.roles.end(), cost::ParameterRole::kOptimizerState);
-  if (weights == 0 || states % weights != 0) return;
+  if (weights == 0 || states % weights != 0) return Status::Ok();
   const int64_t states_per_weight = states / weights;
   // Parameters: W..., state..., t; results: (loss, W'..., state'..., t + 1, ...).
   std::vector<const ir::Instruction*> next_weights;
@@ -124,9 +125,16 @@ void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution
       static_bytes += BufferBytes(memory, *parameters[static_cast<size_t>(state)]);
     }
     int64_t& gradient_bytes = cost.weight_gradient_bytes.emplace_back(0);
+    sharding::ShardingSpec& gradient_spec = cost.weight_gradient_specs.emplace_back(
+        sharding::ShardingSpec::Replicated(parameters[static_cast<size_t>(i)]->shape().rank()));
     if (const ir::Instruction* gradient = gradients[static_cast<size_t>(i)]) {
       gradient_bytes = BufferBytes(memory, *gradient);
       static_bytes += gradient_bytes;
+      if (const int64_t node = solution.graph.NodeOf(*gradient); node >= 0) {
+        ALPA_ASSIGN_OR_RETURN(sharding::LeafSpecs specs,
+                              sharding::LayoutBeforeCollectives(*gradient, solution.Chosen(node)));
+        gradient_spec = specs.at(0);
+      }
     }
     double& update_s = cost.weight_update_s.emplace_back(0);
     std::set<const ir::Instruction*> seen;
@@ -144,6 +152,7 @@ void AttributeToWeights(const StageStep& layer, const sharding::ShardingSolution
       if (update || gradient_only.count(x)) update_s += node_cost.communication_seconds;
     }
   }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -172,7 +181,7 @@ Result<LayerCost> CostOfStagePlan(const pipeline::StageLoss& stage, const StageS
     (gradient ? cost.update_s : work) += node.communication_seconds;
   }
   cost.update_s += estimate.carried_seconds;
-  AttributeToWeights(layer, solution, memory, gradient_only, cost);
+  ALPA_RETURN_IF_ERROR(AttributeToWeights(layer, solution, memory, gradient_only, cost));
   cost.static_bytes = memory.StaticBytes();
   const std::vector<ir::Instruction*> parameters = entry.parameters();
   auto parameters_of = [&](const std::vector<int64_t>& numbers) {
@@ -383,14 +392,13 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   std::map<std::string, int64_t> distinct_of_text;
   std::vector<int64_t> distinct_of_layer;
   std::vector<pipeline::StageLoss> distinct;
-  std::vector<std::vector<ir::Shape>> received_shapes;  // per layer, of its received activations
   for (int64_t k = 0; k < layers.num_layers; ++k) {
     ALPA_ASSIGN_OR_RETURN(pipeline::StageLoss stage,
                           pipeline::SliceStageLoss(loss, weights, layers, k, k));
     table.output_bytes.push_back(stage.output_bytes);
     table.sent_values.push_back(stage.sent);
     std::vector<std::string>& received = table.received_values.emplace_back();
-    std::vector<ir::Shape>& shapes = received_shapes.emplace_back();
+    std::vector<ir::Shape>& shapes = table.received_shapes.emplace_back();
     for (int64_t a : stage.activations) {
       received.push_back(stage.received[static_cast<size_t>(a)]);
       shapes.push_back(stage.module->entry()->parameters()[static_cast<size_t>(a)]->shape());
@@ -406,7 +414,9 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
   }
   table.distinct_layers = static_cast<int64_t>(distinct.size());
   for (int64_t w : weights) {
-    table.weight_bytes[w] = loss.entry()->parameters()[static_cast<size_t>(w)]->shape().ByteSize();
+    const ir::Shape& shape = loss.entry()->parameters()[static_cast<size_t>(w)]->shape();
+    table.weight_bytes[w] = shape.ByteSize();
+    table.weight_shapes.emplace(w, shape);
   }
 
   std::vector<cluster::LogicalMesh> meshes;
@@ -454,9 +464,8 @@ Result<LayerCostTable> ComputeLayerCosts(const ir::Module& loss,
     table.flops.push_back(distinct_flops[d]);
   }
   for (size_t c = 0; c < num_configs; ++c) {
-    ALPA_ASSIGN_OR_RETURN(
-        std::vector<LayerBoundary> boundaries,
-        PriceLayerBoundaries(table, static_cast<int64_t>(c), received_shapes, cluster, meshes[c]));
+    ALPA_ASSIGN_OR_RETURN(std::vector<LayerBoundary> boundaries,
+                          PriceLayerBoundaries(table, static_cast<int64_t>(c), cluster, meshes[c]));
     table.boundaries.push_back(std::move(boundaries));
   }
   return table;

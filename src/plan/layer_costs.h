@@ -137,6 +137,10 @@ struct LayerCost {
   // Per weight: its gradient's bytes (of weight_static_bytes), which a pipeline sums over the
   // micro-batches (stage_composition.h).
   std::vector<int64_t> weight_gradient_bytes;
+  // Per weight: the layout its gradient is summed in over the micro-batches, before the update
+  // synchronises it (partial over the axes of that all-reduce; sharding::LayoutBeforeCollectives),
+  // which a pipeline hands to the other stages reading the weight; replicated without a gradient.
+  std::vector<sharding::ShardingSpec> weight_gradient_specs;
   // The layouts at the layer's boundaries, by position: of each value it sends on
   // (StageLoss::sent) and of the cotangent it receives for it; of each activation it receives
   // (StageLoss::activations) and of the gradient it returns for it.
@@ -180,10 +184,12 @@ struct LayerCostTable {
   std::vector<int64_t> output_bytes;          // per layer: the activations it sends on
   std::vector<std::vector<int64_t>> weights;  // per layer: the loss's parameter numbers it reads
   std::map<int64_t, int64_t> weight_bytes;    // by the loss's parameter number: a weight's bytes
+  std::map<int64_t, ir::Shape> weight_shapes;  // and its shape
   // Per layer, the values crossing its boundaries by their names in the model's loss: those it
   // sends on (StageLoss::sent) and the activations it receives (StageLoss::activations).
   std::vector<std::vector<std::string>> sent_values;
   std::vector<std::vector<std::string>> received_values;
+  std::vector<std::vector<ir::Shape>> received_shapes;  // of those activations, in their order
   // Per configuration: every pair of layers one sends values to, priced.
   std::vector<std::vector<LayerBoundary>> boundaries;
   int64_t distinct_layers = 0;

@@ -228,6 +228,7 @@ nlohmann::ordered_json PipeshardPlanJson(const PipeshardReport& report, const La
             {"alpa_formula_s", plan.alpa_formula_s},
             {"bubble_fraction", plan.bubble_fraction},
             {"transfer_bytes_per_step", plan.transfer_bytes_per_step},
+            {"gather_bytes_per_step", plan.gather_bytes_per_step},
             {"tflops", report.step_flops / plan.step_time_s / report.devices / 1e12}}},
           {"stages", stages},
           {"warnings", report.warnings},
@@ -264,6 +265,12 @@ std::string PipeshardPlanText(const PipeshardReport& report, const LayerCostTabl
         "  transfers     {} per step between sub-meshes (activations and their gradients, tied "
         "weights' gradients)\n",
         FormatBytes(plan.transfer_bytes_per_step));
+  }
+  if (plan.gather_bytes_per_step > 0) {
+    text += fmt::format(
+        "  gathers       {} per step inside the receiving sub-meshes (their replicas' local "
+        "all-gathers)\n",
+        FormatBytes(plan.gather_bytes_per_step));
   }
   if (report.memory_budget_bytes) {
     text += fmt::format("  memory        {} per device (--memory-budget), every stage within it\n",

@@ -14,6 +14,7 @@
 #include "pipeline/stage_memory.h"
 #include "pipeline/submesh_slicing.h"
 #include "plan/stage_composition.h"
+#include "plan/stage_handover.h"
 #include "support/units.h"
 
 namespace alpa::plan {
@@ -63,30 +64,13 @@ int64_t MaxSuccessors(const StageFigures& stage, int64_t memory_bytes) {
   return std::min(kUnlimitedSuccessors, free_bytes / stage.activation_bytes - 1);
 }
 
-// Seconds to move `bytes` from one stage's devices to the next's (header).
-double TransferSeconds(const cluster::ClusterSpec& cluster, const std::vector<int64_t>& from,
-                       const std::vector<int64_t>& to, int64_t bytes) {
-  const std::vector<int64_t> host_of = cluster::HostOfDevices(cluster);
-  std::set<int64_t> from_hosts, to_hosts;
-  for (int64_t d : from) from_hosts.insert(host_of[static_cast<size_t>(d)]);
-  for (int64_t d : to) to_hosts.insert(host_of[static_cast<size_t>(d)]);
-  if (from_hosts.size() == 1 && from_hosts == to_hosts) {
-    const cluster::Link& link = cluster.hosts[static_cast<size_t>(*from_hosts.begin())].intra_host;
-    const double senders = static_cast<double>(std::min(from.size(), to.size()));
-    return link.latency + static_cast<double>(bytes) / (link.bandwidth * senders);
-  }
-  const double hosts = static_cast<double>(std::min(from_hosts.size(), to_hosts.size()));
-  return cluster.inter_host.latency +
-         static_cast<double>(bytes) / (cluster.inter_host.bandwidth * hosts);
-}
-
 // The gradient sums of the weights several stages read (header): each holder's update waits for
 // every other holder's.
-void AddSharedWeightExchanges(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
-                              const std::vector<StageChoice>& stages,
-                              const std::vector<std::vector<int64_t>>& devices,
-                              PipeshardPlan& plan) {
-  for (const auto& [weight, bytes] : table.weight_bytes) {
+Status AddSharedWeightExchanges(const LayerCostTable& table, const cluster::ClusterSpec& cluster,
+                                const std::vector<StageChoice>& stages,
+                                const std::vector<std::vector<int64_t>>& devices,
+                                PipeshardPlan& plan) {
+  for (const auto& [weight, _] : table.weight_bytes) {
     std::vector<size_t> holders;
     for (size_t j = 0; j < stages.size(); ++j) {
       for (int64_t layer = stages[j].first_layer; layer <= stages[j].last_layer; ++layer) {
@@ -101,11 +85,16 @@ void AddSharedWeightExchanges(const LayerCostTable& table, const cluster::Cluste
     for (size_t j : holders) {
       for (size_t h : holders) {
         if (devices[h] == devices[j]) continue;
-        plan.stages[j].update_s += TransferSeconds(cluster, devices[h], devices[j], bytes);
-        plan.transfer_bytes_per_step += bytes;
+        ALPA_ASSIGN_OR_RETURN(GradientExchange exchange,
+                              PriceGradientExchange(table, cluster, weight, stages[h], devices[h],
+                                                    stages[j], devices[j]));
+        plan.stages[j].update_s += exchange.seconds;
+        plan.transfer_bytes_per_step += exchange.between_meshes_bytes;
+        plan.gather_bytes_per_step += exchange.within_receiver_bytes;
       }
     }
   }
+  return Status::Ok();
 }
 
 Status CheckCoverage(const LayerCostTable& table, const std::vector<StageChoice>& stages) {
@@ -299,7 +288,8 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
                        .update_temporary_bytes = figures.update_temporary_bytes(),
                        .memory_bytes = DeviceOf(types, config).memory_bytes,
                        .device_type = DeviceOf(types, config).name,
-                       .collectives = figures.collectives};
+                       .collectives = figures.collectives,
+                       .edge_layouts = EdgeLayoutsOf(table, choice)};
     pipeline::StageSpec& simulated = spec.stages.emplace_back();
     simulated.forward_s = figures.forward_s;
     simulated.backward_s = figures.backward_s;
@@ -308,19 +298,20 @@ Result<PipeshardPlan> EvaluateStages(const LayerCostTable& table,
     memory.push_back(StageMemoryOf(figures));
     stage_times.push_back(figures.forward_s + figures.backward_s);
     if (j > 0) {
-      const int64_t bytes = devices[j - 1] == devices[j]
-                                ? 0
-                                : table.output_bytes[static_cast<size_t>(stages[j - 1].last_layer)];
-      const double transfer =
-          bytes == 0 ? 0.0 : TransferSeconds(cluster, devices[j - 1], devices[j], bytes);
-      spec.forward_transfer_s.push_back(transfer);
-      spec.backward_transfer_s.push_back(transfer);
-      plan.transfer_bytes_per_step += 2 * num_micro_batches * bytes;
+      StageHandover handover;  // none between stages on the same devices
+      if (devices[j - 1] != devices[j]) {
+        ALPA_ASSIGN_OR_RETURN(handover, PriceStageHandover(table, cluster, stages[j - 1],
+                                                           devices[j - 1], stages[j], devices[j]));
+      }
+      spec.forward_transfer_s.push_back(handover.forward_s);
+      spec.backward_transfer_s.push_back(handover.backward_s);
+      plan.transfer_bytes_per_step += num_micro_batches * handover.between_meshes_bytes;
+      plan.gather_bytes_per_step += num_micro_batches * handover.within_receiver_bytes;
     }
     plan.stages.push_back(std::move(stage));
   }
   plan.forward_transfer_s = spec.forward_transfer_s;
-  AddSharedWeightExchanges(table, cluster, stages, devices, plan);
+  ALPA_RETURN_IF_ERROR(AddSharedWeightExchanges(table, cluster, stages, devices, plan));
   ALPA_ASSIGN_OR_RETURN(pipeline::SimulationResult simulation, pipeline::SimulatePipeline(spec));
   ALPA_ASSIGN_OR_RETURN(
       pipeline::PipelineMemory peak,

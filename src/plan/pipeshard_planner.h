@@ -17,20 +17,26 @@
 //      and the exact per-device memory of that schedule (pipeline/stage_memory.h); the fastest
 //      one that fits wins (ties: fewer stages, then the DP's order).
 //
-// A transfer between consecutive stages moves the boundary activations (per micro-batch) over
-// the slowest link between the two sub-meshes, every device of the smaller one sending its share:
+// A transfer between consecutive stages moves the boundary activations forward and their
+// gradients back, per micro-batch, as the runtime moves them (stage_handover.h): over the slowest
+// link between the two sub-meshes, every device of the smaller one sending its share,
 //   transfer = latency + bytes / (bandwidth x devices of the smaller sub-mesh)
-// with the inter-host bandwidth shared by the devices of a host; none between stages on the
-// same devices. Alpa's DP has no transfer term. The bytes are the boundary activations once:
-// the runtime sends each distinct tile of the receiver across once (spmd/cross_mesh.h, Alpa's
-// local all-gather), which for a value that is not a pending sum is the value's bytes. A weight
-// that several stages read (a tied embedding) is updated on each with the sum of all of their
-// gradients: each holder receives every other holder's gradient sum before its update,
-//   update_j += sum over other holders h on other devices of transfer(h -> j, weight bytes)
+// with the inter-host bandwidth shared by the devices of a host, then the receivers' local
+// all-gather inside their mesh where the receiving layout replicates the value; none between
+// stages on the same devices. Alpa's DP has no transfer term. A weight that several stages read
+// (a tied embedding) is updated on each with the sum of all of their gradients: each holder
+// receives every other holder's gradient sum before its update, by the same route,
+//   update_j += sum over other holders h on other devices of exchange(h -> j)
 // so that transfer_bytes_per_step, what the plan moves between sub-meshes in a step, is
-//   2 x M x (sum over boundaries between different devices of the activation bytes)
+//   M x (sum over boundaries between different devices of the handover's bytes between meshes:
+//        each activation and its gradient once, or once per replica where its tile has no
+//        dimension to cut into chunks)
 //   + sum over shared weights, over ordered pairs of its holders on different devices, of its
-//     bytes
+//     gradient sum's bytes (once per term of a pending sum)
+// and gather_bytes_per_step, what the receivers' all-gathers move inside their meshes, the same
+// sums of (k - 1) x the bytes of each value received on k replicas. Both equal what the
+// pipeline runtime moves, its stage programs' edges pinned to the layouts priced here
+// (PlannedStage::edge_layouts).
 #ifndef ALPA_PLAN_PIPESHARD_PLANNER_H_
 #define ALPA_PLAN_PIPESHARD_PLANNER_H_
 
@@ -57,6 +63,15 @@ struct StageChoice {
   friend bool operator==(const StageChoice&, const StageChoice&) = default;
 };
 
+// The layouts a plan priced at a stage's edges (stage_handover.h), by the model's value names: of
+// each value the stage receives from an earlier stage, as its first reader takes it, and of the
+// cotangent of each value it sends to a later one, as its sender takes it. The runtime pins its
+// stage program's edges to them, so that it moves what the plan priced.
+struct StageEdgeLayouts {
+  std::map<std::string, sharding::ShardingSpec> received;
+  std::map<std::string, sharding::ShardingSpec> cotangents;
+};
+
 struct PlannedStage {
   StageChoice choice;
   std::vector<int64_t> devices;  // global ids, row-major over the sub-mesh shape
@@ -80,6 +95,7 @@ struct PlannedStage {
   int64_t memory_bytes = 0;                             // of one device of its sub-mesh
   std::string device_type;                              // the name of its devices' type
   std::map<cost::CollectiveKind, int64_t> collectives;  // per micro-batch step of the stage
+  StageEdgeLayouts edge_layouts;
 };
 
 // Stages to evaluate, as PipeshardPlan::stages lays them out.
@@ -114,6 +130,7 @@ struct PipeshardPlan {
   double bubble_fraction = 0;
   std::vector<double> forward_transfer_s;  // per stage boundary
   int64_t transfer_bytes_per_step = 0;     // between sub-meshes (header)
+  int64_t gather_bytes_per_step = 0;       // inside the receiving sub-meshes (header)
   int64_t candidates_evaluated = 0;        // stage lists x schedules simulated
   std::vector<EvaluatedCandidate> evaluated;  // every stage list, in the order tried
   pipeline::SimulationResult simulation;  // of the pipeline (its timeline, for reports)

@@ -120,10 +120,9 @@ StageFigures ComposeStage(const LayerCostTable& table, int64_t first, int64_t la
   return stage.figures();
 }
 
-Result<std::vector<LayerBoundary>> PriceLayerBoundaries(
-    const LayerCostTable& table, int64_t config,
-    const std::vector<std::vector<ir::Shape>>& received_shapes, const cluster::ClusterSpec& cluster,
-    const cluster::LogicalMesh& mesh) {
+Result<std::vector<LayerBoundary>> PriceLayerBoundaries(const LayerCostTable& table, int64_t config,
+                                                        const cluster::ClusterSpec& cluster,
+                                                        const cluster::LogicalMesh& mesh) {
   ALPA_ASSIGN_OR_RETURN(sharding::ReshardCostModel model,
                         sharding::ReshardCostModel::Create(cluster, mesh));
   // Which layer sends each value, and its position among the values that layer sends.
@@ -144,7 +143,7 @@ Result<std::vector<LayerBoundary>> PriceLayerBoundaries(
       const size_t i = it->second.second;
       const LayerCost& giver = table.at(from, config);
       if (!receiver.fits || !giver.fits) continue;
-      const ir::Shape& shape = received_shapes[static_cast<size_t>(to)][a];
+      const ir::Shape& shape = table.received_shapes[static_cast<size_t>(to)][a];
       const int64_t element_bytes = ir::DTypeByteSize(shape.dtype());
       auto boundary = std::find_if(boundaries.begin(), boundaries.end(),
                                    [&](const auto& b) { return b.from == from && b.to == to; });

@@ -122,13 +122,11 @@ class StageComposer {
 };
 
 // The boundaries of `table`'s layers on configuration `config` (its layers' costs already in the
-// table), priced on its logical `mesh`; `received_shapes` holds each layer's received
-// activations' shapes, in LayerCostTable::received_values order. A layer without a plan on the
-// configuration has no boundaries there (no stage holding it fits).
-Result<std::vector<LayerBoundary>> PriceLayerBoundaries(
-    const LayerCostTable& table, int64_t config,
-    const std::vector<std::vector<ir::Shape>>& received_shapes, const cluster::ClusterSpec& cluster,
-    const cluster::LogicalMesh& mesh);
+// table), priced on its logical `mesh`. A layer without a plan on the configuration has no
+// boundaries there (no stage holding it fits).
+Result<std::vector<LayerBoundary>> PriceLayerBoundaries(const LayerCostTable& table, int64_t config,
+                                                        const cluster::ClusterSpec& cluster,
+                                                        const cluster::LogicalMesh& mesh);
 
 // Layers first..last of `loss` (its layers those of its markers) sliced into one stage loss
 // whose train step is auto-sharded on `config` as one module, as the runtime plans a stage.

@@ -239,4 +239,46 @@ std::string AxesString(const std::vector<int64_t>& axes) {
   return AxisGroupsString(singles);
 }
 
+Result<LeafSpecs> LayoutBeforeCollectives(const ir::Instruction& instruction,
+                                          const Strategy& strategy,
+                                          std::vector<int64_t>* scatter_dims) {
+  LeafSpecs specs = strategy.output;
+  if (scatter_dims != nullptr) scatter_dims->assign(strategy.collectives.size(), -1);
+  if (strategy.collectives.empty()) return specs;
+  if (specs.size() != 1) {
+    return Unimplemented("{}: collectives of a strategy with a tuple-shaped result ('{}')",
+                         "%" + instruction.name(), strategy.name);
+  }
+  ShardingSpec& spec = specs[0];
+  for (size_t c = strategy.collectives.size(); c-- > 0;) {
+    const StrategyCollective& collective = strategy.collectives[c];
+    if (collective.kind == cost::CollectiveKind::kReduceScatter) {
+      bool found = false;
+      for (int64_t d = 0; d < spec.rank() && !found; ++d) {
+        std::vector<int64_t>& axes = spec.dim_axes[static_cast<size_t>(d)];
+        if (axes.size() < collective.axes.size()) continue;
+        std::vector<int64_t> tail(axes.end() - static_cast<std::ptrdiff_t>(collective.axes.size()),
+                                  axes.end());
+        std::sort(tail.begin(), tail.end());
+        if (tail != collective.axes) continue;
+        axes.resize(axes.size() - collective.axes.size());
+        if (scatter_dims != nullptr) (*scatter_dims)[c] = d;
+        found = true;
+      }
+      if (!found) {
+        return Internal("{}: strategy '{}' reduce-scatters over axes that split no dimension",
+                        "%" + instruction.name(), strategy.name);
+      }
+    } else if (collective.kind != cost::CollectiveKind::kAllReduce) {
+      return Unimplemented("{}: strategy '{}' runs a {}, which the partitioner cannot emit yet",
+                           "%" + instruction.name(), strategy.name,
+                           cost::CollectiveKindName(collective.kind));
+    }
+    spec.partial_axes.insert(spec.partial_axes.end(), collective.axes.begin(),
+                             collective.axes.end());
+    std::sort(spec.partial_axes.begin(), spec.partial_axes.end());
+  }
+  return specs;
+}
+
 }  // namespace alpa::sharding

@@ -98,6 +98,18 @@ std::vector<Strategy> ReduceScatterVariants(const Strategy& summed,
                                             const std::vector<int64_t>& cut,
                                             const StrategyContext& ctx);
 
+// The layout of `instruction`'s local op's result under `strategy`, before the strategy's own
+// collectives: what the partitioned program holds in the instruction's name, and what a pipeline
+// sums a gradient in before its update synchronises it. Undoes them from the last:
+//   all-reduce over A:      A becomes partial again;
+//   reduce-scatter over A:  A leaves the dimension it splits (its minor-most axes) for partial.
+// `scatter_dims`, where given, gets per collective the dimension a reduce-scatter splits (-1
+// otherwise). Errors: collectives on a tuple-shaped result, a reduce-scatter over axes that split
+// no dimension, a collective the partitioner cannot emit.
+Result<LeafSpecs> LayoutBeforeCollectives(const ir::Instruction& instruction,
+                                          const Strategy& strategy,
+                                          std::vector<int64_t>* scatter_dims = nullptr);
+
 // "{0,1}" for axes 0 and 1; the axes of one dimension are written together: "{01,2}".
 std::string AxisGroupsString(const DimAxes& groups);
 // "1" for one axis, "{0,1}" for several (Alpa's "allreduce @ 1").

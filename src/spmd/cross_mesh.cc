@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "sharding/local_all_gather.h"
 #include "spmd/literal_split.h"
 #include "spmd/mesh_groups.h"
 
@@ -118,22 +119,6 @@ class TransferPlanner {
   SourceTiles tiles_;
 };
 
-// The dimension to cut `sizes` into `k` chunks along: the longest that k divides (equal chunks),
-// else the longest of at least k (chunks one apart); -1 if none.
-int64_t ChunkDimension(const std::vector<int64_t>& sizes, int64_t k) {
-  auto longest = [&](auto&& admits) {
-    int64_t best = -1;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      if (admits(sizes[d]) && (best < 0 || sizes[d] > sizes[static_cast<size_t>(best)])) {
-        best = static_cast<int64_t>(d);
-      }
-    }
-    return best;
-  };
-  const int64_t even = longest([k](int64_t n) { return n % k == 0; });
-  return even >= 0 ? even : longest([k](int64_t n) { return n >= k; });
-}
-
 }  // namespace
 
 Result<CrossMeshPlan> PlanCrossMeshTransfer(const ir::Shape& global, const MeshPlacement& from,
@@ -161,7 +146,7 @@ Result<CrossMeshPlan> PlanCrossMeshTransfer(const ir::Shape& global, const MeshP
     for (int64_t target : members)
       direct.push_back(planner.PiecesOf(tile, tile, target, direct_bytes));
     const int64_t k = static_cast<int64_t>(members.size());
-    const int64_t dimension = ChunkDimension(tile.sizes, k);
+    const int64_t dimension = sharding::LocalAllGatherDimension(tile.sizes, k);
     int64_t route_bytes = 0;
     std::vector<std::vector<TilePiece>> route;
     std::vector<Box> chunks;

@@ -15,11 +15,11 @@
 //
 // Alpa's local all-gather. Receivers with the same box are replicas of one receiving tile; sent
 // as above, each of the k replicas gets the whole tile over the link between the meshes. The
-// all-gather route sends the tile across once instead: the tile is cut into k chunks along its
-// longest dimension that k divides (equal chunks), else its longest of at least k rows (the first
-// n mod k chunks one row longer: 3 replicas of 8 rows get 3, 3 and 2), replica c receives chunk c
-// from the senders, then hands it to the other replicas inside the receiving mesh (gather_pieces:
-// copies, so a chunk that is a sum of several transfers into one tile goes on whole). It is taken
+// all-gather route sends the tile across once instead: the tile is cut into k chunks
+// (sharding/local_all_gather.h says along which dimension, and prices the route for the
+// planner), replica c receives chunk c from the senders, then hands it to the other replicas
+// inside the receiving mesh (gather_pieces: copies, so a chunk that is a sum of several
+// transfers into one tile goes on whole). It is taken
 // for a group of replicas where it moves fewer bytes between the meshes than sending each its
 // tile:
 //   direct:  sum over replicas r of the bytes of r's pieces from other devices

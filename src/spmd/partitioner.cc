@@ -9,6 +9,7 @@
 #include "ir/builder.h"
 #include "sharding/build_cost_graph.h"
 #include "sharding/resharding.h"
+#include "sharding/strategy_util.h"
 #include "spmd/handlers.h"
 #include "spmd/literal_split.h"
 #include "spmd/mesh_groups.h"
@@ -38,51 +39,6 @@ Result<ir::Shape> LocalShapeOf(const ir::Shape& shape, const LeafSpecs& specs, s
     elements.push_back(std::move(local));
   }
   return ir::Shape::Tuple(std::move(elements));
-}
-
-// The result layout before the strategy's own collectives, undoing them from the last:
-//   all-reduce over A:      A becomes partial again;
-//   reduce-scatter over A:  A leaves the dimension it splits (its minor-most axes) for partial.
-// `scatter_dims` gets, per collective, the dimension a reduce-scatter splits (-1 otherwise).
-Result<LeafSpecs> BeforeCollectives(const ir::Instruction& instruction, const Strategy& strategy,
-                                    std::vector<int64_t>& scatter_dims) {
-  LeafSpecs specs = strategy.output;
-  scatter_dims.assign(strategy.collectives.size(), -1);
-  if (strategy.collectives.empty()) return specs;
-  if (specs.size() != 1) {
-    return Unimplemented("{}: collectives of a strategy with a tuple-shaped result ('{}')",
-                         Name(instruction), strategy.name);
-  }
-  ShardingSpec& spec = specs[0];
-  for (size_t c = strategy.collectives.size(); c-- > 0;) {
-    const sharding::StrategyCollective& collective = strategy.collectives[c];
-    if (collective.kind == cost::CollectiveKind::kReduceScatter) {
-      bool found = false;
-      for (int64_t d = 0; d < spec.rank() && !found; ++d) {
-        std::vector<int64_t>& axes = spec.dim_axes[static_cast<size_t>(d)];
-        if (axes.size() < collective.axes.size()) continue;
-        std::vector<int64_t> tail(axes.end() - static_cast<std::ptrdiff_t>(collective.axes.size()),
-                                  axes.end());
-        std::sort(tail.begin(), tail.end());
-        if (tail != collective.axes) continue;
-        axes.resize(axes.size() - collective.axes.size());
-        scatter_dims[c] = d;
-        found = true;
-      }
-      if (!found) {
-        return Internal("{}: strategy '{}' reduce-scatters over axes that split no dimension",
-                        Name(instruction), strategy.name);
-      }
-    } else if (collective.kind != cost::CollectiveKind::kAllReduce) {
-      return Unimplemented("{}: strategy '{}' runs a {}, which the partitioner cannot emit yet",
-                           Name(instruction), strategy.name,
-                           cost::CollectiveKindName(collective.kind));
-    }
-    spec.partial_axes.insert(spec.partial_axes.end(), collective.axes.begin(),
-                             collective.axes.end());
-    std::sort(spec.partial_axes.begin(), spec.partial_axes.end());
-  }
-  return specs;
 }
 
 // The strategy's own collectives after the local op. A reduce combines the tiles' partial
@@ -181,7 +137,8 @@ class Partitioner {
       }
     }
     std::vector<int64_t> scatter_dims;
-    ALPA_ASSIGN_OR_RETURN(input.output, BeforeCollectives(instruction, strategy, scatter_dims));
+    ALPA_ASSIGN_OR_RETURN(input.output,
+                          sharding::LayoutBeforeCollectives(instruction, strategy, &scatter_dims));
     size_t next = 0;
     ALPA_ASSIGN_OR_RETURN(input.local_shape, LocalShapeOf(instruction.shape(), input.output, next,
                                                           s_.mesh_shape(), Name(instruction)));
@@ -435,12 +392,6 @@ Result<std::unique_ptr<ir::Module>> PartitionComputation(const ir::Computation& 
       return InvalidArgument("partitioning %{}: mesh axis of size {}", computation.name(), size);
   }
   return Partitioner(computation, solution, mesh_shape, options).Run();
-}
-
-Result<LeafSpecs> LayoutBeforeCollectives(const ir::Instruction& instruction,
-                                          const Strategy& strategy) {
-  std::vector<int64_t> scatter_dims;
-  return BeforeCollectives(instruction, strategy, scatter_dims);
 }
 
 }  // namespace alpa::spmd

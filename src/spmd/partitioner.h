@@ -71,12 +71,6 @@ std::vector<sharding::ShardingSpec> ResultSpecs(const ir::Computation& computati
                                                 const sharding::ShardingSolution& solution,
                                                 const PartitionOptions& options = {});
 
-// The layout of `instruction`'s local op's result under `strategy`, before the strategy's own
-// collectives (an all-reduce's axes are partial there; a reduce-scatter's, partial instead of
-// splitting): what the partitioned program holds in the instruction's name.
-Result<sharding::LeafSpecs> LayoutBeforeCollectives(const ir::Instruction& instruction,
-                                                    const sharding::Strategy& strategy);
-
 }  // namespace alpa::spmd
 
 #endif  // ALPA_SPMD_PARTITIONER_H_

@@ -171,9 +171,11 @@ TEST_P(PipeshardParityTest, ThreeStepsMatchTheReferenceInterpreter) {
     EXPECT_GT(sent, 0);
   }
   // What crossed between the stages' sub-meshes is what the planner priced: each boundary's
-  // activations and their cotangents once per micro-batch (the receivers' replicas all-gather
-  // inside their mesh), and the tied embedding's gradient sums once per step.
+  // activations and their cotangents once per micro-batch, and the tied embedding's gradient
+  // sums once per step; and what the receivers' replicas all-gathered inside their meshes is
+  // what it priced as their gathers.
   EXPECT_EQ(exe->between_meshes_bytes(), plan->transfer_bytes_per_step);
+  EXPECT_EQ(exe->cross_mesh_bytes() - exe->between_meshes_bytes(), plan->gather_bytes_per_step);
   Result<std::vector<ir::Literal>> got = exe->Fetch();
   ASSERT_TRUE(got.ok()) << got.status().message();
   ASSERT_EQ(got->size(), carried.size());

@@ -126,6 +126,64 @@ TEST(PipeshardPlannerTest, ATiedWeightsGradientExchangeIsPriced) {
   EXPECT_GT(tied->step_time_s, untied->step_time_s);
 }
 
+// Taken replicated on the receiving stage's 2 devices, a boundary activation crosses once and
+// the replicas all-gather it inside their mesh (Alpa's local all-gather): the plan counts the
+// gather's bytes apart and its time on the transfer, and likewise for the gradient taken
+// replicated by the sending stage. Split over the 2 devices, the same value crosses once with
+// nothing to gather.
+TEST(PipeshardPlannerTest, AValueReceivedOnReplicasIsGatheredInsideTheReceivingMesh) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  LayerCostTable table = GptTinyCosts(cluster);
+  table.weight_bytes.clear();  // no tied embedding's exchange
+  int64_t config = -1, axis = -1;
+  for (size_t c = 0; c < table.configs.size() && config < 0; ++c) {
+    const std::vector<int64_t>& shape = table.configs[c].logical_shape;
+    const auto two = std::find(shape.begin(), shape.end(), 2);
+    if (table.configs[c].submesh.devices() == 2 && two != shape.end()) {
+      config = static_cast<int64_t>(c);
+      axis = two - shape.begin();
+    }
+  }
+  ASSERT_GE(config, 0);
+  const int64_t cut = table.num_layers / 2;
+  auto costs_at = [&](int64_t layer) -> LayerCost& {
+    return table
+        .costs[static_cast<size_t>(layer) * table.configs.size() + static_cast<size_t>(config)];
+  };
+  const std::vector<ir::Shape>& received = table.received_shapes[static_cast<size_t>(cut)];
+  ASSERT_FALSE(received.empty());
+  auto evaluate = [&](bool replicated) {
+    // Every value crossing the cut in the same layout, split along its first even dimension.
+    auto layout = [&](const ir::Shape& shape) {
+      const int64_t rank = static_cast<int64_t>(shape.dims().size());
+      if (replicated) return sharding::ShardingSpec::Replicated(rank);
+      const auto even = std::find_if(shape.dims().begin(), shape.dims().end(),
+                                     [](int64_t n) { return n % 2 == 0; });
+      return sharding::ShardingSpec::SplitDim(rank, even - shape.dims().begin(), {axis});
+    };
+    LayerCost& receiver = costs_at(cut);
+    for (size_t a = 0; a < received.size(); ++a) receiver.received_specs[a] = layout(received[a]);
+    LayerCost& sender = costs_at(cut - 1);
+    for (size_t i = 0; i < sender.cotangent_specs.size(); ++i) {
+      sender.cotangent_specs[i] = layout(received.front());
+    }
+    return EvaluateStages(table, cluster,
+                          {{0, cut - 1, config}, {cut, table.num_layers - 1, config}},
+                          pipeline::ScheduleKind::k1F1B, 2);
+  };
+  Result<PipeshardPlan> split = evaluate(false);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  Result<PipeshardPlan> gathered = evaluate(true);
+  ASSERT_TRUE(gathered.ok()) << gathered.status().ToString();
+  const int64_t activations = table.output_bytes[static_cast<size_t>(cut - 1)];
+  EXPECT_EQ(split->transfer_bytes_per_step, 2 * 2 * activations);
+  EXPECT_EQ(split->gather_bytes_per_step, 0);
+  EXPECT_EQ(gathered->transfer_bytes_per_step, 2 * 2 * activations);
+  EXPECT_EQ(gathered->gather_bytes_per_step, 2 * 2 * activations);  // (2 - 1) copies each way
+  EXPECT_GT(gathered->forward_transfer_s[0], split->forward_transfer_s[0]);
+  EXPECT_GT(gathered->step_time_s, split->step_time_s);
+}
+
 // The DP ranks plans by Alpa's formula, blind to the transfers between stages; the planner also
 // simulates the extra candidates it is given, so a plan the formula ranks low is still found.
 // gpt-tiny's costs on two hosts of one V100, where both devices together compute 10x slower

@@ -2,7 +2,9 @@
 // (runtime/pipeline_executor.h): every pair of layouts of an f32[8,8,4] value, pending sums
 // included, between meshes of shapes (1,2), (2,1), (2,2) and (1,4) on disjoint devices arrives
 // whole, sent directly or on Alpa's local all-gather route, and what crossed between devices is
-// what the plan counted; three replicas of an 8-row tile take the route in uneven chunks.
+// what the plan counted and what the planner prices (sharding/local_all_gather.h); three
+// replicas of an 8-row tile take the route in uneven chunks.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -10,7 +12,10 @@
 #include <tuple>
 #include <vector>
 
+#include "cluster/mesh.h"
+#include "cluster/presets.h"
 #include "runtime/pipeline_executor.h"
+#include "sharding/local_all_gather.h"
 #include "sharding/sharding_spec.h"
 #include "spmd/cross_mesh.h"
 #include "spmd/literal_split.h"
@@ -109,6 +114,22 @@ std::vector<ir::Literal> Move(const CrossMeshPlan& plan, const MeshPlacement& fr
   return received;
 }
 
+// `plan`, moving a value that is a sum of `terms` terms on its sender into `to`, moves what the
+// planner prices for it.
+void ExpectPriced(const CrossMeshPlan& plan, const ir::Shape& value, const MeshPlacement& to,
+                  int64_t terms, const std::string& what) {
+  const cluster::ClusterSpec cluster =
+      cluster::ParseClusterArgument(fmt::format("local:{}", DeviceCount(to.mesh_shape))).value();
+  const cluster::LogicalMesh mesh =
+      cluster::MakeLogicalMesh(cluster, cluster::WholeClusterMesh(cluster), to.mesh_shape).value();
+  Result<sharding::ReceivedTransfer> priced =
+      sharding::PriceReceivedTransfer(value, to.spec, cluster, mesh, terms);
+  ASSERT_TRUE(priced.ok()) << what << ": " << priced.status().message();
+  EXPECT_EQ(priced->between_meshes_bytes, plan.bytes_between_meshes) << what;
+  EXPECT_EQ(priced->within_receiver_bytes, plan.bytes_within_receiver) << what;
+  EXPECT_EQ(priced->gather_s > 0, plan.bytes_within_receiver > 0) << what;
+}
+
 class CrossMeshTest
     : public ::testing::TestWithParam<std::tuple<std::vector<int64_t>, std::vector<int64_t>>> {};
 
@@ -149,6 +170,7 @@ TEST_P(CrossMeshTest, EveryPairOfLayoutsArrivesWhole) {
         if (all_gather) {
           EXPECT_EQ(plan->bytes_between_meshes, terms * kValue.ByteSize()) << what;
           routed += plan->gather_pieces.empty() ? 0 : 1;
+          ExpectPriced(*plan, kValue, to, terms, what);
         } else {
           EXPECT_TRUE(plan->gather_pieces.empty()) << what;
         }
@@ -222,6 +244,32 @@ TEST(CrossMeshPlanTest, ReplicasThatDoNotDivideTheTileTakeChunksOneRowApart) {
   ASSERT_EQ(tiles.size(), 3u);
   for (const ir::Literal& tile : tiles) EXPECT_EQ(tile, value);
   EXPECT_EQ(sent, plan->bytes_between_devices);
+}
+
+// A tile with no dimension of as many rows as it has replicas cannot be cut into chunks: each
+// replica receives it whole across the meshes, and the planner prices that.
+TEST(CrossMeshPlanTest, ATileWithTooFewRowsForItsReplicasIsSentToEach) {
+  const ir::Shape small = ir::Shape::Array(ir::DType::kF32, {2, 2});
+  MeshPlacement from{{1, 1}, sharding::ShardingSpec::Replicated(2), {0}};
+  MeshPlacement to{{1, 3}, sharding::ShardingSpec::Replicated(2), {1, 2, 3}};
+  EXPECT_EQ(sharding::LocalAllGatherDimension(small.dims(), 3), -1);
+  Result<CrossMeshPlan> plan = PlanCrossMeshTransfer(small, from, to);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->bytes_between_meshes, 3 * small.ByteSize());
+  EXPECT_TRUE(plan->gather_pieces.empty());
+  ExpectPriced(*plan, small, to, 1, "f32[2,2] onto 3 replicas");
+}
+
+// A layout the planner is asked to price that does not fit the value is named, not priced.
+TEST(CrossMeshPlanTest, APricedLayoutThatDoesNotFitIsNamed) {
+  const cluster::ClusterSpec cluster = cluster::ParseClusterArgument("local:2").value();
+  const cluster::LogicalMesh mesh =
+      cluster::MakeLogicalMesh(cluster, cluster::WholeClusterMesh(cluster), {2}).value();
+  Result<sharding::ReceivedTransfer> priced =
+      sharding::PriceReceivedTransfer(kValue, sharding::ShardingSpec::Replicated(2), cluster, mesh);
+  ASSERT_FALSE(priced.ok());
+  EXPECT_NE(priced.status().message().find("dimension"), std::string::npos)
+      << priced.status().message();
 }
 
 // Where the receivers already hold the value (the same devices), sending moves nothing, and the

@@ -40,8 +40,10 @@ TEST_F(CliRunPipeshardTest, APipelinedPlanTrainsAsTheReferenceDoes) {
   EXPECT_EQ(summary["stages"][1]["devices"], nlohmann::json({2, 3}));
   EXPECT_GT(summary["cross_mesh_bytes_per_step"].get<int64_t>(), 0);
   // What crossed between the sub-meshes is what the plan priced: the activations and their
-  // gradients once per micro-batch, the tied embedding's gradient sums once.
+  // gradients once per micro-batch, the tied embedding's gradient sums once; and so is what the
+  // receivers' replicas all-gathered inside their meshes.
   EXPECT_EQ(summary["between_meshes_bytes_per_step"], summary["priced_transfer_bytes_per_step"]);
+  EXPECT_EQ(summary["within_receivers_bytes_per_step"], summary["priced_gather_bytes_per_step"]);
   for (const nlohmann::json& stage : summary["stages"]) {
     EXPECT_GT(stage["measured_peak_memory_bytes"].get<int64_t>(), 0);
   }

@@ -122,9 +122,12 @@ void PrintPlan(const ZooStep& zoo, const ClusterRunOptions& options,
   fmt::print("{}", table.Render(12));
   fmt::print(
       "predicted   {} per step (simulated; Alpa's formula {}), bubble {:.2f}, {} between "
-      "sub-meshes per step\n",
+      "sub-meshes per step{}\n",
       FormatSeconds(plan.step_time_s), FormatSeconds(plan.alpa_formula_s), plan.bubble_fraction,
-      FormatBytes(plan.transfer_bytes_per_step));
+      FormatBytes(plan.transfer_bytes_per_step),
+      plan.gather_bytes_per_step > 0 ? fmt::format(", then {} all-gathered inside receiving meshes",
+                                                   FormatBytes(plan.gather_bytes_per_step))
+                                     : "");
   fmt::print("transfers   {} between sub-meshes per step as compiled{}\n",
              FormatBytes(exe.between_meshes_bytes()),
              exe.cross_mesh_bytes() > exe.between_meshes_bytes()
@@ -195,7 +198,9 @@ nlohmann::ordered_json ToJson(const std::vector<StepRecord>& records,
       {"measured_bubble_fraction", measured.bubble_fraction},
       {"cross_mesh_bytes_per_step", exe.cross_mesh_bytes()},
       {"between_meshes_bytes_per_step", exe.between_meshes_bytes()},
-      {"priced_transfer_bytes_per_step", plan.transfer_bytes_per_step}};
+      {"priced_transfer_bytes_per_step", plan.transfer_bytes_per_step},
+      {"within_receivers_bytes_per_step", exe.cross_mesh_bytes() - exe.between_meshes_bytes()},
+      {"priced_gather_bytes_per_step", plan.gather_bytes_per_step}};
   nlohmann::ordered_json json = {{"steps", std::move(steps)}, {"summary", std::move(summary)}};
   if (check != nullptr) json["check"] = check->Json();
   return json;
