@@ -6,7 +6,6 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
-#include <set>
 
 #include "pipeline/alpa_formula.h"
 #include "pipeline/simulator.h"

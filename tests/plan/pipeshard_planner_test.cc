@@ -126,6 +126,54 @@ TEST(PipeshardPlannerTest, ATiedWeightsGradientExchangeIsPriced) {
   EXPECT_GT(tied->step_time_s, untied->step_time_s);
 }
 
+// A tied weight's gradient sum crosses as its holder sums it: a pending sum over the 2 devices
+// crosses as its 2 terms and the receiver adds them up; a sum held whole on both devices crosses
+// once and the receiver's 2 replicas all-gather it (sharding/local_all_gather.h).
+TEST(PipeshardPlannerTest, ATiedWeightsGradientSumCrossesAsItIsHeld) {
+  const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
+  LayerCostTable table = GptTinyCosts(cluster);
+  int64_t config = -1, axis = -1;
+  for (size_t c = 0; c < table.configs.size() && config < 0; ++c) {
+    const std::vector<int64_t>& shape = table.configs[c].logical_shape;
+    const auto two = std::find(shape.begin(), shape.end(), 2);
+    if (table.configs[c].submesh.devices() == 2 && two != shape.end()) {
+      config = static_cast<int64_t>(c);
+      axis = two - shape.begin();
+    }
+  }
+  ASSERT_GE(config, 0);
+  const int64_t cut = table.num_layers / 2;
+  const std::vector<StageChoice> stages = {{0, cut - 1, config},
+                                           {cut, table.num_layers - 1, config}};
+  auto evaluate = [&](bool pending) {
+    for (int64_t layer = 0; layer < table.num_layers; ++layer) {
+      LayerCost& cost = table.costs[static_cast<size_t>(layer) * table.configs.size() +
+                                    static_cast<size_t>(config)];
+      const std::vector<int64_t>& read = table.weights[static_cast<size_t>(layer)];
+      for (size_t i = 0; i < read.size() && i < cost.weight_gradient_specs.size(); ++i) {
+        const int64_t rank = table.weight_shapes.at(read[i]).rank();
+        cost.weight_gradient_specs[i] = sharding::ShardingSpec::Replicated(rank);
+        if (pending) cost.weight_gradient_specs[i].partial_axes = {axis};
+      }
+    }
+    return EvaluateStages(table, cluster, stages, pipeline::ScheduleKind::k1F1B, 2);
+  };
+  Result<PipeshardPlan> pending = evaluate(true);
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  Result<PipeshardPlan> whole = evaluate(false);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  table.weight_bytes.clear();
+  Result<PipeshardPlan> untied =
+      EvaluateStages(table, cluster, stages, pipeline::ScheduleKind::k1F1B, 2);
+  ASSERT_TRUE(untied.ok()) << untied.status().ToString();
+  // Both holders receive the other's sum: 2 exchanges.
+  const int64_t exchanged = pending->transfer_bytes_per_step - untied->transfer_bytes_per_step;
+  EXPECT_GT(exchanged, 0);
+  EXPECT_EQ(pending->gather_bytes_per_step, untied->gather_bytes_per_step);
+  EXPECT_EQ(whole->transfer_bytes_per_step - untied->transfer_bytes_per_step, exchanged / 2);
+  EXPECT_EQ(whole->gather_bytes_per_step - untied->gather_bytes_per_step, exchanged / 2);
+}
+
 // Taken replicated on the receiving stage's 2 devices, a boundary activation crosses once and
 // the replicas all-gather it inside their mesh (Alpa's local all-gather): the plan counts the
 // gather's bytes apart and its time on the transfer, and likewise for the gradient taken
