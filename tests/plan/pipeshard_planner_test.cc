@@ -23,6 +23,19 @@ using testing::GptTinyCosts;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// The first mesh configuration of 2 devices whose logical mesh has an axis of 2, and that axis;
+// -1 and -1 when there is none.
+std::pair<int64_t, int64_t> ConfigOfTwoDevices(const LayerCostTable& table) {
+  for (size_t c = 0; c < table.configs.size(); ++c) {
+    const std::vector<int64_t>& shape = table.configs[c].logical_shape;
+    const auto two = std::find(shape.begin(), shape.end(), 2);
+    if (table.configs[c].submesh.devices() == 2 && two != shape.end()) {
+      return {static_cast<int64_t>(c), two - shape.begin()};
+    }
+  }
+  return {-1, -1};
+}
+
 TEST(PipeshardPlannerTest, PlansCoverLayersAndDevicesAndBeatEverySingleStage) {
   const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
   const LayerCostTable table = GptTinyCosts(cluster);
@@ -132,15 +145,9 @@ TEST(PipeshardPlannerTest, ATiedWeightsGradientExchangeIsPriced) {
 TEST(PipeshardPlannerTest, ATiedWeightsGradientSumCrossesAsItIsHeld) {
   const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
   LayerCostTable table = GptTinyCosts(cluster);
-  int64_t config = -1, axis = -1;
-  for (size_t c = 0; c < table.configs.size() && config < 0; ++c) {
-    const std::vector<int64_t>& shape = table.configs[c].logical_shape;
-    const auto two = std::find(shape.begin(), shape.end(), 2);
-    if (table.configs[c].submesh.devices() == 2 && two != shape.end()) {
-      config = static_cast<int64_t>(c);
-      axis = two - shape.begin();
-    }
-  }
+  // Plain copies: clang 14 rejects capturing a structured binding in the lambdas below.
+  const std::pair<int64_t, int64_t> found = ConfigOfTwoDevices(table);
+  const int64_t config = found.first, axis = found.second;
   ASSERT_GE(config, 0);
   const int64_t cut = table.num_layers / 2;
   const std::vector<StageChoice> stages = {{0, cut - 1, config},
@@ -183,15 +190,9 @@ TEST(PipeshardPlannerTest, AValueReceivedOnReplicasIsGatheredInsideTheReceivingM
   const cluster::ClusterSpec cluster = Cluster("p3.16xlarge:1x4");
   LayerCostTable table = GptTinyCosts(cluster);
   table.weight_bytes.clear();  // no tied embedding's exchange
-  int64_t config = -1, axis = -1;
-  for (size_t c = 0; c < table.configs.size() && config < 0; ++c) {
-    const std::vector<int64_t>& shape = table.configs[c].logical_shape;
-    const auto two = std::find(shape.begin(), shape.end(), 2);
-    if (table.configs[c].submesh.devices() == 2 && two != shape.end()) {
-      config = static_cast<int64_t>(c);
-      axis = two - shape.begin();
-    }
-  }
+  // Plain copies: clang 14 rejects capturing a structured binding in the lambdas below.
+  const std::pair<int64_t, int64_t> found = ConfigOfTwoDevices(table);
+  const int64_t config = found.first, axis = found.second;
   ASSERT_GE(config, 0);
   const int64_t cut = table.num_layers / 2;
   auto costs_at = [&](int64_t layer) -> LayerCost& {
