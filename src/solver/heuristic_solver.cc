@@ -193,8 +193,11 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
     relaxed.Reset(trws.Run(penalty, kTrwsIterations, out_of_time));
     relaxed.Descend();
     double lagrangian = static_cast<double>(relaxed.cost());
-    double bound = trws.LowerBound(relaxed.penalty()) - relaxed.penalty_excess();
+    // TRW-S's bound is rounded down (Trws::LowerBound); the memory prices' terms below are
+    // summed to nearest, so they carry a margin of an ulp of their operands' size per term.
+    double bound = trws.LowerBound(relaxed.penalty());
     if (problem.has_limit) {
+      bound -= relaxed.penalty_excess();
       const std::vector<int64_t> usage = relaxed.memory().Values();
       double priced = 0;  // sum_t lambda_t * (|base_t| + L): the size of the terms added below
       for (int32_t t = 0; t < num_times; ++t) {
@@ -204,7 +207,8 @@ Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& option
         bound += lambda[t] * (base - limit);
         priced += lambda[t] * (std::abs(base) + limit);
       }
-      bound -= static_cast<double>(num_times + 4) * std::numeric_limits<double>::epsilon() * priced;
+      bound -= std::numeric_limits<double>::epsilon() *
+               (static_cast<double>(num_times + 4) * priced + std::abs(bound));
     }
     lower_bound = std::max(lower_bound, IntegerBound(bound));
     // A feasible solution from it.

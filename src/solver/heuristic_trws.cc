@@ -5,14 +5,14 @@
 #endif
 
 #include <algorithm>
-#include <cmath>
+#include <cfenv>
 #include <limits>
 
 #include "support/cpu_features.h"
 
 namespace alpa::solver {
 
-void TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to) {
+double TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to) {
   std::fill(to, to + kj, std::numeric_limits<double>::infinity());
   for (int32_t s = 0; s < ki; ++s) {
     const double* row = matrix + int64_t{s} * kj;
@@ -20,14 +20,16 @@ void TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, 
   }
   const double least = *std::min_element(to, to + kj);
   for (int32_t t = 0; t < kj; ++t) to[t] -= least;
+  return least;
 }
 
 #if defined(__x86_64__)
 // Adding, taking minima and subtracting are exact IEEE operations, done here in the same order
 // for every element as in TrwsMessage, so the bits are its bits (no NaN enters: h and the
 // matrix are finite).
-__attribute__((target("avx2"))) void TrwsMessageAvx2(const double* h, int32_t ki,
-                                                     const double* matrix, int32_t kj, double* to) {
+__attribute__((target("avx2"))) double TrwsMessageAvx2(const double* h, int32_t ki,
+                                                       const double* matrix, int32_t kj,
+                                                       double* to) {
   const int32_t wide = kj - kj % 4;
   for (int32_t t = 0; t < wide; t += 4) {
     __m256d least = _mm256_set1_pd(std::numeric_limits<double>::infinity());
@@ -45,12 +47,13 @@ __attribute__((target("avx2"))) void TrwsMessageAvx2(const double* h, int32_t ki
   }
   const double least = *std::min_element(to, to + kj);
   for (int32_t t = 0; t < kj; ++t) to[t] -= least;
+  return least;
 }
 #endif
 
 namespace {
 
-using MessageFunction = void (*)(const double*, int32_t, const double*, int32_t, double*);
+using MessageFunction = double (*)(const double*, int32_t, const double*, int32_t, double*);
 #if defined(__x86_64__)
 const MessageFunction kMessage = CpuHasAvx2() ? TrwsMessageAvx2 : TrwsMessage;
 #else
@@ -121,61 +124,77 @@ void Trws::Pass(bool forward) {
   }
 }
 
+namespace {
+
+// Rounds every floating-point operation toward -infinity while alive (this file is compiled with
+// -frounding-math, so the compiler keeps the operations inside the scope and folds nothing).
+class RoundingDownward {
+ public:
+  RoundingDownward() : saved_(std::fegetround()) { std::fesetround(FE_DOWNWARD); }
+  ~RoundingDownward() { std::fesetround(saved_); }
+  RoundingDownward(const RoundingDownward&) = delete;
+  RoundingDownward& operator=(const RoundingDownward&) = delete;
+
+ private:
+  int saved_;
+};
+
+}  // namespace
+
 double Trws::LowerBound(const std::vector<int64_t>& penalty) const {
-  // Beliefs b_v = theta'_v, each shared equally among v's edges (a node without edges keeps its).
-  // `magnitude` sums the largest operand of every term, for the rounding margin at the end.
+  const RoundingDownward rounding;
   const int32_t n = problem_.num_nodes;
-  std::vector<double> share(problem_.unary.size());
-  double bound = 0, magnitude = 0;
-  int64_t terms = 0;
+  // prefix, per entry b of v towards a later neighbour: the least cost of the chain leaving v
+  // along b so far, per strategy of v (laid out as the messages to v).
+  std::vector<double> prefix(messages_.size()), share, arriving, h;
+  std::vector<int64_t> earlier, later;
+  double bound = 0;
   for (int32_t v = 0; v < n; ++v) {
+    const int32_t kv = k(v);
     const int64_t base = problem_.strategy_begin[v];
-    const int64_t degree = problem_.adj_begin[v + 1] - problem_.adj_begin[v];
-    double least = std::numeric_limits<double>::infinity(), largest = 0;
-    for (int32_t s = 0; s < k(v); ++s) {
+    earlier.clear();
+    later.clear();
+    for (int64_t a = problem_.adj_begin[v]; a < problem_.adj_begin[v + 1]; ++a) {
+      (problem_.adj_node[a] < v ? earlier : later).push_back(a);
+    }
+    const size_t chains = std::max<size_t>(1, std::max(earlier.size(), later.size()));
+    share.resize(kv);
+    for (int32_t s = 0; s < kv; ++s) {
       double belief = static_cast<double>(problem_.unary[base + s] + penalty[base + s]);
       for (int64_t a = problem_.adj_begin[v]; a < problem_.adj_begin[v + 1]; ++a) {
         belief += messages_[message_offset_[a] + s];
-        largest = std::max(largest, std::abs(messages_[message_offset_[a] + s]));
       }
-      least = std::min(least, belief);
-      largest = std::max(largest, std::abs(belief));
-      share[base + s] = degree > 0 ? belief / static_cast<double>(degree) : 0.0;
+      share[s] = belief / static_cast<double>(chains);
     }
-    magnitude += largest;
-    if (degree == 0) {
-      bound += least;
-      ++terms;
-    }
-  }
-  // Each edge once, from its lower end v: matrix oriented for v, row t (w's strategy) over s.
-  for (int32_t v = 0; v < n; ++v) {
-    const int32_t kv = k(v);
-    const double* share_v = &share[problem_.strategy_begin[v]];
-    for (int64_t a = problem_.adj_begin[v]; a < problem_.adj_begin[v + 1]; ++a) {
-      const int32_t w = problem_.adj_node[a];
-      if (w < v) continue;
-      const double* share_w = &share[problem_.strategy_begin[w]];
-      const double* to_v = &messages_[message_offset_[a]];
-      const double* to_w = &messages_[message_offset_[problem_.adj_reverse[a]]];
-      const double* matrix = &matrices_[problem_.adj_matrix[a]];
-      double least = std::numeric_limits<double>::infinity();
-      for (int32_t t = 0; t < k(w); ++t) {
-        const double* row = matrix + int64_t{t} * kv;
-        const double column = share_w[t] - to_w[t];
-        for (int32_t s = 0; s < kv; ++s) {
-          least = std::min(least, row[s] - to_v[s] + share_v[s] + column);
-        }
+    const size_t paired = std::min(earlier.size(), later.size());
+    for (size_t e = 0; e < earlier.size(); ++e) {
+      // The chain arriving from j: min over j's strategy t of prefix_j(t) + the reparametrised
+      // edge theta_jv(t, s) - m_{v->j}(t) - m_{j->v}(s), plus v's share.
+      const int64_t a = earlier[e];
+      const int64_t back = problem_.adj_reverse[a];  // j's entry for this edge
+      const int32_t kj = k(problem_.adj_node[a]);
+      h.resize(kj);
+      for (int32_t t = 0; t < kj; ++t) {
+        h[t] = prefix[message_offset_[back] + t] - messages_[message_offset_[back] + t];
       }
-      bound += least;
-      magnitude += std::abs(least);
-      ++terms;
+      arriving.resize(kv);
+      const double least =
+          kMessage(h.data(), kj, &matrices_[problem_.adj_matrix[a]], kv, arriving.data());
+      for (int32_t s = 0; s < kv; ++s) {
+        arriving[s] = arriving[s] + least - messages_[message_offset_[a] + s] + share[s];
+      }
+      if (e < paired) {
+        std::copy(arriving.begin(), arriving.end(), prefix.begin() + message_offset_[later[e]]);
+      } else {
+        bound += *std::min_element(arriving.begin(), arriving.end());
+      }
     }
+    for (size_t e = paired; e < later.size(); ++e) {
+      std::copy(share.begin(), share.end(), prefix.begin() + message_offset_[later[e]]);
+    }
+    if (earlier.empty() && later.empty()) bound += *std::min_element(share.begin(), share.end());
   }
-  // Rounding: every operand enters O(1) sums and the bound is a sum of `terms` minima, so its
-  // error is at most about (terms + 16) units in the last place of the operands' total size.
-  const double unit = std::numeric_limits<double>::epsilon();
-  return bound - static_cast<double>(terms + 16) * unit * magnitude;
+  return bound;
 }
 
 std::vector<int32_t> Trws::Run(const std::vector<int64_t>& penalty, int iterations,

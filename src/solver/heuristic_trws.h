@@ -30,9 +30,9 @@ namespace alpa::solver {
 // In plain C++, and on x86-64 four of j's strategies at a time with AVX2 (only where
 // CpuHasAvx2(), support/cpu_features.h); Trws takes the AVX2 one where it can. Both give the same
 // bits (a test holds them to it).
-void TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
+double TrwsMessage(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
 #if defined(__x86_64__)
-void TrwsMessageAvx2(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
+double TrwsMessageAvx2(const double* h, int32_t ki, const double* matrix, int32_t kj, double* to);
 #endif
 
 class Trws {
@@ -46,14 +46,17 @@ class Trws {
                            const std::function<bool()>& stop);
 
   // A lower bound on min_s sum_v theta_v(s_v) + sum_(v,w) theta_vw(s_v, s_w) from the current
-  // messages. They reparametrise the problem without changing any labelling's value: with the
-  // belief b_v(s) = theta_v(s) + sum_w m_wv(s) shared equally among v's deg(v) edges,
-  //   E(s) = sum_(v,w) [theta_vw(s_v, s_w) - m_wv(s_v) - m_vw(s_w)
-  //                     + b_v(s_v) / deg(v) + b_w(s_w) / deg(w)]
-  //          + sum over nodes without edges of b_v(s_v),
-  // so the sum of every term's own minimum bounds min E (the LP relaxation's dual; the closer the
-  // messages are to TRW-S's fixed point, the tighter). Valid for any messages; lowered by a
-  // margin for floating-point rounding.
+  // messages, over TRW-S's own decomposition into monotonic chains. The messages reparametrise
+  // the problem without changing any labelling's value: with b_v(s) = theta_v(s) + sum_w m_wv(s)
+  // and theta'_vw(s, t) = theta_vw(s, t) - m_wv(s) - m_vw(t), E(s) = sum_v b_v + sum theta'_vw.
+  // At node v the edges to earlier neighbours (chains arriving) are paired in adjacency order with
+  // those to later ones (chains leaving); an unpaired one ends or starts a chain there. Node v
+  // lies on n_v = max(#earlier, #later) chains (one without edges), each taking b_v / n_v, so E
+  // is the sum of the chains' energies and the sum of their minima (a dynamic program along each
+  // chain) bounds min E. It is the decomposition TRW-S's gamma_v = 1 / n_v is made for (Kolmogorov
+  // 2006); on a path ordered along itself it is the optimum. Valid for any messages; every
+  // operation rounds toward -infinity, each monotone in what it computes, so the result is at most
+  // the exact one and needs no margin.
   double LowerBound(const std::vector<int64_t>& penalty) const;
 
  private:
