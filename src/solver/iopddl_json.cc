@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "solver/iopddl_reader.h"
 #include "support/file.h"
 #include "support/json_text.h"
+#include "support/system_memory.h"
+#include "support/units.h"
 
 namespace alpa::solver {
 namespace {
@@ -74,9 +77,23 @@ Result<Request> ParseIopddlJson(std::string_view text, const std::string& source
   return request;
 }
 
+Status CheckMemoryToSolve(const std::string& source, std::string_view text,
+                          std::optional<int64_t> available_bytes) {
+  const int64_t numbers = std::count(text.begin(), text.end(), ',') + 1;
+  const int64_t need = kBytesPerNumber * numbers + kSolverBaseBytes;
+  if (!available_bytes.has_value() || need <= *available_bytes) return Status::Ok();
+  return Status(StatusCode::kResourceExhausted,
+                fmt::format("{}: solving this problem needs about {} of memory ({} numbers of "
+                            "8 bytes, plus the program), and only {} is available; free memory, "
+                            "or solve it on a machine with at least {} more",
+                            source, FormatBytes(need), numbers, FormatBytes(*available_bytes),
+                            FormatBytes(need - *available_bytes)));
+}
+
 Result<Request> LoadIopddlFile(const std::string& path) {
-  ALPA_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  return ParseIopddlJson(text, path);
+  ALPA_ASSIGN_OR_RETURN(const FileBytes bytes, FileBytes::Open(path));
+  ALPA_RETURN_IF_ERROR(CheckMemoryToSolve(path, bytes.view(), AvailableMemoryBytes()));
+  return ParseIopddlJson(bytes.view(), path);
 }
 
 std::string IopddlJson(const Request& request) {

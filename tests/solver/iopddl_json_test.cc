@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "support/system_memory.h"
 #include "tests/solver/test_problems.h"
 
 namespace alpa::solver {
@@ -77,6 +78,29 @@ TEST(IopddlJson, MissingFileNamesThePath) {
   Result<Request> request = LoadIopddlFile("/nonexistent/problem.json");
   ASSERT_FALSE(request.ok());
   EXPECT_THAT(request.status().message(), StartsWith("/nonexistent/problem.json: "));
+}
+
+TEST(IopddlJson, AProblemTooLargeForMemorySaysHowMuchItNeeds) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  // 2^20 numbers: 8 MiB of them, plus the program's 128 MiB.
+  std::string text = "[0";
+  for (int i = 1; i < (1 << 20); ++i) text += ",0";
+  text += "]";
+  EXPECT_TRUE(CheckMemoryToSolve("p.json", text, 136 * kMiB).ok());
+  EXPECT_TRUE(CheckMemoryToSolve("p.json", text, std::nullopt).ok());  // nothing known
+  const Status refused = CheckMemoryToSolve("p.json", text, 100 * kMiB);
+  EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.message(),
+            "p.json: solving this problem needs about 136 MiB of memory (1048576 numbers of 8 "
+            "bytes, plus the program), and only 100 MiB is available; free memory, or solve it on "
+            "a machine with at least 36.0 MiB more");
+}
+
+TEST(IopddlJson, LoadingChecksTheMemoryThisMachineHas) {
+  // Whatever this machine has, the vendored problem fits; the check reads a real figure here.
+  ASSERT_TRUE(AvailableMemoryBytes().has_value()) << "Linux reports MemAvailable";
+  EXPECT_GT(*AvailableMemoryBytes(), 0);
+  EXPECT_TRUE(LoadIopddlFile(std::string(ALPA_TESTDATA_DIR) + "/iopddl/tiny.json").ok());
 }
 
 std::string ErrorOf(const std::string& text) {
