@@ -77,13 +77,15 @@ std::optional<int64_t> CgroupAvailableBytes() {
          {std::string(hierarchy.root) + (*path == "/" ? "" : *path), std::string(hierarchy.root)}) {
       const std::optional<std::string> limit_text =
           ReadSmallFile(directory + "/" + std::string(hierarchy.limit));
-      const std::optional<std::string> usage_text =
-          hierarchy.usage.empty() ? std::optional<std::string>("0")
-                                  : ReadSmallFile(directory + "/" + std::string(hierarchy.usage));
-      if (!limit_text.has_value() || !usage_text.has_value()) continue;
+      if (!limit_text.has_value()) continue;
       const std::optional<int64_t> limit = LeadingInteger(*limit_text);
-      const std::optional<int64_t> usage = LeadingInteger(*usage_text);
-      if (!limit.has_value() || !usage.has_value()) return std::nullopt;
+      if (!limit.has_value()) return std::nullopt;  // "max": no limit
+      if (hierarchy.usage.empty()) return *limit;
+      const std::optional<std::string> usage_text =
+          ReadSmallFile(directory + "/" + std::string(hierarchy.usage));
+      const std::optional<int64_t> usage =
+          usage_text.has_value() ? LeadingInteger(*usage_text) : std::nullopt;
+      if (!usage.has_value()) return std::nullopt;
       return std::max<int64_t>(0, *limit - *usage);
     }
   }

@@ -51,9 +51,9 @@ TEST(TrwsMessage, TheAvx2KernelGivesThePlainKernelsBits) {
 }
 #endif
 
-// The reduced problem's least energy: the reductions are exact, so it is the Request's optimum
-// when no limit applies (a forbidden entry, clamped to `big` there, costs more than any other).
-TotalCost Unlimited(Request& request) {
+// The least energy of `request` with no memory limit: the reductions are exact, so it is also
+// the reduced problem's (a forbidden entry, clamped to `big` there, costs more than any other).
+TotalCost UnlimitedOptimum(Request request) {
   request.usage_limit.reset();
   return *testing::SolveByEnumeration(request).optimum;
 }
@@ -65,7 +65,8 @@ TEST(Trws, TheBoundNeverPassesTheOptimumWhateverTheMessages) {
   int met = 0, problems = 0;
   for (uint64_t seed = 0; seed < 60; ++seed) {
     Request request = testing::RandomRequest(seed, 7, 3, 0.05);
-    const TotalCost optimum = Unlimited(request);
+    request.usage_limit.reset();
+    const TotalCost optimum = UnlimitedOptimum(request);
     const HeuristicProblem problem = BuildHeuristicProblem(request);
     if (problem.infeasible || optimum >= problem.big) continue;
     ++problems;
@@ -110,8 +111,7 @@ TEST(Trws, OnAPathTheBoundIsTheOptimum) {
       request.edges.push_back(edge);
     }
     request.usage_limit = 1000;
-    const TotalCost optimum = Unlimited(request);
-    request.usage_limit = 1000;
+    const TotalCost optimum = UnlimitedOptimum(request);
     const HeuristicProblem problem = BuildHeuristicProblem(request);
     ASSERT_EQ(problem.num_nodes, 6) << "trial " << trial;
     Trws trws(problem);
