@@ -4,7 +4,7 @@
 // "within_1pct_s"} (the last: when the best cost first came within 1% of the final one, load
 // included; -1 without a solution). The time limit covers loading, as the contest's did.
 //
-//   iopddl_bench FILE TIME_LIMIT_S
+//   iopddl_bench FILE TIME_LIMIT_S [THREADS]
 //
 // A driver of its own so that the benchmark needs only the solver layer, not the whole `alpa`
 // tool.
@@ -22,8 +22,8 @@
 
 int main(int argc, char** argv) {
   using namespace alpa::solver;
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: iopddl_bench FILE TIME_LIMIT_S\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: iopddl_bench FILE TIME_LIMIT_S [THREADS]\n");
     return 2;
   }
   const auto load_start = std::chrono::steady_clock::now();
@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   options.kind = SolverKind::kHeuristic;
   // The contest's limit covers loading too.
   options.time_limit_s = std::max(0.01, std::atof(argv[2]) - load_s);
+  options.threads = argc == 4 ? std::atoi(argv[3]) : 1;
   std::vector<Improvement> improvements;
   options.on_improvement = [&](double seconds, TotalCost cost) {
     improvements.push_back({load_s + seconds, cost});

@@ -6,6 +6,7 @@
 #
 #   bench/iopddl/run.sh [BUILD_DIR] [INSTANCES...]    (defaults: build, A B G M S)
 #   LIMIT_S=20 bench/iopddl/run.sh ...                (every instance at 20 s instead)
+#   THREADS=2 bench/iopddl/run.sh ...                 (the heuristic on 2 threads; default 1)
 #
 # Needs the iopddl_bench target (`ninja -C BUILD_DIR iopddl_bench`), which solves through
 # Solve() with --solver heuristic semantics and verifies with the independent checker. The data
@@ -27,7 +28,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for name in "${instances[@]}"; do
   IFS=, read -r _ best _ xla limit < <(grep "^$name," "$data/targets.csv")
   limit="${LIMIT_S:-$limit}"
-  line="$("$bench" "$data/asplos-2025-iopddl-$name.json.gz" "$limit" 2>/dev/null)"
+  line="$("$bench" "$data/asplos-2025-iopddl-$name.json.gz" "$limit" "${THREADS:-1}" 2>/dev/null)"
   cost="$(sed -n 's/.*"cost": \([0-9]*\|null\).*/\1/p' <<<"$line")"
   time_s="$(sed -n 's/.*"time_s": \([0-9.]*\).*/\1/p' <<<"$line")"
   load_s="$(sed -n 's/.*"load_s": \([0-9.]*\).*/\1/p' <<<"$line")"

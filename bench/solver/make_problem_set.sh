@@ -9,6 +9,7 @@
 # MB); regenerate it:
 #
 #   bench/solver/make_problem_set.sh OUT_DIR [ALPA_BINARY]    (PLAN_TIMEOUT_S: per plan, 600)
+#   ONLY='8$|x4$' bench/solver/make_problem_set.sh OUT_DIR    (configurations whose names match)
 #
 # Prints one line per problem (nodes, edges, limit) and names every configuration that did not
 # give a problem, with the planner's reason.
@@ -48,6 +49,7 @@ configurations=(
 
 for configuration in "${configurations[@]}"; do
   read -r name model cluster method mesh <<<"${configuration}"
+  [[ "${name}" =~ ${ONLY:-.} ]] || continue
   problem="${out}/${name}.json"
   status=0
   timeout "${PLAN_TIMEOUT_S:-600}" "${alpa}" plan "${model}" --cluster "${cluster}" \

@@ -6,6 +6,7 @@
 # "optimal" when proven) is the reference.
 #
 #   bench/solver/run.sh PROBLEM_DIR [LIMIT_S=20] [ALPA_BINARY]
+#   THREADS=2 bench/solver/run.sh ...     (the heuristic on 2 threads; CBC runs on one)
 #
 # CBC runs only on problems of at most CBC_MAX_NODES nodes (default 4000): on larger ones its
 # first LP alone outlasts a limit of tens of seconds (bert-base, 4,960 nodes: no answer in 10 s).
@@ -16,9 +17,12 @@ limit="${2:-20}"
 alpa="${3:-build/tools/alpa/alpa}"
 
 solve() {  # solve FILE SOLVER LIMIT -> "status cost bound gap within_1pct_s"
-  # CBC checks its limit only between its own steps: a first LP past twice the limit is cut off
-  # and shown as "error".
-  timeout "$(( 2 * ${3%.*} + 30 ))" "${alpa}" solve "$1" --solver "$2" --time-limit "$3" --json 2>/dev/null |
+  # A safety net: `alpa solve` holds its limit (CBC runs in a child process killed past it); a run
+  # past twice the limit is cut off and shown as "error".
+  local threads=()
+  [ "$2" = heuristic ] && threads=(--threads "${THREADS:-1}")
+  timeout "$(( 2 * ${3%.*} + 30 ))" "${alpa}" solve "$1" --solver "$2" --time-limit "$3" \
+    "${threads[@]}" --json 2>/dev/null |
     python3 -c 'import json,sys
 j = json.load(sys.stdin)
 gap = "-" if j["gap"] is None else "%.2f%%" % (100 * j["gap"])

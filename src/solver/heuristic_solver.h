@@ -1,7 +1,7 @@
 // Our own fast solver for the auto-sharding problem (request.h): Lagrangian relaxation of the
 // memory limit, message passing for the relaxed problem, and greedy repair plus local search for
-// feasible solutions. Deterministic: the same request, options.start, options.effort and
-// options.seed give the same answer (the seed draws the restarts of step 4).
+// feasible solutions. Deterministic: the same request, options.start, options.effort,
+// options.seed and options.threads give the same answer (the seed draws the restarts of step 4).
 //
 // 1. Reduce (heuristic_reduce.h): drop forbidden strategies (arc consistency), fold
 //    single-strategy nodes, contract edges that fix one end's strategy given the other's, fold
@@ -34,11 +34,17 @@
 //    theta back to 1.
 // 5. Stop at options.time_limit_s, after options.effort iterations, when the best cost meets the
 //    bound (proven optimal) or is within options.relative_gap of it, or at a stall when asked to.
+// 6. With options.threads = n > 1, n searches of steps 2-5 (heuristic_lagrangian.h) run on n
+//    threads, each drawing its restarts from its own seed and the others starting from shaken
+//    costs. Every 8 iterations all meet at a barrier and each takes the cheapest solution found
+//    (with its prices, where the next restart scatters) and the highest bound. The exchanges
+//    happen at fixed iteration counts, so a thread count, seed and effort give the same answer
+//    however the threads are scheduled; search 0 is the single-threaded search.
 //
-// One unit of options.effort is one iteration of step 3. The answer is kOptimal when the reduced
-// problem has no choice left or the best cost meets the bound (the cheap one, every node and edge
-// at its least cost, or the Lagrangian one), kFeasible otherwise; kNoSolution if no repair
-// succeeded in time. Its lower_bound is the better of the two bounds.
+// One unit of options.effort is one iteration of step 3 (of each search). The answer is kOptimal
+// when the reduced problem has no choice left or the best cost meets the bound (the cheap one,
+// every node and edge at its least cost, or the Lagrangian one), kFeasible otherwise; kNoSolution
+// if no repair succeeded in time. Its lower_bound is the better of the two bounds.
 #ifndef ALPA_SOLVER_HEURISTIC_SOLVER_H_
 #define ALPA_SOLVER_HEURISTIC_SOLVER_H_
 

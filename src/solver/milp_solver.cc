@@ -4,14 +4,16 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "solver/checker.h"
 #include "solver/milp_model.h"
+#include "support/child_process.h"
 
 namespace alpa::solver {
 namespace {
@@ -20,6 +22,11 @@ using Clock = std::chrono::steady_clock;
 
 // Integers up to 2^53 are exact in a double: below it CBC's proofs hold for the exact costs.
 constexpr TotalCost kExactInDouble = TotalCost{1} << 53;
+
+// How long past its own limit CBC may run before it is killed: it usually stops itself at the
+// limit (and its incumbent is kept) and is killed only when a step that does not read the clock
+// (its first LP, the start's evaluation) outlasts the limit.
+constexpr double kCbcGraceSeconds = 0.5;
 
 double SecondsSince(Clock::time_point begin) {
   return std::chrono::duration<double>(Clock::now() - begin).count();
@@ -80,12 +87,45 @@ std::optional<Answer> Verified(const Request& request, const std::vector<int64_t
   return answer;
 }
 
+// What CBC ended with, as plain data that can cross a process boundary.
+struct CbcOutcome {
+  bool proven_infeasible = false;
+  bool proven_optimal = false;
+  double best_possible = -std::numeric_limits<double>::infinity();  // CBC's bound
+  std::vector<double> values;  // the best solution's column values; empty without one
+};
+
+// A CbcOutcome as bytes: the two flags, the bound and the values, in this machine's layout (the
+// bytes never leave the machine).
+std::string Serialize(const CbcOutcome& outcome) {
+  std::string bytes(2 + sizeof(double) * (1 + outcome.values.size()), '\0');
+  bytes[0] = outcome.proven_infeasible;
+  bytes[1] = outcome.proven_optimal;
+  std::memcpy(bytes.data() + 2, &outcome.best_possible, sizeof(double));
+  std::memcpy(bytes.data() + 2 + sizeof(double), outcome.values.data(),
+              sizeof(double) * outcome.values.size());
+  return bytes;
+}
+
+std::optional<CbcOutcome> Deserialize(const std::string& bytes, size_t num_columns) {
+  const size_t with_values = 2 + sizeof(double) * (1 + num_columns);
+  if (bytes.size() != with_values && bytes.size() != 2 + sizeof(double)) return std::nullopt;
+  CbcOutcome outcome;
+  outcome.proven_infeasible = bytes[0] != 0;
+  outcome.proven_optimal = bytes[1] != 0;
+  std::memcpy(&outcome.best_possible, bytes.data() + 2, sizeof(double));
+  if (bytes.size() == with_values) {
+    outcome.values.resize(num_columns);
+    std::memcpy(outcome.values.data(), bytes.data() + 2 + sizeof(double),
+                sizeof(double) * num_columns);
+  }
+  return outcome;
+}
+
 // Runs CBC on the model until `seconds` have passed (or it is within options.relative_gap), from
-// `start` (column values, may be empty) of cost `start_cost`. Fills `answer` with CBC's best
-// verified solution (when it has one), its bound and whether it proved optimality or infeasibility.
-void RunCbc(const Request& request, const MilpModel& model, const std::vector<double>& start,
-            std::optional<TotalCost> start_cost, const SolveOptions& options, double seconds,
-            Answer& answer) {
+// `start` (column values, may be empty).
+CbcOutcome RunCbc(const MilpModel& model, const std::vector<double>& start,
+                  const SolveOptions& options, double seconds) {
   CbcModelPtr cbc = LoadIntoCbc(model);
   Cbc_setLogLevel(cbc.get(), options.milp_log ? 1 : 0);
   if (options.relative_gap > 0) Cbc_setAllowableFractionGap(cbc.get(), options.relative_gap);
@@ -101,27 +141,54 @@ void RunCbc(const Request& request, const MilpModel& model, const std::vector<do
     Cbc_setMIPStartI(cbc.get(), static_cast<int>(start.size()), columns.data(), start.data());
   }
   Cbc_solve(cbc.get());
-  if (Cbc_isProvenInfeasible(cbc.get())) {
+  CbcOutcome outcome;
+  outcome.proven_infeasible = Cbc_isProvenInfeasible(cbc.get());
+  if (outcome.proven_infeasible) return outcome;
+  outcome.proven_optimal = Cbc_isProvenOptimal(cbc.get());
+  outcome.best_possible = Cbc_getBestPossibleObjValue(cbc.get());
+  if (const double* values = Cbc_bestSolution(cbc.get()); values != nullptr) {
+    outcome.values.assign(values, values + model.columns.size());
+  }
+  return outcome;
+}
+
+// RunCbc in a child process killed kCbcGraceSeconds after `seconds` (CBC reads its clock only
+// between its own steps: its first LP can outlast any limit); in this process when no child can
+// be started. nullopt when CBC did not end in time (or died).
+std::optional<CbcOutcome> RunCbcWithinLimit(const MilpModel& model,
+                                            const std::vector<double>& start,
+                                            const SolveOptions& options, double seconds) {
+  Result<ChildOutcome> child =
+      RunInChildProcess([&] { return Serialize(RunCbc(model, start, options, seconds)); },
+                        seconds + kCbcGraceSeconds);
+  if (!child.ok()) return RunCbc(model, start, options, seconds);
+  if (child->ending != ChildOutcome::Ending::kFinished) return std::nullopt;
+  return Deserialize(child->output, model.columns.size());
+}
+
+// Fills `answer` from CBC's outcome: its best verified solution (when it has one), its bound and
+// whether it proved optimality or infeasibility. `start_cost` is the cost of CBC's start, if any.
+void ReadOutcome(const Request& request, const MilpModel& model, const CbcOutcome& outcome,
+                 std::optional<TotalCost> start_cost, Answer& answer) {
+  if (outcome.proven_infeasible) {
     // From a start, CBC searches below its cost (the cutoff) only: "infeasible" then proves the
     // start optimal, while the objective is exact in a double.
-    if (start.empty()) {
+    if (!start_cost.has_value()) {
       answer.status = SolveStatus::kInfeasible;
     } else if (*start_cost < kExactInDouble) {
       answer.lower_bound = *start_cost;
     }
     return;
   }
-  answer.lower_bound = IntegralBound(Cbc_getBestPossibleObjValue(cbc.get()), model.offset);
-  const double* values = Cbc_bestSolution(cbc.get());
-  if (values == nullptr) return;
-  std::optional<Answer> found = Verified(
-      request, ChoiceFromValues(model, std::span<const double>(values, model.columns.size())));
+  answer.lower_bound = IntegralBound(outcome.best_possible, model.offset);
+  if (outcome.values.empty()) return;
+  std::optional<Answer> found = Verified(request, ChoiceFromValues(model, outcome.values));
   if (!found.has_value()) return;
   answer.status = found->status;
   answer.choice = std::move(found->choice);
   answer.cost = found->cost;
   // Optimality in doubles is optimality of the integers while the objective is exact in a double.
-  if (Cbc_isProvenOptimal(cbc.get()) && answer.cost < kExactInDouble) {
+  if (outcome.proven_optimal && answer.cost < kExactInDouble) {
     answer.status = SolveStatus::kOptimal;
     answer.lower_bound = answer.cost;
   }
@@ -154,8 +221,11 @@ Result<Answer> SolveMilp(const Request& request, const SolveOptions& options) {
   } else if (const double left = options.time_limit_s - SecondsSince(begin); left > 0) {
     const std::vector<double> values =
         start.has_value() ? ModelValues(model, start->choice) : std::vector<double>();
-    RunCbc(request, model, values, start.has_value() ? std::optional(start->cost) : std::nullopt,
-           options, left, answer);
+    const std::optional<CbcOutcome> outcome = RunCbcWithinLimit(model, values, options, left);
+    if (outcome.has_value()) {
+      ReadOutcome(request, model, *outcome,
+                  start.has_value() ? std::optional(start->cost) : std::nullopt, answer);
+    }
   }
   answer.solver = "cbc";
   answer.seconds = SecondsSince(begin);

@@ -4,12 +4,14 @@
 // CBC runs single-threaded with its log off (SolveOptions::milp_log turns it on, on stdout), from
 // options.start when that is a feasible choice (Cbc_setMIPStartI; CBC's preprocessing is then
 // off, see milp_solver.cc), for at most options.time_limit_s of wall time in all (presolve and
-// model building included). CBC checks its clock only after its first LP: on the contest's
-// instances A, M and S (2-3 million columns) that LP alone runs for many minutes whatever the
-// limit, which is why kAuto never gives them to CBC. At the limit it returns its incumbent as
-// kFeasible with its bound as the lower bound; kOptimal when it closed the gap (or, from a start,
-// found nothing below the start's cost); kInfeasible when the presolve or CBC proved that no choice
-// is feasible.
+// model building included). CBC reads its clock only between its own steps: on the contest's
+// instances A, M and S (2-3 million columns) its first LP alone runs for many minutes, and on B
+// (91k columns) the LP and the start's evaluation take 3.4 s whatever the limit. So CBC runs in a
+// child process (support/child_process.h) that is killed half a second past the limit; what it
+// had found is then lost and the answer is the start (or kNoSolution). At the limit CBC returns
+// its incumbent as kFeasible with its bound as the lower bound; kOptimal when it closed the gap
+// (or, from a start, found nothing below the start's cost); kInfeasible when the presolve or CBC
+// proved that no choice is feasible.
 //
 // CBC works in doubles: objective terms of 1e18 and sums past 2^53 are rounded. So the answer's
 // cost is recomputed exactly by the checker, optimality is claimed only below 2^53, and a choice

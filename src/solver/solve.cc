@@ -26,6 +26,9 @@ double SecondsSince(Clock::time_point begin) {
 // CBC gets the rest to improve the solution and prove a bound.
 constexpr double kAutoHeuristicShare = 0.3;
 
+// More threads than any machine we plan for has cores; a larger count is a typo.
+constexpr int kMaxThreads = 1024;
+
 // The checker's verdict on a solver's answer: the cost recomputed exactly, and a choice that is
 // forbidden or over the memory limit dropped (the answer then has no solution). A malformed choice
 // is a bug of that solver.
@@ -121,6 +124,9 @@ Result<Answer> Solve(const Request& request, const SolveOptions& options) {
   if (!(options.time_limit_s > 0) || !std::isfinite(options.time_limit_s)) {
     return InvalidArgument("time limit {} s: must be a positive number of seconds",
                            options.time_limit_s);
+  }
+  if (options.threads < 1 || options.threads > kMaxThreads) {
+    return InvalidArgument("{} threads: must be 1 to {}", options.threads, kMaxThreads);
   }
   if (!options.start.empty()) {
     Status start = EvaluateChoice(request, options.start).status();

@@ -44,6 +44,9 @@ struct SolveOptions {
   // goes on, so that it uses the whole budget; with this set it stops instead (the planner, and
   // kAuto's heuristic share when CBC follows).
   bool stop_when_stalled = false;
+  // The heuristic's threads, one search each (heuristic_solver.h, step 6); the answer depends on
+  // the count, not on the scheduling. CBC runs on one thread.
+  int threads = 1;
   // Stop once the best solution is proven within this fraction of the optimum (WithinGap,
   // request.h; CBC's allowable fraction gap). 0: only a proof of optimality stops a search early.
   double relative_gap = 0;

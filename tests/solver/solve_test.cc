@@ -43,6 +43,10 @@ TEST(Solve, RejectsInvalidInput) {
   options.start = {0, 0, 0, 7};
   EXPECT_THAT(Solve(request, options).status().message(),
               HasSubstr("the start: node 3: strategy 7 does not exist"));
+  options.start.clear();
+  options.threads = 0;
+  EXPECT_THAT(Solve(request, options).status().message(),
+              HasSubstr("0 threads: must be 1 to 1024"));
 }
 
 TEST(Solve, NeverReturnsAForbiddenOrOverMemoryChoice) {

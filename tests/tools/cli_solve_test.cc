@@ -65,6 +65,19 @@ TEST_F(AlpaCliTest, SolveWithTheHeuristicAlone) {
   }
 }
 
+TEST_F(AlpaCliTest, SolveOnThreadsGivesTheSameAnswerEachTime) {
+  std::vector<std::string> solutions;
+  for (const char* name : {"first.json", "second.json"}) {
+    const std::string solution = (dir_ / name).string();
+    RunResult r = RunAlpa({"solve", Tiny(), "--json", "--solver", "heuristic", "--effort", "100",
+                           "--seed", "3", "--threads", "3", "-o", solution});
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    EXPECT_EQ(ParseJson(r)["threads"], 3);
+    solutions.push_back(ReadFile(solution));
+  }
+  EXPECT_EQ(solutions[0], solutions[1]);
+}
+
 TEST_F(AlpaCliTest, SolveGzipInputAndSolutionFile) {
   const std::string gz = (dir_ / "tiny.json.gz").string();
   WriteGzipFile(gz, ReadFile(Tiny()));
@@ -124,6 +137,7 @@ TEST_F(AlpaCliTest, SolveBadInput) {
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--time-limit", "soon"}), "--time-limit");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--seed", "-1"}), "--seed");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--effort", "-5"}), "--effort");
+  ExpectBadInput(RunAlpa({"solve", Tiny(), "--threads", "0"}), "--threads");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "--relative-gap", "2"}), "--relative-gap");
   ExpectBadInput(RunAlpa({"solve", Tiny(), "-o", (dir_ / "no" / "dir" / "s.json").string()}), "-o");
   ExpectBadInput(RunAlpa({"solve"}), "PROBLEM");

@@ -117,7 +117,8 @@ std::string TextReport(const Report& r) {
   out += fmt::format("problem      {}: {} nodes ({} strategies), {} edges\n",
                      r.request.name.empty() ? r.options.problem : r.request.name,
                      r.request.nodes.size(), TotalStrategies(r.request), r.request.edges.size());
-  out += fmt::format("solver       {}{}\n", r.options.solver,
+  out += fmt::format("solver       {}{}{}\n", r.options.solver,
+                     r.options.threads > 1 ? fmt::format(", {} threads", r.options.threads) : "",
                      solved ? fmt::format(" (solution from {})", answer.solver) : "");
   out += fmt::format("status       {}\n", solver::SolveStatusName(answer.status));
   out += fmt::format("cost         {}\n", solved ? solver::TotalCostString(answer.cost)
@@ -164,6 +165,7 @@ std::string JsonReport(const Report& r) {
   json["nodes"] = r.request.nodes.size();
   json["edges"] = r.request.edges.size();
   json["solver"] = r.options.solver;
+  json["threads"] = r.options.threads;
   json["found_by"] = solved ? Json(answer.solver) : Json(nullptr);
   json["status"] = std::string(solver::SolveStatusName(answer.status));
   json["feasible"] = solved;
@@ -223,15 +225,22 @@ CLI::App* AddSolveCommand(CLI::App& app, SolveCommandOptions& options) {
       ->add_option("--solver", options.solver,
                    "auto (the heuristic, then CBC from its solution when the problem is small "
                    "enough), cbc (exact MILP; on problems of millions of choices its first LP "
-                   "can run far past the time limit) or heuristic")
+                   "can outlast the time limit, and the answer is then no solution) or heuristic")
       ->capture_default_str();
   command->add_option("--seed", options.seed, "Seed of the heuristic's random choices (default 0)")
       ->check(SeedValidator());
   command
-      ->add_option("--effort", options.effort,
-                   "A deterministic bound on the heuristic's work: the same effort and seed give "
-                   "the same solution on any machine (default: until the time limit)")
+      ->add_option(
+          "--effort", options.effort,
+          "A deterministic bound on the heuristic's work: the same effort, seed and threads give "
+          "the same solution on any machine (default: until the time limit)")
       ->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--threads", options.threads,
+                   "The heuristic's threads, one search each, exchanging their best solution "
+                   "every few iterations; the answer depends on the count, never on the "
+                   "scheduling (default 1; CBC runs on one)")
+      ->check(CLI::Range(1, 1024));
   command
       ->add_option("--relative-gap", options.relative_gap,
                    "Stop once the answer is proven within this fraction of the optimum "
@@ -273,6 +282,7 @@ int RunSolve(const SolveCommandOptions& options) {
   solve.time_limit_s = std::max(options.time_limit_s - load_s, kLeastSearchSeconds);
   solve.seed = options.seed;
   solve.effort = options.effort;
+  solve.threads = options.threads;
   solve.relative_gap = options.relative_gap;
   solve.milp_log = options.cbc_log;
   std::vector<Improvement> improvements;

@@ -1,13 +1,14 @@
 // `alpa solve PROBLEM.json[.gz] [--time-limit S] [--solver auto|cbc|heuristic] [--seed N]
-// [--effort N] [--relative-gap F] [--json] [-o solution.json] [--cbc-log]`: solves an auto-sharding
-// problem in the IOPDDL contest's format (src/solver/iopddl_json.h) with src/solver/solve.h,
-// verifies the answer with the independent checker (src/solver/checker.h) and prints the cost, the
-// status, the lower bound and gap when a solver proved one, the time and the peak memory against
-// the limit.
+// [--effort N] [--threads N] [--relative-gap F] [--json] [-o solution.json] [--cbc-log]`: solves an
+// auto-sharding problem in the IOPDDL contest's format (src/solver/iopddl_json.h) with
+// src/solver/solve.h, verifies the answer with the independent checker (src/solver/checker.h) and
+// prints the cost, the status, the lower bound and gap when a solver proved one, the time and the
+// peak memory against the limit.
 //
 // --json prints one object:
-//   {"problem", "nodes", "edges", "solver", "found_by", "status", "feasible", "cost",
-//    "lower_bound", "gap", "time_s", "load_s", "peak_usage", "peak_time", "usage_limit"}
+//   {"problem", "nodes", "edges", "solver", "threads", "found_by", "status", "feasible", "cost",
+//    "lower_bound", "gap", "time_s", "load_s", "within_1pct_s", "improvements", "peak_usage",
+//    "peak_time", "usage_limit"}
 // Costs and usages are JSON integers when they fit in a signed 64-bit integer and decimal strings
 // otherwise (sums of forbidden entries pass 2^63); "cost", "lower_bound" and "gap" are null when
 // there is none, "usage_limit" when the problem has no limit.
@@ -34,6 +35,7 @@ struct SolveCommandOptions {
   std::string solver = "auto";
   uint64_t seed = 0;
   std::optional<int64_t> effort;
+  int threads = 1;
   double relative_gap = 0;
   bool json = false;
   std::string output;
