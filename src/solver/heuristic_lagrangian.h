@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -48,8 +50,9 @@ class LagrangianSearch {
   using Report = std::function<void(int64_t cost)>;
 
   // Search `index` of a solve: index 0 is the search a single thread runs; index i > 0 draws its
-  // restarts from a seed of its own and begins with shaken costs, so that no two searches walk
-  // the same path. `out_of_time` is polled between and inside iterations.
+  // restarts from a seed of its own, begins with shaken costs and moves its prices with a step
+  // 10 or 100 times smaller or larger, so that no two searches walk the same path and their
+  // bounds come from different prices. `out_of_time` is polled between and inside iterations.
   LagrangianSearch(const HeuristicProblem& problem, const SolveOptions& options, int index,
                    std::function<bool()> out_of_time, Report report);
 
@@ -66,6 +69,7 @@ class LagrangianSearch {
 
   // Takes `best`'s solution (with the prices that led to it, the centre of this search's next
   // restart) when it is cheaper than this search's own, and `lower_bound` when it is higher.
+  // `best` may be this search.
   void Adopt(const LagrangianSearch& best, TotalCost lower_bound);
 
  private:
@@ -94,6 +98,8 @@ class LagrangianSearch {
   Repairer repairer_;
   Diversifier diversifier_;
   std::vector<double> lambda_, step_;
+  std::optional<int64_t> own_best_cost_;  // of the solutions this search found itself
+  const double step_scale_;               // of the price step: 1 for search 0 (StepScale)
   double theta_ = 1, best_lagrangian_ = -std::numeric_limits<double>::infinity();
   int flat_ = 0;  // iterations the Lagrangian value has not risen
   // An episode runs from the start or a restart; it stalls after `patience` iterations without a
@@ -101,6 +107,14 @@ class LagrangianSearch {
   int64_t iteration_ = 0, episode_ = 0, last_improvement_ = 0, noisy_until_ = 0;
   bool done_ = false;
 };
+
+// The search with the cheapest solution (the lowest index among equals, so that the exchange
+// does not depend on which thread finished first); the first when none has one.
+const LagrangianSearch& Cheapest(const std::vector<std::unique_ptr<LagrangianSearch>>& searches);
+
+// Every search takes the cheapest solution and the highest bound (the cheapest one too: its bound
+// may not be the highest); says whether all are done.
+bool Exchange(const std::vector<std::unique_ptr<LagrangianSearch>>& searches);
 
 }  // namespace alpa::solver
 

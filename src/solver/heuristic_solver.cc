@@ -26,31 +26,6 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-// The search with the cheapest solution (the lowest index among equals, so that the exchange
-// does not depend on which thread finished first); the first when none has one.
-const LagrangianSearch& Cheapest(const std::vector<std::unique_ptr<LagrangianSearch>>& searches) {
-  const LagrangianSearch* cheapest = searches.front().get();
-  for (const auto& search : searches) {
-    if (search->found() && (!cheapest->found() || search->best_cost() < cheapest->best_cost())) {
-      cheapest = search.get();
-    }
-  }
-  return *cheapest;
-}
-
-// Every search takes the cheapest solution and the highest bound; says whether all are done.
-bool Exchange(const std::vector<std::unique_ptr<LagrangianSearch>>& searches) {
-  const LagrangianSearch& cheapest = Cheapest(searches);
-  TotalCost bound = cheapest.lower_bound();
-  for (const auto& search : searches) bound = std::max(bound, search->lower_bound());
-  bool all_done = true;
-  for (const auto& search : searches) {
-    if (search.get() != &cheapest) search->Adopt(cheapest, bound);
-    all_done = all_done && search->done();
-  }
-  return all_done;
-}
-
 }  // namespace
 
 Result<Answer> SolveHeuristic(const Request& request, const SolveOptions& options) {

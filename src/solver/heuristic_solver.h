@@ -35,11 +35,13 @@
 // 5. Stop at options.time_limit_s, after options.effort iterations, when the best cost meets the
 //    bound (proven optimal) or is within options.relative_gap of it, or at a stall when asked to.
 // 6. With options.threads = n > 1, n searches of steps 2-5 (heuristic_lagrangian.h) run on n
-//    threads, each drawing its restarts from its own seed and the others starting from shaken
-//    costs. Every 8 iterations all meet at a barrier and each takes the cheapest solution found
-//    (with its prices, where the next restart scatters) and the highest bound. The exchanges
-//    happen at fixed iteration counts, so a thread count, seed and effort give the same answer
-//    however the threads are scheduled; search 0 is the single-threaded search.
+//    threads. Search 0 is the single-threaded search; search i > 0 draws its restarts from its
+//    own seed, starts from shaken costs and steps its prices 10^-1, 10^1, 10^-2, ... times as
+//    far, so that the searches' bounds come from different prices. Every 8 iterations all meet
+//    at a barrier and each takes the cheapest solution found (with its prices, where its next
+//    restart scatters) and the highest bound; a search's price step keeps following the cost of
+//    its own best solution. The exchanges happen at fixed iteration counts, so a thread count,
+//    seed and effort give the same answer however the threads are scheduled.
 //
 // One unit of options.effort is one iteration of step 3 (of each search). The answer is kOptimal
 // when the reduced problem has no choice left or the best cost meets the bound (the cheap one,

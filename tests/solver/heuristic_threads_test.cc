@@ -3,6 +3,9 @@
 // of the single-threaded search (brute-force optima, valid bounds, stopping) still holds.
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <vector>
+
 #include "solver/heuristic_lagrangian.h"
 #include "solver/heuristic_problem.h"
 #include "solver/heuristic_solver.h"
@@ -70,6 +73,27 @@ TEST(HeuristicThreads, FindTheBruteForceOptimumAtLeastAsOftenAsOne) {
   EXPECT_GE(exact_two, solved * 9 / 10) << exact_two << " of " << solved << " exact";
 }
 
+TEST(HeuristicThreads, TheBoundIsTheHighestOfAllSearches) {
+  // Before the first stall (effort 60 < 200) search 0 of a threaded solve walks the prices of the
+  // single-threaded search: its price step follows its own solutions, not adopted ones. The
+  // solve's bound is the highest of its searches' bounds, so never below one thread's, and
+  // above it wherever the second search's other step reached a higher one.
+  int higher = 0;
+  for (uint64_t seed = 40; seed < 50; ++seed) {
+    const Request request = testing::RandomRequest(seed, 400, 5, 0.05);
+    Result<Answer> one = SolveHeuristic(request, ThreadedOptions(1, 60));
+    Result<Answer> two = SolveHeuristic(request, ThreadedOptions(2, 60));
+    ASSERT_TRUE(one.ok());
+    ASSERT_TRUE(two.ok());
+    if (one->status == SolveStatus::kInfeasible) continue;  // proven by the reductions: no bound
+    ASSERT_TRUE(one->lower_bound.has_value());
+    ASSERT_TRUE(two->lower_bound.has_value());
+    EXPECT_GE(*two->lower_bound, *one->lower_bound) << "seed " << seed;
+    higher += *two->lower_bound > *one->lower_bound;
+  }
+  EXPECT_GT(higher, 0);
+}
+
 TEST(HeuristicThreads, AllStopAtTheirFirstStallWhenAsked) {
   // Every search stalls on its own (patience 5) and the solve ends long before its effort.
   int solved = 0;
@@ -110,6 +134,30 @@ TEST(HeuristicThreads, ASearchAdoptsACheaperSolutionAndAHigherBound) {
   searched.Adopt(dearer, bound - 1);
   EXPECT_EQ(searched.best_cost(), cost);
   EXPECT_EQ(searched.lower_bound(), bound);
+}
+
+TEST(HeuristicThreads, TheExchangeGivesEverySearchTheCheapestSolutionAndTheHighestBound) {
+  // The cheaper search is not the one with the higher bound: each must take the other's.
+  const Request request = testing::RandomRequest(3, 60, 4, 0.1);
+  const HeuristicProblem problem = BuildHeuristicProblem(request);
+  ASSERT_FALSE(problem.infeasible);
+  const SolveOptions options = ThreadedOptions(2, 100);
+  auto never = [] { return false; };
+  auto quiet = [](int64_t) {};
+  std::vector<std::unique_ptr<LagrangianSearch>> searches;
+  searches.push_back(std::make_unique<LagrangianSearch>(problem, options, 0, never, quiet));
+  searches.push_back(std::make_unique<LagrangianSearch>(problem, options, 1, never, quiet));
+  searches[0]->Run(100);
+  ASSERT_LT(searches[0]->best_cost(), searches[1]->best_cost());
+  const TotalCost higher = searches[0]->lower_bound() + 1;
+  searches[1]->Adopt(*searches[1], higher);  // a bound of its own, above the cheaper's
+  EXPECT_EQ(&Cheapest(searches), searches[0].get());
+  const bool all_done = Exchange(searches);
+  EXPECT_EQ(all_done, searches[0]->done() && searches[1]->done());
+  for (const auto& search : searches) {
+    EXPECT_EQ(search->best(), searches[0]->best());
+    EXPECT_EQ(search->lower_bound(), higher);
+  }
 }
 
 }  // namespace
