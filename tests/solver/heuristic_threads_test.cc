@@ -100,53 +100,58 @@ TEST(HeuristicThreads, AllStopAtTheirFirstStallWhenAsked) {
   for (uint64_t seed = 40; seed < 45; ++seed) {
     const Request request = testing::RandomRequest(seed, 150, 5, 0.05);
     SolveOptions options = ThreadedOptions(3, 1'000'000);
+    // No time limit: a solve that did not stop at the stalls would run into ctest's timeout.
+    options.time_limit_s = 1e9;
     options.patience = 5;
     options.stop_when_stalled = true;
     Result<Answer> answer = SolveHeuristic(request, options);
     ASSERT_TRUE(answer.ok());
-    EXPECT_LT(answer->seconds, 30) << "seed " << seed;
     solved += answer->has_solution();
   }
   EXPECT_GT(solved, 0);
 }
 
-TEST(HeuristicThreads, ASearchAdoptsACheaperSolutionAndAHigherBound) {
-  const Request request = testing::RandomRequest(3, 60, 4, 0.1);
-  const HeuristicProblem problem = BuildHeuristicProblem(request);
-  ASSERT_FALSE(problem.infeasible);
-  const SolveOptions options = ThreadedOptions(2, 100);
-  auto never = [] { return false; };
-  auto quiet = [](int64_t) {};
-  LagrangianSearch searched(problem, options, 0, never, quiet);
-  LagrangianSearch fresh(problem, options, 1, never, quiet);
-  searched.Run(100);
-  ASSERT_TRUE(searched.found());
-  ASSERT_TRUE(fresh.found());
-  ASSERT_LT(searched.best_cost(), fresh.best_cost());  // 100 iterations beat a descent alone
-  fresh.Adopt(searched, searched.lower_bound() + 1);
-  EXPECT_EQ(fresh.best_cost(), searched.best_cost());
-  EXPECT_EQ(fresh.best(), searched.best());
-  EXPECT_EQ(fresh.lower_bound(), searched.lower_bound() + 1);
+// Searches of one small problem, built by hand as SolveHeuristic's threads build them.
+class SearchesOfOneProblem : public ::testing::Test {
+ protected:
+  SearchesOfOneProblem()
+      : problem_(BuildHeuristicProblem(testing::RandomRequest(3, 60, 4, 0.1))),
+        options_(ThreadedOptions(2, 100)) {}
+
+  std::unique_ptr<LagrangianSearch> Search(int index) const {
+    return std::make_unique<LagrangianSearch>(
+        problem_, options_, index, [] { return false; }, [](int64_t) {});
+  }
+
+  const HeuristicProblem problem_;
+  const SolveOptions options_;
+};
+
+TEST_F(SearchesOfOneProblem, ASearchAdoptsACheaperSolutionAndAHigherBound) {
+  ASSERT_FALSE(problem_.infeasible);
+  std::unique_ptr<LagrangianSearch> searched = Search(0), fresh = Search(1);
+  searched->Run(100);
+  ASSERT_TRUE(searched->found());
+  ASSERT_TRUE(fresh->found());
+  ASSERT_LT(searched->best_cost(), fresh->best_cost());  // 100 iterations beat a descent alone
+  fresh->Adopt(*searched, searched->lower_bound() + 1);
+  EXPECT_EQ(fresh->best_cost(), searched->best_cost());
+  EXPECT_EQ(fresh->best(), searched->best());
+  EXPECT_EQ(fresh->lower_bound(), searched->lower_bound() + 1);
   // A dearer solution and a lower bound change nothing.
-  const int64_t cost = searched.best_cost();
-  const TotalCost bound = searched.lower_bound();
-  LagrangianSearch dearer(problem, options, 2, never, quiet);
-  searched.Adopt(dearer, bound - 1);
-  EXPECT_EQ(searched.best_cost(), cost);
-  EXPECT_EQ(searched.lower_bound(), bound);
+  const int64_t cost = searched->best_cost();
+  const TotalCost bound = searched->lower_bound();
+  searched->Adopt(*Search(2), bound - 1);
+  EXPECT_EQ(searched->best_cost(), cost);
+  EXPECT_EQ(searched->lower_bound(), bound);
 }
 
-TEST(HeuristicThreads, TheExchangeGivesEverySearchTheCheapestSolutionAndTheHighestBound) {
+TEST_F(SearchesOfOneProblem, TheExchangeGivesEverySearchTheCheapestSolutionAndTheHighestBound) {
   // The cheaper search is not the one with the higher bound: each must take the other's.
-  const Request request = testing::RandomRequest(3, 60, 4, 0.1);
-  const HeuristicProblem problem = BuildHeuristicProblem(request);
-  ASSERT_FALSE(problem.infeasible);
-  const SolveOptions options = ThreadedOptions(2, 100);
-  auto never = [] { return false; };
-  auto quiet = [](int64_t) {};
+  ASSERT_FALSE(problem_.infeasible);
   std::vector<std::unique_ptr<LagrangianSearch>> searches;
-  searches.push_back(std::make_unique<LagrangianSearch>(problem, options, 0, never, quiet));
-  searches.push_back(std::make_unique<LagrangianSearch>(problem, options, 1, never, quiet));
+  searches.push_back(Search(0));
+  searches.push_back(Search(1));
   searches[0]->Run(100);
   ASSERT_LT(searches[0]->best_cost(), searches[1]->best_cost());
   const TotalCost higher = searches[0]->lower_bound() + 1;
